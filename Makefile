@@ -1,0 +1,27 @@
+# All set-up is done by these targets: each creates .venv if missing and installs kpm into it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.kpm-installed
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kpm demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_projection.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -1,0 +1,61 @@
+"""kpm: learning in kernel feature spaces by explicit projection.
+
+Public estimators and functions are importable from the top-level package;
+submodules are imported lazily on first use, so ``import kpm`` is cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> submodule that defines it
+_EXPORTS = {
+    # configuration and kernels
+    "get_config": "kpm._config",
+    "set_config": "kpm._config",
+    "config_context": "kpm._config",
+    "Kernel": "kpm.kernels",
+    "KernelMemoryError": "kpm.kernels",
+    "make_kernel": "kpm.kernels",
+    "pairwise_kernel": "kpm.kernels",
+    "median_sigma": "kpm.kernels",
+    # explicit feature map (Kwak's nonlinear projection trick) and PCA-L1
+    "KernelProjection": "kpm.projection",
+    "PCAL1": "kpm.pca_l1",
+    "KernelPCAL1": "kpm.pca_l1",
+    # Kernel Projection Machine
+    "KernelProjectionMachine": "kpm.projection_machine",
+    # relevant dimensions, kernel PCR, kernel selection, string kernels
+    "RelevantDimension": "kpm.relevance",
+    "select_kernel": "kpm.relevance",
+    "KernelPCRRegressor": "kpm.pcr",
+    "KernelPCRClassifier": "kpm.pcr",
+    "WeightedDegreeKernel": "kpm.string_kernels",
+    "weighted_degree_kernel": "kpm.string_kernels",
+    # denoising and pre-images
+    "KernelPCADenoiser": "kpm.denoise",
+    "LinearPCADenoiser": "kpm.denoise",
+    # reduced sets
+    "ReducedSetSVC": "kpm.reduced_set",
+    "reduce_svc": "kpm.reduced_set",
+    # large scale
+    "NystroemKPM": "kpm.scale",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'kpm' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,424 @@
+"""Kernel functions, computed in memory-bounded blocks.
+
+Every kernel is represented by an immutable :class:`Kernel` object, built by
+:func:`make_kernel` from the user's parameters. The Gaussian (RBF) kernel has
+three common parametrisations; all are accepted and converted to one canonical
+form, ``gamma``:
+
+===================  ==============================  ======================
+convention           formula                         conversion
+===================  ==============================  ======================
+KPM papers (sigma)   ``exp(-||x-y||^2 / (2 sigma^2))``  ``gamma = 1/(2 sigma^2)``
+scikit-learn         ``exp(-gamma ||x-y||^2)``          ``gamma``
+Schölkopf et al. (c) ``exp(-||x-y||^2 / c)``            ``gamma = 1/c``
+===================  ==============================  ======================
+
+Other kernels: ``'poly'`` ``(gamma <x,y> + coef0)^degree`` (the SPEC's
+``(<x,y>+c)^d`` is ``gamma=1, coef0=c``), ``'sigmoid'``
+``tanh(gamma <x,y> + coef0)`` (the SPEC's kappa and Theta), ``'imq'`` (inverse
+multiquadric) ``1/sqrt(||x-y||^2 + c^2)``, ``'linear'``, ``'precomputed'`` and
+any callable ``f(X, Y) -> (len(X), len(Y)) array``.
+
+A full kernel matrix larger than ``kpm.get_config()['max_kernel_bytes']`` is
+never materialised: :meth:`Kernel.__call__` raises :class:`KernelMemoryError`.
+Use :meth:`Kernel.blocks` or :meth:`Kernel.matvec` to stream over it instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from ._config import get_config
+
+__all__ = [
+    "Kernel",
+    "KernelMemoryError",
+    "KERNELS",
+    "make_kernel",
+    "pairwise_kernel",
+    "median_sigma",
+]
+
+#: Names accepted by :func:`make_kernel` (plus aliases and callables).
+KERNELS = ("rbf", "poly", "sigmoid", "imq", "linear", "precomputed")
+_ALIASES = {
+    "gaussian": "rbf",
+    "polynomial": "poly",
+    "inverse_multiquadric": "imq",
+    "tanh": "sigmoid",
+}
+
+
+class KernelMemoryError(MemoryError):
+    """Raised when a kernel matrix would exceed the configured memory budget."""
+
+
+def _check_real(name, value, *, positive=False, nonneg=False, integer=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"kernel parameter {name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"kernel parameter {name} must be finite, got {value!r}")
+    if positive and value <= 0:
+        raise ValueError(f"kernel parameter {name} must be > 0, got {value!r}")
+    if nonneg and value < 0:
+        raise ValueError(f"kernel parameter {name} must be >= 0, got {value!r}")
+    if integer and value != int(value):
+        raise ValueError(f"kernel parameter {name} must be an integer, got {value!r}")
+    return value
+
+
+def _sq_dists(X, Y, X_sq=None, Y_sq=None):
+    """Squared Euclidean distances, clipped at zero."""
+    if X_sq is None:
+        X_sq = np.einsum("ij,ij->i", X, X)
+    if Y_sq is None:
+        Y_sq = np.einsum("ij,ij->i", Y, Y)
+    D = X @ Y.T
+    D *= -2.0
+    D += X_sq[:, None]
+    D += Y_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """An immutable kernel function with canonical parameters.
+
+    Build it with :func:`make_kernel`; call it as ``kernel(X, Y)`` to get the
+    matrix ``K[i, j] = k(X[i], Y[j])``.
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`KERNELS` or ``'callable'``.
+    gamma : float or None
+        RBF: ``exp(-gamma ||x-y||^2)``; poly and sigmoid: the scale of ``<x,y>``.
+    degree : float
+        Polynomial degree.
+    coef0 : float
+        Additive constant of poly and sigmoid.
+    c : float
+        Inverse multiquadric offset ``1/sqrt(||x-y||^2 + c^2)``.
+    func : callable or None
+        The user's function for ``name == 'callable'``.
+    """
+
+    name: str
+    gamma: float | None = None
+    degree: float = 3
+    coef0: float = 1.0
+    c: float = 1.0
+    func: Callable | None = field(default=None, compare=False)
+    func_kwargs: tuple = ()
+
+    # ------------------------------------------------------------------ info
+    @property
+    def sigma(self) -> float | None:
+        """The KPM papers' width ``sigma`` of an RBF kernel (``gamma = 1/(2 sigma^2)``)."""
+        if self.name != "rbf":
+            return None
+        return float(np.sqrt(1.0 / (2.0 * self.gamma)))
+
+    @property
+    def is_precomputed(self) -> bool:
+        return self.name == "precomputed"
+
+    @property
+    def is_stationary(self) -> bool:
+        """True when ``k(x, x)`` is the same constant for every x (RBF, IMQ)."""
+        return self.name in ("rbf", "imq")
+
+    def __repr__(self) -> str:  # pragma: no cover - cosmetic
+        if self.name == "rbf":
+            return f"Kernel('rbf', gamma={self.gamma:.6g}, sigma={self.sigma:.6g})"
+        if self.name == "poly":
+            return f"Kernel('poly', gamma={self.gamma}, degree={self.degree}, coef0={self.coef0})"
+        if self.name == "sigmoid":
+            return f"Kernel('sigmoid', gamma={self.gamma}, coef0={self.coef0})"
+        if self.name == "imq":
+            return f"Kernel('imq', c={self.c})"
+        if self.name == "callable":
+            return f"Kernel(callable {getattr(self.func, '__name__', self.func)!r})"
+        return f"Kernel({self.name!r})"
+
+    # ----------------------------------------------------------- evaluation
+    def _block(self, X, Y, X_sq=None, Y_sq=None):
+        """Kernel matrix of two (small enough) blocks; no budget check."""
+        name = self.name
+        if name == "rbf":
+            D = _sq_dists(X, Y, X_sq, Y_sq)
+            D *= -self.gamma
+            return np.exp(D, out=D)
+        if name == "linear":
+            return X @ Y.T
+        if name == "poly":
+            G = X @ Y.T
+            G *= self.gamma
+            G += self.coef0
+            return G**self.degree
+        if name == "sigmoid":
+            G = X @ Y.T
+            G *= self.gamma
+            G += self.coef0
+            return np.tanh(G, out=G)
+        if name == "imq":
+            D = _sq_dists(X, Y, X_sq, Y_sq)
+            D += self.c**2
+            return 1.0 / np.sqrt(D)
+        if name == "callable":
+            K = np.asarray(self.func(X, Y, **dict(self.func_kwargs)), dtype=float)
+            if K.shape != (len(X), len(Y)):
+                raise ValueError(
+                    f"the kernel callable returned shape {K.shape}, expected ({len(X)}, {len(Y)}); "
+                    "a callable kernel must map (X, Y) to the matrix of k(X[i], Y[j])"
+                )
+            if not np.all(np.isfinite(K)):
+                raise ValueError("the kernel callable returned NaN or infinite values")
+            return K
+        raise ValueError(f"kernel {name!r} cannot be evaluated on feature vectors")
+
+    def _prepare(self, X, Y):
+        if self.is_precomputed:
+            raise ValueError(
+                "a 'precomputed' kernel cannot be evaluated on feature vectors: pass the "
+                "kernel matrix itself"
+            )
+        Y_is_X = Y is None
+        if Y_is_X:
+            Y = X
+        if self.name != "callable":
+            X = np.asarray(X, dtype=float)
+            Y = X if Y_is_X else np.asarray(Y, dtype=float)
+            if X.ndim != 2 or Y.ndim != 2:
+                raise ValueError("kernel inputs must be 2-D arrays (n_samples, n_features)")
+            if X.shape[1] != Y.shape[1]:
+                raise ValueError(
+                    f"X has {X.shape[1]} features but Y has {Y.shape[1]}: the kernel needs "
+                    "inputs of the same dimension"
+                )
+        return X, Y
+
+    def __call__(self, X, Y=None) -> np.ndarray:
+        """The kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
+
+        Raises
+        ------
+        KernelMemoryError
+            If the matrix would exceed ``kpm.get_config()['max_kernel_bytes']``.
+        """
+        if self.is_precomputed:
+            K = check_array(X, dtype=float, ensure_all_finite=True)
+            return K
+        X, Y = self._prepare(X, Y)
+        nbytes = 8 * len(X) * len(Y)
+        budget = get_config()["max_kernel_bytes"]
+        if nbytes > budget:
+            raise KernelMemoryError(
+                f"the {len(X)} x {len(Y)} kernel matrix needs {nbytes / 2**30:.2f} GiB, over the "
+                f"budget of {budget / 2**30:.2f} GiB (kpm.set_config(max_kernel_bytes=...)); use "
+                "Kernel.blocks / Kernel.matvec, a partial or Nystroem eigensolver instead"
+            )
+        out = np.empty((len(X), len(Y)))
+        for rows, block in self.blocks(X, Y):
+            out[rows] = block
+        return out
+
+    def block_rows(self, n_cols: int) -> int:
+        """Rows per block so that one block of ``n_cols`` columns fits ``block_bytes``."""
+        budget = get_config()["block_bytes"]
+        rows = budget // (8 * max(int(n_cols), 1) * 2)  # two temporaries per block
+        if rows < 1:
+            raise KernelMemoryError(
+                f"block_bytes={budget} is too small to hold one row of {n_cols} kernel values; "
+                "raise it with kpm.set_config(block_bytes=...)"
+            )
+        return int(rows)
+
+    def blocks(self, X, Y=None, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+        """Yield ``(rows, K[rows, :])`` blocks of the kernel matrix of X against Y."""
+        X, Y = self._prepare(X, Y)
+        step = block_rows or self.block_rows(len(Y))
+        Y_sq = None
+        if self.name in ("rbf", "imq"):
+            Y_sq = np.einsum("ij,ij->i", Y, Y)
+        for start in range(0, len(X), step):
+            rows = slice(start, min(start + step, len(X)))
+            yield rows, self._block(X[rows], Y, None, Y_sq)
+
+    def matvec(self, X, V, Y=None) -> np.ndarray:
+        """``K(X, Y) @ V`` computed blockwise, never holding the full matrix."""
+        X, Y = self._prepare(X, Y)
+        V = np.asarray(V, dtype=float)
+        out = np.empty((len(X),) + V.shape[1:])
+        for rows, block in self.blocks(X, Y):
+            out[rows] = block @ V
+        return out
+
+    def diag(self, X) -> np.ndarray:
+        """``k(x, x)`` for every row of X."""
+        if self.is_precomputed:
+            raise ValueError("k(x, x) of new points is unknown for a 'precomputed' kernel")
+        X, _ = self._prepare(X, X)
+        n = len(X)
+        if self.name == "rbf":
+            return np.ones(n)
+        if self.name == "imq":
+            return np.full(n, 1.0 / abs(self.c))
+        if self.name in ("linear", "poly", "sigmoid"):
+            g = np.einsum("ij,ij->i", X, X)
+            if self.name == "linear":
+                return g
+            g = self.gamma * g + self.coef0
+            return g**self.degree if self.name == "poly" else np.tanh(g)
+        out = np.empty(n)
+        step = max(1, min(n, 256))
+        for start in range(0, n, step):
+            blk = X[start : start + step]
+            out[start : start + len(blk)] = np.diag(self._block(blk, blk))
+        return out
+
+
+def _rbf_gamma(sigma, gamma, c, X):
+    given = [name for name, v in (("sigma", sigma), ("gamma", gamma), ("c", c)) if v is not None]
+    if len(given) > 1:
+        raise ValueError(
+            f"give only one RBF width, got {' and '.join(given)}: sigma (exp(-|x-y|^2/(2 sigma^2))), "
+            "gamma (exp(-gamma |x-y|^2)) or c (exp(-|x-y|^2/c))"
+        )
+    if sigma is not None:
+        if isinstance(sigma, str):
+            if sigma != "median":
+                raise ValueError(f"sigma must be a positive number or 'median', got {sigma!r}")
+            if X is None:
+                raise ValueError("sigma='median' needs the training data")
+            sigma = median_sigma(X)
+        sigma = _check_real("sigma", sigma, positive=True)
+        return 1.0 / (2.0 * sigma**2)
+    if c is not None:
+        return 1.0 / _check_real("c", c, positive=True)
+    if gamma is None or (isinstance(gamma, str) and gamma == "scale"):
+        if X is None:
+            raise ValueError("the default RBF width (gamma='scale') needs the training data")
+        X = np.asarray(X, dtype=float)
+        var = X.var()
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    if isinstance(gamma, str):
+        raise ValueError(f"gamma must be a positive number or 'scale', got {gamma!r}")
+    return _check_real("gamma", gamma, positive=True)
+
+
+def make_kernel(
+    kernel="rbf",
+    *,
+    sigma=None,
+    gamma=None,
+    c=None,
+    degree=3,
+    coef0=1.0,
+    kernel_params=None,
+    X=None,
+) -> Kernel:
+    """Build a validated :class:`Kernel`.
+
+    Parameters
+    ----------
+    kernel : str, callable or Kernel
+        ``'rbf'`` (alias ``'gaussian'``), ``'poly'``, ``'sigmoid'``, ``'imq'``,
+        ``'linear'``, ``'precomputed'``, a callable ``f(X, Y) -> matrix``, or an
+        existing :class:`Kernel` (returned unchanged).
+    sigma : float or 'median', optional
+        RBF width of the KPM papers, ``exp(-||x-y||^2/(2 sigma^2))``. ``'median'``
+        uses :func:`median_sigma` of ``X``.
+    gamma : float or 'scale', optional
+        RBF: ``exp(-gamma ||x-y||^2)``; poly/sigmoid: scale of the inner product
+        (default 1). For RBF the default ``'scale'`` is ``1/(n_features X.var())``.
+    c : float, optional
+        RBF: Schölkopf's ``exp(-||x-y||^2/c)``; IMQ: the offset (default 1).
+    degree : float, default=3
+        Polynomial degree.
+    coef0 : float, default=1.0
+        Additive constant of poly and sigmoid.
+    kernel_params : dict, optional
+        Extra parameters: any of the above by name, or keyword arguments of a
+        callable kernel.
+    X : array-like, optional
+        Training data, needed only by data-dependent defaults.
+
+    Returns
+    -------
+    Kernel
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    params = dict(kernel_params or {})
+    if callable(kernel):
+        return Kernel("callable", func=kernel, func_kwargs=tuple(sorted(params.items())))
+    if not isinstance(kernel, str):
+        raise ValueError(f"kernel must be a string, a callable or a kpm Kernel, got {kernel!r}")
+    name = _ALIASES.get(kernel.lower(), kernel.lower())
+    if name not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS} or a callable")
+    sigma = params.pop("sigma", sigma)
+    gamma = params.pop("gamma", gamma)
+    c = params.pop("c", c)
+    degree = params.pop("degree", degree)
+    coef0 = params.pop("coef0", coef0)
+    if params:
+        raise ValueError(f"unknown parameters {sorted(params)} for kernel {name!r}")
+
+    if name == "rbf":
+        return Kernel("rbf", gamma=_rbf_gamma(sigma, gamma, c, X))
+    if sigma is not None:
+        raise ValueError(f"sigma is an RBF width; it does not apply to kernel {name!r}")
+    if name == "poly":
+        g = 1.0 if gamma is None or gamma == "scale" else _check_real("gamma", gamma, positive=True)
+        return Kernel(
+            "poly",
+            gamma=g,
+            degree=_check_real("degree", degree, positive=True, integer=True),
+            coef0=_check_real("coef0", coef0),
+        )
+    if name == "sigmoid":
+        g = 1.0 if gamma is None or gamma == "scale" else _check_real("gamma", gamma, positive=True)
+        return Kernel("sigmoid", gamma=g, coef0=_check_real("coef0", coef0))
+    if name == "imq":
+        cc = 1.0 if c is None else _check_real("c", c, positive=True)
+        return Kernel("imq", c=cc)
+    return Kernel(name)
+
+
+def pairwise_kernel(X, Y=None, kernel="rbf", **params) -> np.ndarray:
+    """Kernel matrix of X against Y (``Y = X`` when omitted).
+
+    ``params`` are those of :func:`make_kernel`.
+    """
+    X = check_array(X, dtype=float)
+    if Y is not None:
+        Y = check_array(Y, dtype=float)
+    return make_kernel(kernel, X=X, **params)(X, Y)
+
+
+def median_sigma(X, *, max_samples: int = 2000, random_state=0) -> float:
+    """Median heuristic: the median pairwise Euclidean distance between samples.
+
+    At most ``max_samples`` rows (drawn with ``random_state``) are used.
+    """
+    X = check_array(X, dtype=float)
+    if len(X) < 2:
+        raise ValueError("the median heuristic needs at least 2 samples")
+    if len(X) > max_samples:
+        rng = np.random.default_rng(random_state)
+        X = X[rng.choice(len(X), max_samples, replace=False)]
+    D = _sq_dists(X, X)
+    iu = np.triu_indices(len(X), 1)
+    med = float(np.sqrt(np.median(D[iu])))
+    if med <= 0:
+        raise ValueError("the median pairwise distance is 0 (all samples identical)")
+    return med
