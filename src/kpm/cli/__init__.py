@@ -27,6 +27,7 @@ _MODULES = (
     "kpm.cli.demo",
     "kpm.cli.datasets_cmd",
     "kpm.cli.kpm_cmds",
+    "kpm.cli.reproduce_kpm_cmds",
     "kpm.cli.relevance_cmds",
     "kpm.cli.denoise_cmds",
     "kpm.cli.reduced_set_cmds",

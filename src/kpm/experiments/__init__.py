@@ -1,0 +1,1 @@
+"""Experiment drivers behind ``kpm reproduce`` (one module per paper table or figure)."""
