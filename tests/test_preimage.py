@@ -1,0 +1,177 @@
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+
+from kpm.kernels import make_kernel
+from kpm.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
+
+
+@pytest.fixture
+def problem():
+    """Mixed-sign targets (denoising-like: mostly positive, summing to 1)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    C = rng.random((30, 120)) ** 4
+    C /= C.sum(axis=1, keepdims=True)
+    C[:, :15] -= 0.01
+    z0 = X[rng.choice(120, 30)] + 0.3 * rng.normal(size=(30, 4))
+    return X, C, z0
+
+
+def test_fixed_point_matches_kernel_objective_and_stationarity(problem):
+    X, C, z0 = problem
+    gamma = 0.2
+    Z, info = gaussian_fixed_point(C, X, gamma, z0, tol=1e-10, max_iter=2000)
+    assert info["converged"].all()
+    kern = make_kernel("rbf", gamma=gamma)
+    np.testing.assert_allclose(info["objective"], preimage_objective(Z, C, X, kern), atol=1e-12)
+    # stationary point of the objective: gradient ~ 0
+    _, grad = _value_grad(kern, Z, X, np.einsum("ij,ij->i", X, X), C)
+    assert np.abs(grad).max() < 1e-7
+    # better than the start
+    assert np.all(info["objective"] <= preimage_objective(z0, C, X, kern) + 1e-12)
+
+
+@pytest.mark.parametrize("safeguard", [True, False])
+def test_fixed_point_objective_never_increases(problem, safeguard):
+    X, C, z0 = problem
+    _, info = gaussian_fixed_point(C, X, 0.2, z0, history=True, safeguard=safeguard, max_iter=300)
+    H = info["history"]
+    assert H.shape[0] > 3
+    inc = np.diff(H, axis=0)
+    assert np.nanmax(inc) <= 1e-10
+
+
+def test_safeguard_rejects_increasing_steps():
+    # strongly mixed signs: the plain iteration overshoots; the safeguard must hold the
+    # objective monotone anyway
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    C = rng.normal(size=(40, 60))
+    z0 = rng.normal(size=(40, 2))
+    _, info = gaussian_fixed_point(C, X, 1.0, z0, history=True, scaled=True, max_iter=200, max_restarts=0)
+    assert info["n_backtracks"].sum() > 0
+    inc = np.diff(info["history"], axis=0)
+    assert np.nanmax(inc) <= 1e-10
+
+
+def test_gradient_and_fixed_point_agree_on_gaussian(problem):
+    X, C, z0 = problem
+    kern = make_kernel("rbf", gamma=0.2)
+    Zf, inf_f = gaussian_fixed_point(C, X, 0.2, z0, tol=1e-10, max_iter=3000)
+    Zg, inf_g = gradient_preimage(C, X, kern, z0, tol=1e-7)
+    assert inf_g["converged"].all()
+    np.testing.assert_allclose(Zg, Zf, atol=1e-4)
+    np.testing.assert_allclose(inf_g["objective"], inf_f["objective"], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        make_kernel("rbf", gamma=0.3),
+        make_kernel("poly", gamma=0.2, degree=3, coef0=1.0),
+        make_kernel("sigmoid", gamma=0.1, coef0=0.5),
+        make_kernel("imq", c=1.5),
+        make_kernel("linear"),
+    ],
+)
+def test_analytic_gradients(kernel, problem):
+    X, C, z0 = problem
+    Xs = np.einsum("ij,ij->i", X, X)
+    for j in range(3):
+        f = lambda v: _value_grad(kernel, v[None], X, Xs, C[j : j + 1])[0][0]  # noqa: E731
+        g = lambda v: _value_grad(kernel, v[None], X, Xs, C[j : j + 1])[1][0]  # noqa: E731
+        assert check_grad(f, g, z0[j]) < 1e-5 * (1 + np.abs(g(z0[j])).max())
+
+
+@pytest.mark.parametrize("name", ["poly", "sigmoid", "imq", "linear"])
+def test_gradient_preimage_other_kernels_decreases_objective(name, problem):
+    X, C, z0 = problem
+    kern = make_kernel(name, gamma=0.1) if name in ("poly", "sigmoid") else make_kernel(name)
+    Z, info = gradient_preimage(C, X, kern, z0)
+    start = preimage_objective(z0, C, X, kern)
+    assert np.all(info["objective"] <= start + 1e-12)
+    assert np.mean(info["objective"] < start - 1e-9) > 0.9
+    np.testing.assert_allclose(info["objective"], preimage_objective(Z, C, X, kern), atol=1e-9)
+
+
+def test_linear_kernel_preimage_is_the_expansion():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20, 3))
+    C = rng.normal(size=(5, 20))
+    Z, info = gradient_preimage(C, X, "linear", np.zeros((5, 3)))
+    np.testing.assert_allclose(Z, C @ X, atol=1e-6)
+    assert info["converged"].all()
+
+
+def test_exact_preimage_of_a_single_point_is_found():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(10, 3))
+    c = np.zeros(10)
+    c[4] = 1.0
+    z, info = gaussian_fixed_point(c, X, 0.5, X[4] + 0.1)
+    np.testing.assert_allclose(z, X[4], atol=1e-6)
+    assert info["converged"] and info["objective"] < 1e-10
+
+
+def test_restart_when_denominator_vanishes():
+    X = np.array([[0.0, 0.0], [5.0, 0.0], [10.0, 0.0]])
+    c = np.array([[-0.5, 0.0, 1.0]])
+    z0 = np.array([[0.0, 0.1]])  # here <phi(z), Psi> < 0: must restart
+    for restart in ("nearest", "best", np.array([[9.0, 0.0]])):
+        Z, info = gaussian_fixed_point(c, X, 0.5, z0, restart=restart)
+        assert info["n_restarts"][0] >= 1
+        assert info["converged"][0]
+        np.testing.assert_allclose(Z[0], [10.0, 0.0], atol=1e-3)
+    # no restarts allowed: reported, never silently converged
+    Z, info = gaussian_fixed_point(c, X, 0.5, z0, max_restarts=0)
+    assert not info["converged"][0]
+
+
+def test_far_start_does_not_underflow():
+    X = np.array([[0.0], [1.0]])
+    c = np.array([[0.5, 0.5]])
+    z, info = gaussian_fixed_point(c, X, 1.0, np.array([[1e3]]))  # k underflows to 0
+    assert info["converged"][0]
+    np.testing.assert_allclose(z, [[0.5]], atol=1e-6)
+
+
+def test_iteration_cap_is_reported_not_converged(problem):
+    X, C, z0 = problem
+    _, info = gaussian_fixed_point(C, X, 0.2, z0, max_iter=1, tol=1e-12)
+    assert not info["converged"].any()
+    _, info = gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, max_iter=1, tol=1e-12)
+    assert not info["converged"].any()
+
+
+def test_ctc_passed_equals_computed(problem):
+    X, C, z0 = problem
+    kern = make_kernel("rbf", gamma=0.2)
+    ctc = np.einsum("ij,jk,ik->i", C, kern(X), C)
+    _, a = gaussian_fixed_point(C, X, 0.2, z0)
+    _, b = gaussian_fixed_point(C, X, 0.2, z0, ctc=ctc)
+    np.testing.assert_allclose(a["objective"], b["objective"], atol=1e-12)
+
+
+def test_bad_input(problem):
+    X, C, z0 = problem
+    with pytest.raises(ValueError, match="NaN"):
+        gaussian_fixed_point(np.where(C == C[0, 0], np.nan, C), X, 0.2, z0)
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        gaussian_fixed_point(C, bad, 0.2, z0)
+    with pytest.raises(ValueError, match="columns"):
+        gaussian_fixed_point(C[:, :-1], X, 0.2, z0)
+    with pytest.raises(ValueError, match="z0 must have shape"):
+        gaussian_fixed_point(C, X, 0.2, z0[:, :-1])
+    with pytest.raises(ValueError, match="gamma"):
+        gaussian_fixed_point(C, X, -1.0, z0)
+    with pytest.raises(ValueError, match="restart"):
+        gaussian_fixed_point(C, X, 0.2, z0, restart="random")
+    with pytest.raises(ValueError, match="max_iter"):
+        gaussian_fixed_point(C, X, 0.2, z0, max_iter=0)
+    with pytest.raises(ValueError, match="tol"):
+        gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, tol=0)
+    with pytest.raises(ValueError, match="differentiable"):
+        gradient_preimage(C, X, make_kernel(lambda A, B: A @ B.T), z0)
