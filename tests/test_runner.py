@@ -1,0 +1,128 @@
+"""Tests for kpm.experiments.runner: local / joblib / Dask execution, atomic resumable files."""
+
+import json
+import socket
+import sys
+
+import cloudpickle
+import numpy as np
+import pytest
+
+from kpm.experiments.runner import (SchedulerUnavailableError, Task, load_results, run_tasks,
+                                    to_jsonable)
+
+# workers (loky, Dask) receive this module's functions by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def square(x, log=None):
+    if log is not None:
+        with open(log, "a") as fh:
+            fh.write(f"{x}\n")
+    return {"y": x * x, "arr": np.arange(2) * x, "f": np.float32(0.5)}
+
+
+def interrupt_at(x, at, log):
+    if x == at:
+        raise KeyboardInterrupt
+    return square(x, log)
+
+
+def _tasks(n, fn=square, **kw):
+    return [Task(f"sq/{i:02d}", fn, dict(x=i, **kw)) for i in range(n)]
+
+
+def _calls(log):
+    return [int(v) for v in log.read_text().split()] if log.exists() else []
+
+
+def test_sequential_run_writes_complete_file(tmp_path):
+    path = tmp_path / "r.json"
+    res = run_tasks(_tasks(4), path, config={"a": 1}, progress=False)
+    assert [res[f"sq/{i:02d}"]["y"] for i in range(4)] == [0, 1, 4, 9]
+    data = load_results(path)
+    assert data["complete"] is True and data["n_done"] == 4 and data["config"] == {"a": 1}
+    assert data["results"]["sq/03"]["arr"] == [0, 3]
+    assert "_elapsed_s" in data["results"]["sq/00"]
+    assert not list(tmp_path.glob("*.tmp"))  # no temporary file left behind
+
+
+def test_joblib_matches_sequential(tmp_path):
+    a = run_tasks(_tasks(5), tmp_path / "a.json", jobs=1, progress=False)
+    b = run_tasks(_tasks(5), tmp_path / "b.json", jobs=2, progress=False)
+    strip = lambda r: {k: {kk: vv for kk, vv in v.items() if not kk.startswith("_")}
+                       for k, v in r.items()}
+    assert strip(a) == strip(b)
+
+
+def test_interrupt_leaves_consistent_file_and_resume_skips_done(tmp_path):
+    path, log = tmp_path / "r.json", tmp_path / "calls.txt"
+    with pytest.raises(KeyboardInterrupt):
+        run_tasks(_tasks(6, interrupt_at, at=3, log=str(log)), path, config={"v": 1},
+                  progress=False)
+    data = json.loads(path.read_text())  # valid JSON
+    assert data["complete"] is False and data["n_done"] == 3
+    assert sorted(data["results"]) == ["sq/00", "sq/01", "sq/02"]
+    assert _calls(log) == [0, 1, 2]
+    res = run_tasks(_tasks(6, square, log=str(log)), path, config={"v": 1}, resume=True,
+                    progress=False)
+    assert _calls(log) == [0, 1, 2, 3, 4, 5]  # finished ones were not rerun
+    assert len(res) == 6 and load_results(path)["complete"] is True
+
+
+def test_resume_refuses_other_config_and_fresh_run_overwrites(tmp_path):
+    path, log = tmp_path / "r.json", tmp_path / "calls.txt"
+    run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, progress=False)
+    with pytest.raises(ValueError, match="different settings"):
+        run_tasks(_tasks(2), path, config={"grid": 4}, resume=True, progress=False)
+    run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, resume=False, progress=False)
+    assert _calls(log) == [0, 1, 0, 1]
+
+
+def test_resume_keeps_results_outside_this_run(tmp_path):
+    path = tmp_path / "r.json"
+    run_tasks(_tasks(3), path, progress=False)
+    run_tasks(_tasks(1), path, resume=True, progress=False)
+    data = load_results(path)
+    assert data["n_tasks"] == 1 and data["complete"] and len(data["results"]) == 3
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="duplicate"):
+        run_tasks(_tasks(2) + _tasks(1), tmp_path / "r.json", progress=False)
+    with pytest.raises(ValueError, match="jobs"):
+        run_tasks(_tasks(1), tmp_path / "r.json", jobs=0, progress=False)
+    with pytest.raises(ValueError, match="tcp://host:port"):
+        run_tasks(_tasks(1), tmp_path / "r.json", scheduler="localhost", progress=False)
+    (tmp_path / "bad.json").write_text("{ not json")
+    with pytest.raises(ValueError, match="bad JSON"):
+        run_tasks(_tasks(1), tmp_path / "bad.json", resume=True, progress=False)
+    with pytest.raises(TypeError, match="not JSON"):
+        to_jsonable({"a": object()})
+
+
+def test_dead_scheduler_fails_fast_and_leaves_file_alone(tmp_path):
+    with socket.socket() as s:  # a free port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "r.json"
+    run_tasks(_tasks(2), path, progress=False)
+    before = path.read_text()
+    with pytest.raises(SchedulerUnavailableError, match="did not answer within 2 s"):
+        run_tasks(_tasks(3), path, scheduler=f"tcp://127.0.0.1:{port}", scheduler_timeout=2,
+                  resume=True, progress=False)
+    assert path.read_text() == before
+
+
+def test_dask_localcluster_matches_local(tmp_path):
+    from distributed import LocalCluster
+
+    local = run_tasks(_tasks(4), tmp_path / "l.json", progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                      host="127.0.0.1", scheduler_port=0,
+                      dashboard_address=None) as cluster:
+        dist = run_tasks(_tasks(4), tmp_path / "d.json", scheduler=cluster.scheduler_address,
+                         progress=False)
+    for k in local:
+        assert local[k]["y"] == dist[k]["y"] and local[k]["arr"] == dist[k]["arr"]
+    assert load_results(tmp_path / "d.json")["complete"]
