@@ -1,0 +1,1026 @@
+"""Reduced-set approximations of SVM decision functions (Schölkopf et al. 1999, §V).
+
+An SVM (or any kernel machine) decides with ``f(x) = sum_i alpha_i k(x_i, x) + b``, i.e.
+``f(x) = <Psi, phi(x)> + b`` with ``Psi = sum_i alpha_i phi(x_i)``. Its cost is one kernel
+evaluation per support vector. A *reduced set* replaces ``Psi`` by
+``Psi' = sum_{j<=m} beta_j phi(z_j)`` with ``m`` much smaller than the number of support
+vectors; the approximation error ``||Psi - Psi'||^2 = alpha'K alpha - 2 beta'K^{zx} alpha +
+beta'K^z beta`` is computable from kernels alone (SPEC §5).
+
+Methods
+-------
+``'select'``
+    One-at-a-time removal of expansion vectors with optimal readjustment of the others
+    (SPEC §5). With the current set T, its inverse Gram matrix ``G = (K_TT)^{-1}`` and the
+    optimal coefficients ``beta = G K_{T,S} alpha``, removing pattern n and re-optimising
+    the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
+    the paper's ``alpha_n^2/(K^{-1})_nn``). The cheapest pattern is removed and ``G`` is
+    *downdated* by a rank-one step ``G <- G_{-n,-n} - G_{-n,n} G_{n,-n} / G_nn``; it is
+    refactorised only when the removed pivot was numerically degenerate (a duplicate or
+    near-duplicate pattern), to stop round-off from accumulating. ``O(n^2)`` per step.
+``'select-l1'``
+    Shrinkage selection: ``min_beta (alpha-beta)'K(alpha-beta) + lambda sum_i c_i |beta_i|``,
+    a lasso with design ``L'`` where ``K = L L'``. One machine at a time it is solved by the
+    LARS-lasso path on the Gram form (:func:`sklearn.linear_model.lars_path_gram` with
+    ``Gram = (L')'L' = K``, ``Xy = K alpha``), which is the same problem as the lasso on the
+    Cholesky factor but never needs the factor (it also works when ``K`` is singular, e.g.
+    with duplicate patterns) and visits every support size, so ``m`` is hit exactly: the
+    knot with the largest support ``<= m`` is taken. With ``shared_vectors=True`` the
+    machines of a multi-class system share their expansion vectors: a multi-task lasso
+    (:func:`sklearn.linear_model.lasso_path` with a 2-D target, i.e. ``MultiTaskLasso``)
+    on ``X = L'`` (Cholesky of ``K + eps I``), ``Y = L' A'`` penalising each pattern's row of
+    coefficients across the machines. *Difference from the paper*: scikit-learn's
+    multi-task penalty is the row's Euclidean norm, the paper penalises its maximum
+    modulus; both are zero exactly when the pattern is unused by every machine, which is
+    what the selection needs. In all cases the selected patterns then get the optimal
+    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Proposition, SPEC §5).
+    Weights ``c_i``: ``'uniform'`` (``c_i = 1``) or ``'inverse'``
+    (``c_i = mean_j |alpha_j| / |alpha_i|``, the paper's choice that shrinks small
+    coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
+``'construct'``
+    Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
+    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`, SPEC §2) of the
+    current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
+    vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
+    The start of each fixed-point run is the support vector where the residual's value
+    ``|<residual, phi(x_i)>|`` is largest (the quantity a new unit-norm term reduces the
+    error by), plus ``n_restarts - 1`` random support vectors; the best end point is kept.
+    Optionally (``gradient_maxiter > 0``) a final joint descent over ``(z, beta)`` of
+    ``||Psi - Psi'||^2`` with :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient),
+    followed by optimal ``beta`` for the final ``z``.
+
+Threshold
+---------
+The kernel expansion changes, so the offset ``b`` is re-estimated on the training set
+(``threshold``): ``'mean'`` (default when training data are given) sets
+``b' = mean_i (f(x_i) - g(x_i))`` where ``f`` is the original decision function and ``g``
+the reduced expansion without offset: the least-squares fit of the reduced decision values
+to the original ones over the training distribution. This is the natural criterion for an
+*approximation* of ``f`` (the paper's closing remark: what matters for classification is
+the approximation of ``f`` under the data distribution, not ``||Psi - Psi'||`` alone) and
+keeps the ten one-vs-rest machines on the common scale their argmax needs.
+``'error'`` minimises the training error of the binary machine (its 0/1 labels: positive
+class against the others, for one-vs-one machines only the two classes' samples); among
+the minimisers, the one closest to the ``'mean'`` value. ``'keep'`` keeps the original ``b``.
+
+Inputs accepted
+---------------
+A fitted :class:`sklearn.svm.SVC` (binary; multi-class in its one-vs-one ``dual_coef_``
+layout), a list of fitted binary ``SVC`` (one-vs-rest: machine k separates ``classes_[k]``,
+its positive class ``svc.classes_[1]``, from the rest), or a kernel expansion
+``(support_vectors, coef, intercept, kernel)`` (or a dict with these keys): ``coef`` of
+shape ``(n_machines, n_vectors)``, one machine is binary, several are one-vs-rest.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .kernels import Kernel, make_kernel
+
+__all__ = [
+    "ReducedSetSVC",
+    "reduce_svc",
+    "optimal_coefficients",
+    "expansion_error",
+    "METHODS",
+]
+
+#: The reduction methods.
+METHODS = ("select", "select-l1", "construct")
+_THRESHOLDS = ("auto", "mean", "error", "keep")
+
+
+# --------------------------------------------------------------------------- numerics
+def _solve_psd(K, rhs, rcond=1e-12):
+    """``K^{-1} rhs`` for a symmetric PSD ``K``; the pseudo-inverse when it is singular."""
+    K = np.asarray(K, dtype=float)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", linalg.LinAlgWarning)
+            c, low = linalg.cho_factor(K, lower=True, check_finite=False)
+        # reject numerically singular factors (duplicates): the pseudo-inverse is the
+        # paper's prescription then
+        d = np.abs(np.diag(c))
+        if d.min() > np.sqrt(rcond) * d.max():
+            return linalg.cho_solve((c, low), rhs, check_finite=False)
+    except (linalg.LinAlgError, linalg.LinAlgWarning):
+        pass
+    w, V = linalg.eigh(K, check_finite=False)
+    keep = w > rcond * max(w.max(), 0.0)
+    return V[:, keep] @ ((V[:, keep].T @ rhs) / (w[keep][:, None] if np.ndim(rhs) == 2 else w[keep]))
+
+
+def _validate_kernel(kernel):
+    if isinstance(kernel, Kernel):
+        k = kernel
+    elif isinstance(kernel, dict):
+        k = make_kernel(**kernel)
+    else:
+        k = make_kernel(kernel)
+    if k.is_precomputed:
+        raise ValueError("a reduced set needs a kernel it can evaluate on new vectors, not 'precomputed'")
+    return k
+
+
+def optimal_coefficients(Z, X, alpha, kernel):
+    """Optimal coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` of an expansion over ``Z``.
+
+    Minimises ``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` over ``beta`` for
+    fixed ``Z`` (Schölkopf et al. 1999, Proposition; pseudo-inverse when ``K^z`` is
+    singular).
+
+    Parameters
+    ----------
+    Z : array-like of shape (m, n_features)
+        Reduced-set vectors.
+    X : array-like of shape (n, n_features)
+        Expansion vectors of ``Psi``.
+    alpha : array-like of shape (n,) or (n_machines, n)
+        Coefficients of ``Psi`` (several machines: one row each).
+    kernel : Kernel, str, callable or dict
+        The kernel (anything :func:`kpm.kernels.make_kernel` accepts, or a dict of its
+        arguments).
+
+    Returns
+    -------
+    beta : ndarray of shape (m,) or (n_machines, m)
+    """
+    kernel = _validate_kernel(kernel)
+    Z = check_array(Z, dtype=float)
+    X = check_array(X, dtype=float)
+    if Z.shape[1] != X.shape[1]:
+        raise ValueError(f"Z has {Z.shape[1]} features but X has {X.shape[1]}")
+    alpha = np.asarray(alpha, dtype=float)
+    one = alpha.ndim == 1
+    A = np.atleast_2d(alpha)
+    if A.ndim != 2 or A.shape[1] != len(X):
+        raise ValueError(f"alpha must have {len(X)} entries per machine, got shape {alpha.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("alpha contains NaN or infinite values")
+    rhs = kernel(Z, X) @ A.T  # (m, n_machines)
+    beta = _solve_psd(kernel(Z), rhs).T
+    return beta[0] if one else beta
+
+
+def expansion_error(X, alpha, Z, beta, kernel):
+    """``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` computed from kernels.
+
+    ``alpha``/``beta`` may hold one machine per row; the result then has one entry per
+    machine.
+    """
+    kernel = _validate_kernel(kernel)
+    X = check_array(X, dtype=float)
+    Z = check_array(Z, dtype=float, ensure_min_samples=0)
+    A = np.atleast_2d(np.asarray(alpha, dtype=float))
+    B = np.atleast_2d(np.asarray(beta, dtype=float))
+    if A.shape[1] != len(X) or B.shape[1] != len(Z) or len(A) != len(B):
+        raise ValueError(
+            f"shapes do not match: alpha {A.shape} for {len(X)} vectors, beta {B.shape} for {len(Z)}"
+        )
+    err = np.einsum("pi,ij,pj->p", A, kernel(X), A)
+    if len(Z):
+        err -= 2 * np.einsum("pj,ji,pi->p", B, kernel(Z, X), A)
+        err += np.einsum("pj,jl,pl->p", B, kernel(Z), B)
+    err = np.maximum(err, 0.0)
+    return err[0] if np.ndim(alpha) == 1 else err
+
+
+def _select_path(K, alpha, m, *, eps_rel=1e-10, refresh=1e8):
+    """One-at-a-time removal with optimal readjustment down to ``m`` vectors.
+
+    Returns the kept indices (sorted) and the optimal coefficients on them.
+    """
+    n = len(alpha)
+    c = K @ alpha  # right-hand side K_{T,S} alpha of the optimal coefficients, per pattern
+    eps = eps_rel * max(float(np.max(np.diag(K))), 1e-300)
+    idx = np.arange(n)
+
+    def factor(sub):
+        Ks = K[np.ix_(sub, sub)] + eps * np.eye(len(sub))
+        cf = linalg.cho_factor(Ks, lower=True, check_finite=False)
+        return linalg.cho_solve(cf, np.eye(len(sub)), check_finite=False)
+
+    G = factor(idx)
+    while len(idx) > m:
+        beta = G @ c[idx]
+        d = np.diag(G)
+        j = int(np.argmin(beta**2 / d))
+        degenerate = d[j] * K[idx[j], idx[j]] > refresh
+        u = G[:, j].copy()
+        keep = np.ones(len(idx), dtype=bool)
+        keep[j] = False
+        idx = idx[keep]
+        if degenerate:
+            G = factor(idx)
+        else:
+            u = u[keep]
+            G = G[np.ix_(keep, keep)]
+            G -= np.outer(u, u) / d[j]
+    beta = G @ c[idx]
+    return idx, beta
+
+
+def _l1_weights(A, weights):
+    if weights == "uniform":
+        return np.ones(A.shape[1])
+    a = np.max(np.abs(A), axis=0)
+    return a.mean() / a
+
+
+def _select_l1_single(K, alpha, m, weights):
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import lars_path_gram
+
+    n = len(alpha)
+    w = 1.0 / _l1_weights(alpha[None, :], weights)  # column scaling D = diag(1/c)
+    Gram = K * np.outer(w, w)
+    Xy = w * (K @ alpha)
+    with warnings.catch_warnings():
+        # LARS reports (and handles) near-collinear regressors: expected for Gaussian Gram
+        # matrices of close patterns and for duplicates
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        _, _, coefs = lars_path_gram(
+            Xy, Gram, n_samples=n, method="lasso", max_iter=max(4 * m, m + 50)
+        )
+    nnz = np.count_nonzero(coefs, axis=0)
+    ok = np.flatnonzero(nnz <= m)
+    best = ok[np.argmax(nnz[ok] + 1e-9 * ok)]  # largest support <= m, latest knot on ties
+    sel = np.flatnonzero(coefs[:, best])
+    if len(sel) == 0:
+        sel = np.array([int(np.argmax(np.abs(Xy)))])
+    return sel
+
+
+def _select_l1_shared(K, A, m, weights, *, max_iter=2000, tol=1e-5):
+    """Shared-vector selection over all machines: multi-task lasso on the Cholesky factor."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import lasso_path
+
+    n = K.shape[0]
+    eps = 1e-10 * float(np.max(np.diag(K)))
+    L = linalg.cholesky(K + eps * np.eye(n), lower=True, check_finite=False)
+    w = 1.0 / _l1_weights(A, weights)
+    Xd = L.T * w[None, :]  # design L' D
+    Y = L.T @ A.T  # (n, n_machines)
+    alpha_max = np.sqrt(np.sum((Xd.T @ Y) ** 2, axis=1)).max() / n
+    grid = alpha_max * np.logspace(0, -6, 61)[1:]
+    coef = None
+    best_sel = None
+
+    def fit(a, init):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            _, cs, *_ = lasso_path(
+                Xd, Y, alphas=[a], coef_init=init, max_iter=max_iter, tol=tol
+            )
+        return cs[:, :, 0]  # (n_machines, n)
+
+    lo = hi = None
+    for a in grid:  # decreasing alpha: the support grows (roughly)
+        coef = fit(a, coef)
+        k = int(np.count_nonzero(np.any(coef != 0, axis=0)))
+        if k <= m:
+            lo, best_sel = a, np.flatnonzero(np.any(coef != 0, axis=0))
+            lo_coef = coef.copy()
+            if k == m:
+                return best_sel
+        else:
+            hi = a
+            break
+    if hi is not None and lo is not None:  # bisect between the bracketing alphas
+        coef = lo_coef
+        for _ in range(12):
+            a = np.sqrt(lo * hi)
+            c_try = fit(a, coef)
+            k = int(np.count_nonzero(np.any(c_try != 0, axis=0)))
+            if k <= m:
+                lo, best_sel, coef = a, np.flatnonzero(np.any(c_try != 0, axis=0)), c_try
+                if k == m:
+                    break
+            else:
+                hi = a
+    if best_sel is None or len(best_sel) == 0:
+        best_sel = np.array([int(np.argmax(np.abs(A).max(axis=0)))])
+    return best_sel
+
+
+def _construct_single(kernel, Xs, alpha, m, *, max_iter, tol, n_restarts, rng):
+    """Iterated one-term pre-images of the residual, optimal ``beta`` after each step."""
+    from .preimage import gaussian_fixed_point
+
+    gamma = kernel.gamma
+    K_ss = kernel(Xs)
+    Ka = K_ss @ alpha  # <Psi, phi(x_i)>
+    norm2 = float(alpha @ Ka)
+    d = Xs.shape[1]
+    Z = np.empty((0, d))
+    Kzs = np.empty((0, len(Xs)))  # k(z_j, x_i)
+    Kzz = np.empty((0, 0))
+    beta = np.empty(0)
+    for _ in range(m):
+        points = np.vstack([Xs, Z])
+        coefs = np.concatenate([alpha, -beta])
+        res_at_sv = Ka - Kzs.T @ beta  # <residual, phi(x_i)>
+        starts = [int(np.argmax(np.abs(res_at_sv)))]
+        if n_restarts > 1:
+            pool = np.setdiff1d(np.arange(len(Xs)), starts)
+            k = min(n_restarts - 1, len(pool))
+            starts += [int(s) for s in rng.choice(pool, size=k, replace=False)]
+        # all starts at once, one row each; scaled=True: the reduced-set criterion
+        # min_beta ||beta phi(z) - residual||^2 = ||residual||^2 - <phi(z), residual>^2
+        Zc, info = gaussian_fixed_point(
+            np.tile(coefs, (len(starts), 1)),
+            points,
+            gamma,
+            Xs[starts],
+            max_iter=max_iter,
+            tol=tol,
+            scaled=True,
+            return_info=True,
+        )
+        obj = np.where(np.all(np.isfinite(Zc), axis=1), info["objective"], np.inf)
+        best = int(np.argmin(obj))
+        z = Zc[best] if np.isfinite(obj[best]) else Xs[starts[0]]
+        kzs = kernel(z[None, :], Xs)
+        kzz = kernel(z[None, :], Z) if len(Z) else np.empty((1, 0))
+        Z = np.vstack([Z, z])
+        Kzs = np.vstack([Kzs, kzs])
+        Kzz = np.block([[Kzz, kzz.T], [kzz, np.ones((1, 1))]])
+        c = Kzs @ alpha
+        beta = _solve_psd(Kzz, c)
+        err = norm2 - 2 * beta @ c + beta @ Kzz @ beta
+        if err <= 1e-12 * norm2:
+            break
+    return Z, optimal_coefficients(Z, Xs, alpha, kernel)
+
+
+def _joint_objective(params, Xs, alpha, gamma, m, d, const):
+    Z = params[: m * d].reshape(m, d)
+    beta = params[m * d :]
+    kz = Kernel("rbf", gamma=gamma)
+    Kzx = kz(Z, Xs)
+    Kzz = kz(Z)
+    Kzx_a = Kzx @ alpha
+    f = const - 2 * beta @ Kzx_a + beta @ Kzz @ beta
+    g_beta = -2 * Kzx_a + 2 * Kzz @ beta
+    W1 = Kzx * alpha[None, :]
+    W2 = Kzz * beta[None, :]
+    gZ = Z * (W1.sum(1) - W2.sum(1))[:, None] - W1 @ Xs + W2 @ Z
+    gZ *= 4 * gamma * beta[:, None]
+    return f, np.concatenate([gZ.ravel(), g_beta])
+
+
+def _joint_gradient(kernel, Xs, alpha, Z, beta, maxiter):
+    from scipy.optimize import minimize
+
+    m, d = Z.shape
+    const = float(alpha @ kernel(Xs) @ alpha)
+    x0 = np.concatenate([Z.ravel(), beta])
+    res = minimize(
+        _joint_objective,
+        x0,
+        args=(Xs, alpha, kernel.gamma, m, d, const),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": int(maxiter)},
+    )
+    Z_new = res.x[: m * d].reshape(m, d)
+    beta_new = optimal_coefficients(Z_new, Xs, alpha, kernel)
+    old = expansion_error(Xs, alpha, Z, beta, kernel)
+    new = expansion_error(Xs, alpha, Z_new, beta_new, kernel)
+    return (Z_new, beta_new) if new <= old else (Z, beta)
+
+
+# ------------------------------------------------------------------- input expansion
+class _Expansion:
+    """Vectors ``V`` (N, d), coefficients ``A`` (M, N), offsets ``b`` (M,), machine layout."""
+
+    def __init__(self, V, A, b, kernel, mode, classes, pairs=None, ovr_shape=True):
+        self.V, self.A, self.b, self.kernel = V, A, b, kernel
+        self.mode, self.classes, self.pairs, self.ovr_shape = mode, classes, pairs, ovr_shape
+
+
+def _svc_kernel(svc):
+    kern = svc.kernel
+    if callable(kern) or kern == "precomputed":
+        raise ValueError(
+            f"the SVC uses kernel={kern!r}: a reduced set needs a named kernel it can evaluate "
+            "on new vectors ('rbf', 'poly', 'sigmoid', 'linear'); pass a kernel expansion "
+            "(support_vectors, coef, intercept, kernel) instead"
+        )
+    gamma = getattr(svc, "_gamma", svc.gamma)
+    if kern == "rbf":
+        return make_kernel("rbf", gamma=float(gamma))
+    if kern == "linear":
+        return make_kernel("linear")
+    return make_kernel(kern, gamma=float(gamma), degree=svc.degree, coef0=svc.coef0)
+
+
+def _check_fitted_svc(svc):
+    if not hasattr(svc, "dual_coef_") and not hasattr(svc, "fit"):
+        raise ValueError(f"expected a fitted SVC, got {type(svc).__name__}")
+    if not hasattr(svc, "support_vectors_") and hasattr(svc, "coef_"):
+        raise ValueError(f"{type(svc).__name__} is not a kernel SVM with support vectors")
+    try:
+        check_is_fitted(svc, ["support_vectors_", "dual_coef_", "intercept_"])
+    except NotFittedError as exc:
+        raise NotFittedError(
+            f"the {type(svc).__name__} is not fitted: fit it first (or use "
+            "ReducedSetSVC(prefit=False) to fit and reduce in one step)"
+        ) from exc
+    if hasattr(svc, "_sparse") and svc._sparse:
+        raise ValueError("SVCs fitted on sparse input are not supported: fit on a dense array")
+
+
+def _from_svc(svc):
+    _check_fitted_svc(svc)
+    kernel = _svc_kernel(svc)
+    V = np.asarray(svc.support_vectors_, dtype=float)
+    classes = np.asarray(svc.classes_)
+    if len(classes) == 2:
+        A = np.asarray(svc.dual_coef_, dtype=float).reshape(1, -1)
+        return _Expansion(V, A, np.asarray(svc.intercept_, dtype=float).ravel(), kernel, "binary", classes)
+    # one-vs-one: libsvm layout, support vectors grouped by class, pair (i, j) with i < j;
+    # its decision value is positive for class i
+    n_sup = np.asarray(svc.n_support_)
+    start = np.concatenate([[0], np.cumsum(n_sup)])
+    dual = np.asarray(svc.dual_coef_, dtype=float)
+    n_cls = len(classes)
+    pairs = [(i, j) for i in range(n_cls) for j in range(i + 1, n_cls)]
+    A = np.zeros((len(pairs), len(V)))
+    for p, (i, j) in enumerate(pairs):
+        si = slice(start[i], start[i + 1])
+        sj = slice(start[j], start[j + 1])
+        A[p, si] = dual[j - 1, si]
+        A[p, sj] = dual[i, sj]
+    b = np.asarray(svc.intercept_, dtype=float).ravel()
+    ovr = getattr(svc, "decision_function_shape", "ovr") == "ovr"
+    return _Expansion(V, A, b, kernel, "ovo", classes, pairs, ovr)
+
+
+def _union(Vs, coefs, n_machines):
+    """Stack several machines' vectors, merging identical rows."""
+    V_all = np.vstack(Vs)
+    uniq, inv = np.unique(V_all, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    A = np.zeros((n_machines, len(uniq)))
+    off = 0
+    for p, c in enumerate(coefs):
+        np.add.at(A[p], inv[off : off + len(c)], c)
+        off += len(c)
+    return uniq, A
+
+
+def _from_svc_list(svcs):
+    if len(svcs) == 0:
+        raise ValueError("the list of SVCs is empty")
+    kernels, Vs, coefs, bs = [], [], [], []
+    for k, s in enumerate(svcs):
+        _check_fitted_svc(s)
+        if len(s.classes_) != 2:
+            raise ValueError(
+                f"SVC number {k} of the list has {len(s.classes_)} classes: a list must hold "
+                "binary one-vs-rest machines"
+            )
+        kernels.append(_svc_kernel(s))
+        Vs.append(np.asarray(s.support_vectors_, dtype=float))
+        coefs.append(np.asarray(s.dual_coef_, dtype=float).ravel())
+        bs.append(float(np.ravel(s.intercept_)[0]))
+    if any(k != kernels[0] for k in kernels):
+        raise ValueError("the SVCs of the list use different kernels; reduce them one at a time")
+    if len({V.shape[1] for V in Vs}) != 1:
+        raise ValueError("the SVCs of the list were fitted on different numbers of features")
+    V, A = _union(Vs, coefs, len(svcs))
+    mode = "binary" if len(svcs) == 1 else "ovr"
+    return _Expansion(V, A, np.array(bs), kernels[0], mode, None)
+
+
+def _from_tuple(exp):
+    if isinstance(exp, dict):
+        try:
+            exp = (exp["support_vectors"], exp["coef"], exp["intercept"], exp["kernel"])
+        except KeyError as exc:
+            raise ValueError(
+                f"a kernel expansion dict needs the keys support_vectors, coef, intercept, kernel; missing {exc}"
+            ) from None
+    if len(exp) != 4:
+        raise ValueError(
+            "a kernel expansion is (support_vectors, coef, intercept, kernel); got "
+            f"{len(exp)} items"
+        )
+    V, A, b, kernel = exp
+    V = check_array(V, dtype=float)
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    if A.ndim != 2 or A.shape[1] != len(V):
+        raise ValueError(
+            f"coef must have shape (n_machines, {len(V)}) for {len(V)} support vectors, got {A.shape}"
+        )
+    b = np.atleast_1d(np.asarray(b, dtype=float)).ravel()
+    if b.shape != (len(A),):
+        raise ValueError(f"intercept must have one entry per machine ({len(A)}), got {b.shape}")
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        raise ValueError("coef and intercept must be finite")
+    kernel = _validate_kernel(kernel)
+    return _Expansion(V, A, b, kernel, "binary" if len(A) == 1 else "ovr", None)
+
+
+def _expansion(est):
+    if isinstance(est, (tuple, dict)):
+        return _from_tuple(est)
+    if isinstance(est, list):
+        return _from_svc_list(est)
+    if hasattr(est, "dual_coef_") or hasattr(est, "fit"):
+        return _from_svc(est)
+    raise ValueError(
+        "expected a fitted SVC, a list of fitted binary SVCs or a kernel expansion "
+        f"(support_vectors, coef, intercept, kernel); got {type(est).__name__}"
+    )
+
+
+# ------------------------------------------------------------------------ estimator
+class ReducedSetSVC(ClassifierMixin, BaseEstimator):
+    """An SVM whose kernel expansion is replaced by a much shorter one (reduced set).
+
+    Parameters
+    ----------
+    estimator : SVC, list of SVC, tuple or dict, default=None
+        With ``prefit=False``: an unfitted :class:`sklearn.svm.SVC` to fit on ``(X, y)``
+        (``None``: ``SVC(kernel='rbf')``). With ``prefit=True``: a fitted ``SVC`` (binary,
+        or multi-class in its one-vs-one layout), a list of fitted binary ``SVC`` (one-vs-
+        rest) or a kernel expansion ``(support_vectors, coef, intercept, kernel)``.
+    n_vectors : int or float, default=0.1
+        Expansion vectors per machine: an int ``m >= 1``, or a float in ``(0, 1]``, the
+        fraction of each machine's support vectors (rounded up). With ``method='select-l1'``
+        and ``shared_vectors=True`` it counts the vectors shared by all machines (a float:
+        fraction of the union of support vectors). ``m`` at least the number of support
+        vectors keeps that machine's original expansion, with a warning.
+    method : {'select', 'select-l1', 'construct'}, default='select'
+        See the module docstring.
+    prefit : bool, default=False
+        Whether ``estimator`` is already fitted.
+    threshold : {'auto', 'mean', 'error', 'keep'}, default='auto'
+        How the offset of each reduced machine is recomputed on the training set (module
+        docstring); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
+    shared_vectors : bool, default=False
+        ``'select-l1'`` only: select one set of vectors for all machines (multi-task lasso).
+    l1_weights : {'uniform', 'inverse'}, default='inverse'
+        Weights ``c_i`` of the shrinkage penalty (``'inverse'``: ``mean|alpha|/|alpha_i|``).
+    preimage_max_iter : int, default=300
+        Fixed-point iterations per pre-image (``'construct'``).
+    tol : float, default=1e-6
+        Fixed-point step tolerance in kernel widths (``'construct'``, see
+        :func:`kpm.preimage.gaussian_fixed_point`); construction stops early if
+        ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
+    n_restarts : int, default=3
+        Fixed-point starts per constructed vector (``'construct'``).
+    gradient_maxiter : int, default=0
+        L-BFGS iterations of the final joint descent over ``(z, beta)`` (``'construct'``;
+        0: none).
+    random_state : int, RandomState or None, default=None
+        Seeds the extra fixed-point starts.
+
+    Attributes
+    ----------
+    estimator_ : object
+        The (fitted) input machine.
+    classes_ : ndarray
+        Class labels.
+    kernel_ : kpm.kernels.Kernel
+        The kernel of the expansion.
+    reduced_vectors_ : ndarray of shape (n_expansion_vectors_, n_features)
+        All expansion vectors (machines share those they have in common).
+    reduced_coef_ : ndarray of shape (n_machines, n_expansion_vectors_)
+        Coefficients ``beta`` (zero where a machine does not use a vector).
+    intercept_ : ndarray of shape (n_machines,)
+        Recomputed offsets.
+    original_intercept_ : ndarray of shape (n_machines,)
+    n_vectors_ : ndarray of int, shape (n_machines,)
+        Expansion vectors per machine after reduction.
+    original_n_vectors_ : ndarray of int, shape (n_machines,)
+        Support vectors per machine before reduction.
+    n_expansion_vectors_ : int
+        Distinct vectors, i.e. kernel evaluations per test point.
+    approximation_error_ : ndarray of shape (n_machines,)
+        ``||Psi - Psi'||^2`` per machine, from kernels.
+    original_norm_sq_ : ndarray of shape (n_machines,)
+        ``||Psi||^2`` per machine (``approximation_error_ / original_norm_sq_`` is relative).
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        n_vectors=0.1,
+        method="select",
+        *,
+        prefit=False,
+        threshold="auto",
+        shared_vectors=False,
+        l1_weights="inverse",
+        preimage_max_iter=300,
+        tol=1e-6,
+        n_restarts=3,
+        gradient_maxiter=0,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.n_vectors = n_vectors
+        self.method = method
+        self.prefit = prefit
+        self.threshold = threshold
+        self.shared_vectors = shared_vectors
+        self.l1_weights = l1_weights
+        self.preimage_max_iter = preimage_max_iter
+        self.tol = tol
+        self.n_restarts = n_restarts
+        self.gradient_maxiter = gradient_maxiter
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
+        if self.threshold not in _THRESHOLDS:
+            raise ValueError(f"unknown threshold {self.threshold!r}; expected one of {_THRESHOLDS}")
+        if self.l1_weights not in ("uniform", "inverse"):
+            raise ValueError(f"l1_weights must be 'uniform' or 'inverse', got {self.l1_weights!r}")
+        nv = self.n_vectors
+        if isinstance(nv, bool) or not isinstance(nv, numbers.Real):
+            raise ValueError(f"n_vectors must be a positive int or a fraction in (0, 1], got {nv!r}")
+        if isinstance(nv, numbers.Integral):
+            if nv <= 0:
+                raise ValueError(f"n_vectors must be >= 1, got {nv}")
+        elif not (0 < nv <= 1):
+            raise ValueError(
+                f"n_vectors as a float is a fraction of the support vectors and must be in (0, 1], got {nv}"
+            )
+        for name in ("preimage_max_iter", "n_restarts"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        g = self.gradient_maxiter
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral) or g < 0:
+            raise ValueError(f"gradient_maxiter must be a non-negative integer, got {g!r}")
+        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
+            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
+
+    def _target(self, n_sv):
+        nv = self.n_vectors
+        if isinstance(nv, numbers.Integral):
+            return int(nv)
+        return max(1, int(np.ceil(nv * n_sv - 1e-9)))
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X=None, y=None):
+        """Reduce the machine's expansion (fitting the SVC first unless ``prefit``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data: used to fit the SVC (``prefit=False``) and to recompute the
+            thresholds. May be omitted with ``prefit=True`` and ``threshold`` 'keep'/'auto'.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if self.prefit:
+            if self.estimator is None:
+                raise ValueError("prefit=True needs a fitted estimator (SVC, list of SVC or expansion)")
+            est = self.estimator
+            exp = _expansion(est)
+            if X is not None:
+                X = validate_data(self, X, dtype=float)
+                if X.shape[1] != exp.V.shape[1]:
+                    raise ValueError(
+                        f"X has {X.shape[1]} features but the machine was fitted on {exp.V.shape[1]}"
+                    )
+                if y is None:
+                    raise ValueError("y is required together with X (to recompute the thresholds)")
+                y = np.asarray(y)
+                if y.shape != (len(X),):
+                    raise ValueError(f"y must have shape ({len(X)},), got {y.shape}")
+                check_classification_targets(y)
+            else:
+                self.n_features_in_ = exp.V.shape[1]
+        else:
+            from sklearn.svm import SVC
+
+            if X is None:
+                raise ValueError("fit needs X and y (or prefit=True with a fitted machine)")
+            if y is None:
+                raise ValueError(
+                    "ReducedSetSVC requires y to be passed, but the target y is None"
+                )
+            X, y = validate_data(self, X, y, dtype=float)
+            check_classification_targets(y)
+            if len(np.unique(y)) < 2:
+                raise ValueError(
+                    f"the training labels contain only one class ({np.unique(y)[0]!r}); an SVM "
+                    "needs at least two classes"
+                )
+            base = SVC(kernel="rbf") if self.estimator is None else self.estimator
+            if not hasattr(base, "fit"):
+                raise ValueError("with prefit=False, estimator must be an unfitted SVC (or None)")
+            est = clone(base).fit(X, y)
+            exp = _expansion(est)
+        self.estimator_ = est
+        self._set_classes(exp, y)
+
+        threshold = self.threshold
+        if threshold == "auto":
+            threshold = "mean" if X is not None else "keep"
+        if threshold != "keep" and X is None:
+            raise ValueError(f"threshold={threshold!r} needs the training set X, y")
+        if self.method == "construct" and exp.kernel.name != "rbf":
+            raise ValueError(
+                f"method='construct' uses the Gaussian fixed-point pre-image and needs an RBF "
+                f"kernel; this machine's kernel is {exp.kernel.name!r}: use method='select' "
+                "or 'select-l1'"
+            )
+
+        V_red, B_red = self._reduce(exp)
+        self.kernel_ = exp.kernel
+        self.reduced_vectors_ = V_red
+        self.reduced_coef_ = B_red
+        self.original_intercept_ = exp.b.copy()
+        self.n_vectors_ = np.count_nonzero(B_red, axis=1)
+        self.original_n_vectors_ = np.count_nonzero(exp.A, axis=1)
+        self.n_expansion_vectors_ = int(len(V_red))
+        self.approximation_error_ = np.atleast_1d(
+            expansion_error(exp.V, exp.A, V_red, B_red, exp.kernel)
+        )
+        self.original_norm_sq_ = np.einsum("pi,ij,pj->p", exp.A, exp.kernel(exp.V), exp.A)
+        self._expansion = exp
+        self.intercept_ = self._thresholds(exp, X, y, threshold)
+        return self
+
+    def refit_threshold(self, X, y, threshold="mean"):
+        """Recompute the offsets of the reduced machine(s) on ``(X, y)``, in place.
+
+        Lets one compare threshold rules without repeating the reduction.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        threshold : {'mean', 'error', 'keep'}
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "reduced_coef_")
+        if threshold not in ("mean", "error", "keep"):
+            raise ValueError(f"threshold must be 'mean', 'error' or 'keep', got {threshold!r}")
+        X = validate_data(self, X, dtype=float, reset=False)
+        y = np.asarray(y)
+        if y.shape != (len(X),):
+            raise ValueError(f"y must have shape ({len(X)},), got {y.shape}")
+        if not np.all(np.isin(y, self.classes_)):
+            raise ValueError("y holds labels that are not among classes_")
+        self.intercept_ = self._thresholds(self._expansion, X, y, threshold)
+        return self
+
+    def _set_classes(self, exp, y):
+        self._mode, self._pairs, self._ovr_shape = exp.mode, exp.pairs, exp.ovr_shape
+        M = len(exp.A)
+        if exp.classes is not None:
+            self.classes_ = exp.classes
+            if y is not None and not np.all(np.isin(np.unique(y), exp.classes)):
+                raise ValueError(
+                    f"y holds labels {np.setdiff1d(np.unique(y), exp.classes)} the SVC was not trained on"
+                )
+            return
+        if y is not None:
+            classes = np.unique(y)
+            want = 2 if M == 1 else M
+            if len(classes) != want:
+                raise ValueError(
+                    f"the expansion has {M} machine(s) ({'binary' if M == 1 else 'one-vs-rest'}), "
+                    f"which needs {want} classes, but y has {len(classes)}"
+                )
+            self.classes_ = classes
+        else:
+            self.classes_ = np.array([-1, 1]) if M == 1 else np.arange(M)
+
+    def _machine_targets(self, exp):
+        """Vectors to keep per machine, validated against its number of support vectors."""
+        n_sv = np.count_nonzero(exp.A, axis=1)
+        targets = np.array([self._target(n) for n in n_sv])
+        full = np.flatnonzero(targets >= n_sv)
+        if len(full):
+            warnings.warn(
+                f"n_vectors={self.n_vectors} is not smaller than the number of support vectors "
+                f"of machine(s) {full.tolist()} ({n_sv[full].tolist()}): their original "
+                "expansion is kept",
+                UserWarning,
+                stacklevel=3,
+            )
+        return np.minimum(targets, n_sv)
+
+    def _reduce(self, exp):
+        K_all = None
+        M, N = exp.A.shape
+        kernel = exp.kernel
+        if self.method == "select-l1" and self.shared_vectors and M > 1:
+            used = np.flatnonzero(np.any(exp.A != 0, axis=0))
+            nv = self.n_vectors
+            m = int(nv) if isinstance(nv, numbers.Integral) else max(1, int(np.ceil(nv * len(used))))
+            if m >= len(used):
+                warnings.warn(
+                    f"n_vectors={nv} is not smaller than the {len(used)} distinct support "
+                    "vectors: the original expansion is kept",
+                    UserWarning,
+                    stacklevel=3,
+                )
+                return exp.V[used], exp.A[:, used]
+            K = kernel(exp.V[used])
+            sel = _select_l1_shared(K, exp.A[:, used], m, self.l1_weights)
+            Z = exp.V[used][sel]
+            B = optimal_coefficients(Z, exp.V[used], exp.A[:, used], kernel)
+            return Z, np.atleast_2d(B)
+
+        targets = self._machine_targets(exp)
+        rng = check_random_state(self.random_state)
+        if self.method in ("select", "select-l1"):
+            K_all = kernel(exp.V)
+            B_full = np.zeros((M, N))
+            for p in range(M):
+                sup = np.flatnonzero(exp.A[p])
+                alpha = exp.A[p, sup]
+                m = targets[p]
+                if m >= len(sup):
+                    B_full[p, sup] = alpha
+                    continue
+                K = K_all[np.ix_(sup, sup)]
+                if self.method == "select":
+                    keep, beta = _select_path(K, alpha, m)
+                else:
+                    keep = _select_l1_single(K, alpha, m, self.l1_weights)
+                    beta = _solve_psd(K[np.ix_(keep, keep)], K[keep] @ alpha)
+                B_full[p, sup[keep]] = beta
+            used = np.flatnonzero(np.any(B_full != 0, axis=0))
+            return exp.V[used], B_full[:, used]
+
+        # construct: new vectors per machine
+        Zs, Bs = [], []
+        for p in range(M):
+            sup = np.flatnonzero(exp.A[p])
+            Xs, alpha = exp.V[sup], exp.A[p, sup]
+            m = targets[p]
+            if m >= len(sup):
+                Z, beta = Xs, alpha
+            else:
+                Z, beta = _construct_single(
+                    kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.tol,
+                    n_restarts=self.n_restarts, rng=rng,
+                )
+                if self.gradient_maxiter > 0:
+                    Z, beta = _joint_gradient(kernel, Xs, alpha, Z, beta, self.gradient_maxiter)
+            Zs.append(Z)
+            Bs.append(beta)
+        V = np.vstack(Zs)
+        B = np.zeros((M, len(V)))
+        off = 0
+        for p, beta in enumerate(Bs):
+            B[p, off : off + len(beta)] = beta
+            off += len(beta)
+        return V, B
+
+    # -------------------------------------------------------------- thresholds
+    def _machine_labels(self, y):
+        """Per machine: (sample mask, +1/-1 labels of the masked samples)."""
+        out = []
+        if self._mode == "binary":
+            out.append((np.ones(len(y), bool), np.where(y == self.classes_[1], 1, -1)))
+        elif self._mode == "ovr":
+            for c in self.classes_:
+                out.append((np.ones(len(y), bool), np.where(y == c, 1, -1)))
+        else:
+            for i, j in self._pairs:
+                mask = (y == self.classes_[i]) | (y == self.classes_[j])
+                out.append((mask, np.where(y[mask] == self.classes_[i], 1, -1)))
+        return out
+
+    def _thresholds(self, exp, X, y, threshold):
+        if threshold == "keep":
+            return exp.b.copy()
+        f = exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b  # original decision values
+        g = self.kernel_.matvec(X, self.reduced_coef_.T, self.reduced_vectors_)
+        b = np.empty(len(exp.b))
+        for p, (mask, lab) in enumerate(self._machine_labels(np.asarray(y))):
+            if not mask.any():
+                b[p] = exp.b[p]
+                continue
+            fp, gp = f[mask, p], g[mask, p]
+            b_mean = float(np.mean(fp - gp))
+            b[p] = b_mean if threshold == "mean" else _min_error_offset(gp, lab, b_mean)
+        return b
+
+    # --------------------------------------------------------------- predict
+    def _raw(self, X):
+        check_is_fitted(self, "reduced_coef_")
+        X = validate_data(self, X, dtype=float, reset=False)
+        return self.kernel_.matvec(X, self.reduced_coef_.T, self.reduced_vectors_) + self.intercept_
+
+    def decision_function(self, X):
+        """Decision values of the reduced machine(s).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for a binary machine, (n_samples, n_classes) for
+        one-vs-rest (and for a one-vs-one SVC with ``decision_function_shape='ovr'``, with
+        scikit-learn's vote-plus-confidence transform), else (n_samples, n_pairs).
+        """
+        D = self._raw(X)
+        if self._mode == "binary":
+            return D[:, 0]
+        if self._mode == "ovo" and self._ovr_shape:
+            from sklearn.utils.multiclass import _ovr_decision_function
+
+            return _ovr_decision_function(D < 0, -D, len(self.classes_))
+        return D
+
+    def predict(self, X):
+        """Class labels (one-vs-one machines vote like libsvm: ties go to the lower class)."""
+        D = self._raw(X)
+        if self._mode == "binary":
+            return self.classes_[(D[:, 0] > 0).astype(int)]
+        if self._mode == "ovr":
+            return self.classes_[np.argmax(D, axis=1)]
+        votes = np.zeros((len(D), len(self.classes_)), dtype=int)
+        for p, (i, j) in enumerate(self._pairs):
+            pos = D[:, p] > 0
+            votes[pos, i] += 1
+            votes[~pos, j] += 1
+        return self.classes_[np.argmax(votes, axis=1)]
+
+
+def _min_error_offset(g, lab, b_ref):
+    """Offset b minimising #errors of sign(g + b) against ``lab``; ties: closest to b_ref."""
+    order = np.argsort(g)
+    gs, ls = g[order], lab[order]
+    # threshold t = -b between consecutive sorted values: predict +1 when g > t
+    # errors(t) = #(positives with g <= t) + #(negatives with g > t)
+    pos_le = np.concatenate([[0], np.cumsum(ls == 1)])
+    neg_gt = np.concatenate([[0], np.cumsum((ls == -1)[::-1])])[::-1]
+    errors = pos_le + neg_gt  # index k: t between gs[k-1] and gs[k]
+    lo = np.concatenate([[-np.inf], gs])
+    hi = np.concatenate([gs, [np.inf]])
+    best = errors == errors.min()
+    t_ref = -b_ref
+    # distance of t_ref to each optimal interval [lo, hi)
+    dist = np.where(t_ref < lo, lo - t_ref, np.where(t_ref >= hi, t_ref - hi, 0.0))
+    dist[~best] = np.inf
+    k = int(np.argmin(dist))
+    if dist[k] == 0.0:
+        return b_ref
+    # inside the interval, half a gap away from its end nearer to t_ref (or its midpoint)
+    if np.isfinite(lo[k]) and np.isfinite(hi[k]):
+        t = 0.5 * (lo[k] + hi[k])
+    elif np.isfinite(lo[k]):
+        t = lo[k] + max(abs(t_ref - lo[k]), 1e-12)
+    else:
+        t = hi[k] - max(abs(hi[k] - t_ref), 1e-12)
+    return -float(t)
+
+
+def reduce_svc(svc, n_vectors, method="select", *, X=None, y=None, **params):
+    """Reduced-set approximation of a fitted SVM.
+
+    Parameters
+    ----------
+    svc : SVC, list of SVC, tuple or dict
+        A fitted :class:`sklearn.svm.SVC`, a list of fitted binary ``SVC`` (one-vs-rest) or
+        a kernel expansion ``(support_vectors, coef, intercept, kernel)``.
+    n_vectors : int or float
+        Expansion vectors per machine (see :class:`ReducedSetSVC`).
+    method : {'select', 'select-l1', 'construct'}
+    X, y : array-like, optional
+        The training set, to recompute the thresholds (without it the original offsets
+        are kept).
+    **params
+        Further :class:`ReducedSetSVC` parameters.
+
+    Returns
+    -------
+    ReducedSetSVC
+        Fitted, with ``decision_function``, ``predict`` and ``score``.
+    """
+    if svc is None:
+        raise ValueError("reduce_svc needs a fitted SVC, a list of SVCs or a kernel expansion")
+    return ReducedSetSVC(svc, n_vectors=n_vectors, method=method, prefit=True, **params).fit(X, y)

@@ -1,0 +1,277 @@
+"""Tests of the reduced-set SVM approximations (kpm.reduced_set)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+from sklearn.datasets import make_blobs, make_moons
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm.kernels import make_kernel
+from kpm.reduced_set import (
+    ReducedSetSVC,
+    _joint_objective,
+    _select_path,
+    expansion_error,
+    optimal_coefficients,
+    reduce_svc,
+)
+
+RBF = make_kernel("rbf", gamma=0.5)
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(n_samples=200, noise=0.25, random_state=0)
+    svc = SVC(kernel="rbf", gamma=2.0, C=10).fit(X, y)
+    return X, y, svc
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(n_samples=150, centers=3, cluster_std=2.5, random_state=1)
+    return X, y
+
+
+# ------------------------------------------------------------------ the formulas
+def test_optimal_coefficients_beat_random_coefficients():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    alpha = rng.normal(size=40)
+    Z = rng.normal(size=(8, 3))
+    beta = optimal_coefficients(Z, X, alpha, RBF)
+    best = expansion_error(X, alpha, Z, beta, RBF)
+    # normal equations K^z beta = K^{zx} alpha
+    np.testing.assert_allclose(RBF(Z) @ beta, RBF(Z, X) @ alpha, atol=1e-8)
+    for _ in range(300):
+        other = beta + rng.normal(scale=10 ** rng.uniform(-4, 1), size=8)
+        assert expansion_error(X, alpha, Z, other, RBF) > best
+        assert expansion_error(X, alpha, Z, rng.normal(size=8), RBF) > best
+
+
+def test_expansion_error_matches_explicit_feature_map():
+    # linear kernel: phi is the identity, the error is a plain squared norm
+    rng = np.random.default_rng(1)
+    X, Z = rng.normal(size=(10, 4)), rng.normal(size=(3, 4))
+    a, b = rng.normal(size=10), rng.normal(size=3)
+    lin = make_kernel("linear")
+    np.testing.assert_allclose(expansion_error(X, a, Z, b, lin), np.sum((a @ X - b @ Z) ** 2))
+
+
+def test_removal_cost_formula_equals_brute_force():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(12, 2))
+    alpha = rng.normal(size=12)
+    K = RBF(X)
+    Kinv = np.linalg.inv(K)
+    for n in range(12):
+        rest = np.delete(np.arange(12), n)
+        beta = optimal_coefficients(X[rest], X, alpha, RBF)
+        brute = expansion_error(X, alpha, X[rest], beta, RBF)
+        assert brute == pytest.approx(alpha[n] ** 2 / Kinv[n, n], rel=1e-6, abs=1e-12)
+
+
+def test_select_path_downdates_agree_with_direct_solution():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    alpha = rng.normal(size=60)
+    K = RBF(X)
+    for m in (50, 20, 5, 1):
+        keep, beta = _select_path(K, alpha, m)
+        assert len(keep) == m
+        direct = optimal_coefficients(X[keep], X, alpha, RBF)
+        np.testing.assert_allclose(beta, direct, rtol=1e-6, atol=1e-8)
+
+
+def test_select_path_greedy_matches_exhaustive_first_step():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(10, 2))
+    alpha = rng.normal(size=10)
+    keep, _ = _select_path(RBF(X), alpha, 9)
+    errs = []
+    for n in range(10):
+        rest = np.delete(np.arange(10), n)
+        errs.append(expansion_error(X, alpha, X[rest], optimal_coefficients(X[rest], X, alpha, RBF), RBF))
+    assert np.setdiff1d(np.arange(10), keep)[0] == int(np.argmin(errs))
+
+
+@pytest.mark.parametrize("method", ["select", "select-l1"])
+def test_duplicate_patterns_are_removed_at_zero_cost(method):
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(15, 2))
+    dup = [0, 3, 7, 11]
+    X = np.vstack([base, base[dup]])  # four exact duplicates
+    alpha = rng.normal(size=len(X))
+    exp = (X, alpha[None, :], [0.1], RBF)
+    r = reduce_svc(exp, 15, method=method)
+    assert r.n_vectors_[0] == 15
+    assert r.approximation_error_[0] <= 1e-9 * r.original_norm_sq_[0]
+    # the duplicates' coefficients are merged, decision values unchanged
+    T = rng.normal(size=(50, 2))
+    f = RBF(T, X) @ alpha + 0.1
+    np.testing.assert_allclose(r.decision_function(T), f, atol=1e-6)
+    if method == "select":
+        # and removing one more (a genuine pattern) does cost something
+        r2 = reduce_svc(exp, 14, method=method)
+        floor = max(1e3 * r.approximation_error_[0], 1e-8 * r.original_norm_sq_[0])
+        assert r2.approximation_error_[0] > floor
+
+
+def test_decision_values_converge_to_the_original(moons):
+    X, y, svc = moons
+    n_sv = len(svc.support_)
+    T = np.random.default_rng(6).uniform(-1.5, 2.5, size=(300, 2))
+    f = svc.decision_function(T)
+    errs, gaps = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for m in (2, 5, 10, 20, n_sv // 2, n_sv - 5, n_sv - 1, n_sv):
+            r = reduce_svc(svc, m, X=X, y=y, threshold="keep")
+            errs.append(r.approximation_error_[0])
+            gaps.append(np.abs(r.decision_function(T) - f).max())
+            # Cauchy-Schwarz: |<Psi - Psi', phi(x)>| <= ||Psi - Psi'|| ||phi(x)||, k(x, x) = 1
+            assert gaps[-1] <= np.sqrt(errs[-1]) + 1e-8
+    assert all(b <= a + 1e-10 for a, b in itertools.pairwise(errs))  # nested sets
+    assert errs[-1] == pytest.approx(0, abs=1e-10)
+    assert gaps[-1] < 1e-8 and gaps[-2] < gaps[0] / 10
+
+
+def test_select_l1_hits_the_size_and_uses_optimal_coefficients(moons):
+    X, y, svc = moons
+    r = reduce_svc(svc, 12, method="select-l1", X=X, y=y)
+    assert 1 <= r.n_vectors_[0] <= 12
+    beta = optimal_coefficients(r.reduced_vectors_, svc.support_vectors_, svc.dual_coef_[0], r.kernel_)
+    np.testing.assert_allclose(r.reduced_coef_[0], beta, rtol=1e-8, atol=1e-10)
+    # the reduced vectors are support vectors
+    sv = {tuple(v) for v in svc.support_vectors_}
+    assert all(tuple(v) in sv for v in r.reduced_vectors_)
+
+
+def test_shared_l1_selection_shares_vectors(blobs):
+    X, y = blobs
+    svms = [SVC(gamma=0.1, C=10).fit(X, np.where(y == k, 1, -1)) for k in range(3)]
+    r = reduce_svc(svms, 15, method="select-l1", shared_vectors=True, X=X, y=y)
+    assert r.n_expansion_vectors_ <= 15
+    assert np.all(r.n_vectors_ == r.n_expansion_vectors_)
+    assert r.score(X, y) > 0.8
+
+
+def test_construct_error_decreases_with_m_and_beats_selection_at_small_m(moons):
+    X, y, svc = moons
+    errs = []
+    for m in (1, 2, 4, 8):
+        r = reduce_svc(svc, m, method="construct", X=X, y=y, random_state=0)
+        errs.append(r.approximation_error_[0])
+        if m <= 4:  # at strong reductions constructed vectors beat selected ones
+            sel = reduce_svc(svc, m, method="select", X=X, y=y)
+            assert errs[-1] < 0.9 * sel.approximation_error_[0]
+    assert all(b < a for a, b in itertools.pairwise(errs))
+    assert r.score(X, y) >= svc.score(X, y) - 0.05
+
+
+def test_joint_gradient_is_correct_and_improves(moons):
+    X, y, svc = moons
+    rng = np.random.default_rng(7)
+    Xs, alpha = svc.support_vectors_, svc.dual_coef_[0]
+    m, d = 3, 2
+    const = float(alpha @ RBF(Xs) @ alpha)
+    p0 = np.concatenate([rng.normal(size=m * d), rng.normal(size=m)])
+    fun = lambda p: _joint_objective(p, Xs, alpha, 0.5, m, d, const)[0]  # noqa: E731
+    jac = lambda p: _joint_objective(p, Xs, alpha, 0.5, m, d, const)[1]  # noqa: E731
+    assert check_grad(fun, jac, p0) < 1e-5 * (1 + np.linalg.norm(jac(p0)))
+    Z = rng.normal(size=(m, d))
+    b = optimal_coefficients(Z, Xs, alpha, RBF)
+    assert fun(np.concatenate([Z.ravel(), b])) == pytest.approx(expansion_error(Xs, alpha, Z, b, RBF))
+    plain = reduce_svc(svc, 4, method="construct", X=X, y=y, random_state=0)
+    joint = reduce_svc(svc, 4, method="construct", gradient_maxiter=50, X=X, y=y, random_state=0)
+    assert joint.approximation_error_[0] <= plain.approximation_error_[0] + 1e-12
+
+
+# ---------------------------------------------------------- the input layouts
+def test_unreduced_multiclass_svc_reproduces_libsvm(blobs):
+    X, y = blobs
+    T = np.random.default_rng(8).normal(scale=6, size=(100, 2))
+    for shape in ("ovr", "ovo"):
+        svc = SVC(gamma=0.1, C=10, decision_function_shape=shape).fit(X, y)
+        with pytest.warns(UserWarning, match="original expansion is kept"):
+            r = reduce_svc(svc, 10**6, X=X, y=y, threshold="keep")
+        np.testing.assert_allclose(r.decision_function(T), svc.decision_function(T), atol=1e-10)
+        np.testing.assert_array_equal(r.predict(T), svc.predict(T))
+
+
+def test_binary_and_list_and_tuple_inputs(blobs):
+    X, y = blobs
+    yb = np.where(y == 0, "a", "b")
+    svc = SVC(gamma=0.1).fit(X, yb)
+    r = reduce_svc(svc, 1.0, X=X, y=yb, threshold="keep")
+    np.testing.assert_allclose(r.decision_function(X), svc.decision_function(X), atol=1e-10)
+    np.testing.assert_array_equal(r.predict(X), svc.predict(X))
+    svms = [SVC(gamma=0.1).fit(X, np.where(y == k, 1, -1)) for k in range(3)]
+    D = np.column_stack([s.decision_function(X) for s in svms])
+    r = reduce_svc(svms, 1.0, X=X, y=y, threshold="keep")
+    np.testing.assert_allclose(r.decision_function(X), D, atol=1e-10)
+    # shared support vectors are evaluated once
+    assert r.n_expansion_vectors_ == len(np.unique(np.vstack([s.support_vectors_ for s in svms]), axis=0))
+    V, A = svc.support_vectors_, svc.dual_coef_
+    r = reduce_svc({"support_vectors": V, "coef": A, "intercept": svc.intercept_, "kernel": make_kernel("rbf", gamma=0.1)}, 5)
+    assert r.n_vectors_[0] == 5 and r.reduced_vectors_.shape == (5, 2)
+
+
+@pytest.mark.parametrize("threshold", ["mean", "error", "keep"])
+def test_thresholds(moons, threshold):
+    X, y, svc = moons
+    r = reduce_svc(svc, 4, X=X, y=y, threshold=threshold)
+    errs = {}
+    for th in ("mean", "error", "keep"):
+        r.refit_threshold(X, y, th)
+        errs[th] = np.mean(r.predict(X) != y)
+    assert errs["error"] <= min(errs.values())
+    if threshold == "mean":
+        r.refit_threshold(X, y, "mean")
+        g = r.decision_function(X)
+        assert np.mean(svc.decision_function(X) - g) == pytest.approx(0, abs=1e-10)
+
+
+# ----------------------------------------------------------------- bad input
+def test_bad_input(moons):
+    X, y, svc = moons
+    with pytest.raises(ValueError, match="n_vectors must be >= 1"):
+        reduce_svc(svc, 0)
+    with pytest.raises(ValueError, match="n_vectors"):
+        reduce_svc(svc, -3)
+    with pytest.raises(ValueError, match="fraction"):
+        reduce_svc(svc, 1.5)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        reduce_svc(SVC(), 5)
+    with pytest.raises(ValueError, match="unknown method"):
+        reduce_svc(svc, 5, method="nope")
+    poly = SVC(kernel="poly", degree=2).fit(X, y)
+    with pytest.raises(ValueError, match="construct.*RBF"):
+        reduce_svc(poly, 5, method="construct")
+    reduce_svc(poly, 5, method="select")  # selection works with any kernel
+    with pytest.warns(UserWarning, match="original expansion is kept"):
+        r = reduce_svc(svc, len(svc.support_), X=X, y=y, threshold="keep")
+    np.testing.assert_allclose(r.decision_function(X), svc.decision_function(X), atol=1e-10)
+    with pytest.raises(ValueError, match="features"):
+        reduce_svc(svc, 5, X=np.ones((10, 3)), y=np.zeros(10))
+    with pytest.raises(ValueError, match="needs the training set"):
+        reduce_svc(svc, 5, threshold="mean")
+    with pytest.raises(ValueError, match="finite"):
+        reduce_svc((svc.support_vectors_, np.full((1, len(svc.support_)), np.nan), [0.0], RBF), 3)
+    with pytest.raises(ValueError, match="shape"):
+        reduce_svc((svc.support_vectors_, np.ones((1, 3)), [0.0], RBF), 2)
+    with pytest.raises(ValueError, match="precomputed"):
+        reduce_svc(SVC(kernel="precomputed").fit(RBF(X), y), 3)
+    with pytest.raises(ValueError, match="one class"):
+        ReducedSetSVC().fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        ReducedSetSVC().fit(np.full_like(X, np.nan), y)
+
+
+@parametrize_with_checks([ReducedSetSVC(), ReducedSetSVC(n_vectors=3, method="construct", random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
