@@ -275,3 +275,36 @@ def test_bad_input(moons):
 @parametrize_with_checks([ReducedSetSVC(), ReducedSetSVC(n_vectors=3, method="construct", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ----------------------------------------------------------------------- CLI smoke
+def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
+    import json
+
+    from typer.testing import CliRunner
+
+    from kpm.cli import app
+
+    monkeypatch.setenv("KPM_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    args = ["reproduce", "reduced-set-usps", "--n-train", "250", "--n-test", "80", "--grid", "5",
+            "--construct-grid", "3", "--gradient-grid", "2", "--gradient-maxiter", "3",
+            "--shared-grid", "15", "--c-values", "128", "--repeats", "1", "--quiet",
+            "--data-dir", str(data_dir), "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rep = json.loads((out / "reduced_set.json").read_text())
+    assert rep["complete"]
+    names = [r["name"] for r in rep["rows"]]
+    assert names == ["RSS-5", "RSS-L1-5", "RSC-3", "RSS-L1-shared-15", "RSC-2+grad"]
+    for r in rep["rows"]:
+        assert 0 <= r["error"]["mean"] <= 100 and r["speedup"] > 0
+    assert rep["rows"][2]["n_vectors"] == [3] * 10
+    assert rep["rows"][3]["n_distinct"] <= 15
+    md = (out / "reduced_set.md").read_text()
+    assert "RSC-3" in md and "Original SVMs" in md
+    # resume keeps the finished rows
+    res = CliRunner().invoke(app, args + ["--resume"])
+    assert res.exit_code == 0, res.output
+    bad = CliRunner().invoke(app, ["reproduce", "reduced-set-usps", "--grid", "0,5", "--out", str(out)])
+    assert bad.exit_code != 0
