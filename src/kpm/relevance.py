@@ -1,0 +1,561 @@
+"""Relevant dimensions of a supervised problem in kernel feature space.
+
+Braun, Buhmann & Müller ("Learning in kernel feature spaces", slides in
+``papers/``; SPEC §4). The contributions of the kernel PCA directions to the
+outputs are ``s_i = u_i^T y`` for the eigenvectors ``u_i`` of the (uncentred)
+kernel matrix ``K`` in order of decreasing eigenvalue. If the kernel fits the
+problem, the label information sits in the leading few ``s_i`` and the rest is
+noise. A two-component model
+
+    s_i ~ N(0, sigma_1^2) for i <= d,     s_i ~ N(0, sigma_2^2) for i > d
+
+is fitted by maximum likelihood over the cut-off d:
+
+    -log l(d) ∝ (d/n) log sigma_1^2 + ((n-d)/n) log sigma_2^2,
+    sigma_1^2 = (1/d) sum_{i<=d} s_i^2,  sigma_2^2 = (1/(n-d)) sum_{i>d} s_i^2,
+
+and ``d_hat = argmin_d`` (ties: the smaller d), ``d = 1 .. n-1``.
+
+Deviation from the slides: n is the number of directions with a nonzero eigenvalue
+(the numerical rank of K, eigenvalues > 1e-10 λ_1), not the number of samples. In the
+null space of a singular K the eigenvector order is arbitrary, and duplicated inputs
+with equal labels give contributions exactly 0 there, which would make the model
+pick a spurious d just below n (we saw d = 977 of 1000 on splice with a narrow RBF).
+For a nonsingular K nothing changes. Among
+candidate kernels, the one with the smallest ``-log l(d_hat)`` separates signal
+from noise best (:func:`select_kernel`). The sum of all ``s_i^2`` is ``||y||^2``
+for every kernel, so the criterion is comparable across kernels.
+
+Non-numeric inputs (strings for the weighted-degree kernel)
+-----------------------------------------------------------
+``X`` is validated with scikit-learn's ``validate_data`` (float arrays) unless
+the kernel object has a ``check_input(X)`` method, as
+:class:`kpm.string_kernels.WeightedDegreeKernel` does: then that method
+validates ``X`` (e.g. a 1-D array of equal-length strings) and the estimator
+passes the validated array to the kernel unchanged. ``kernel='precomputed'``
+also works (``X`` is then the kernel matrix).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import KernelParamsMixin
+from ._eigensolvers import top_eigh
+from .kernels import Kernel, make_kernel
+
+__all__ = [
+    "RelevantDimension",
+    "select_kernel",
+    "KernelScore",
+    "relevant_dimension_from_contributions",
+    "plot_relevance",
+]
+
+
+# ---------------------------------------------------------------------------
+# shared helpers (also used by kpm.pcr)
+# ---------------------------------------------------------------------------
+def _accepts_raw_input(kernel) -> bool:
+    """True when the kernel validates its own (possibly non-numeric) input."""
+    return callable(getattr(kernel, "check_input", None))
+
+
+def _validate_X(est, X, *, reset: bool):
+    """Validate X for a kernel estimator (numeric, precomputed or raw string input)."""
+    kernel = est.kernel
+    if _accepts_raw_input(kernel):
+        X = kernel.check_input(X)
+        if reset:
+            if hasattr(est, "n_features_in_"):
+                del est.n_features_in_
+        return X
+    return validate_data(est, X, reset=reset, dtype=np.float64)
+
+
+def _validate_X_y(est, X, y, *, y_numeric: bool):
+    kernel = est.kernel
+    if _accepts_raw_input(kernel):
+        X = kernel.check_input(X)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if len(y) != len(X):
+            raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
+        if y_numeric:
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError("y must be numeric") from exc
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values")
+        if hasattr(est, "n_features_in_"):
+            del est.n_features_in_
+        return X, y
+    X, y = validate_data(est, X, y, dtype=np.float64, y_numeric=y_numeric)
+    return X, y
+
+
+def _train_gram(est, X) -> tuple[np.ndarray, Kernel]:
+    """The training kernel matrix and the Kernel object."""
+    kernel = est._make_kernel(X)
+    if kernel.is_precomputed:
+        K = np.asarray(X, dtype=float)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"with kernel='precomputed', X must be the square training kernel matrix, got shape {K.shape}"
+            )
+        if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
+            raise ValueError("the precomputed kernel matrix is not symmetric")
+        return (K + K.T) / 2, kernel
+    K = kernel(X)
+    return (K + K.T) / 2, kernel
+
+
+def _cross_gram(kernel: Kernel, X_new, X_fit) -> np.ndarray:
+    """Kernel rows of new points against the training points."""
+    if kernel.is_precomputed:
+        K = np.asarray(X_new, dtype=float)
+        if K.ndim != 2 or K.shape[1] != len(X_fit):
+            raise ValueError(
+                "with kernel='precomputed', X must be the (n_new, n_train) kernel matrix against "
+                f"the {len(X_fit)} training points, got shape {K.shape}"
+            )
+        return K
+    return kernel(X_new, X_fit)
+
+
+#: eigenvalues <= _RANK_TOL * lambda_1 form the numerical null space of K
+_RANK_TOL = 1e-10
+
+
+def _numerical_rank(w) -> int:
+    if len(w) == 0 or w[0] <= 0:
+        return 0
+    return int(np.count_nonzero(w > _RANK_TOL * w[0]))
+
+
+def _model_directions(w, s, total_all, n):
+    """The contributions the two-component model is fitted to.
+
+    Directions of the numerical null space of K (eigenvalue <= 1e-10 lambda_1) are left
+    out: their order is arbitrary (degenerate zero eigenvalues) and, with duplicated inputs,
+    their contributions are exactly 0 when the duplicates agree in y, which would otherwise
+    reward a spurious ``d`` close to n. Returns ``(s_used, total, n_used, rank)``; when only
+    the leading eigenpairs were computed and all are above the tolerance, the tail is
+    ``total_all`` minus the computed part over ``n`` directions.
+    """
+    r = _numerical_rank(w)
+    if r < len(w) or len(w) == n:
+        s_used = s[:r]
+        s2 = s_used**2
+        return s_used, float(s2.sum()), r, r
+    return s, float(total_all), n, r
+
+
+def _eigh_all(K, n_components=None, *, solver="auto", random_state=None):
+    """Eigenpairs of K (decreasing), clipped at 0 (rounding noise)."""
+    w, U = top_eigh(K, n_components, solver=solver, random_state=random_state)
+    return np.maximum(w, 0.0), U
+
+
+def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None):
+    """Fit the two-component model to contributions ``s_i`` (SPEC §4.2).
+
+    Parameters
+    ----------
+    s : array-like (m,) or (m, n_outputs)
+        Contributions ``u_i^T y`` in order of decreasing eigenvalue. With several
+        output columns, ``s_i^2`` is summed over the columns (a pooled fit).
+    total : float, optional
+        ``sum_i s_i^2`` over *all* n directions (``||y||^2``). Needed when only the
+        leading m < n contributions are given; defaults to the sum of ``s^2``.
+    n : int, optional
+        The number of directions (samples). Defaults to ``m``.
+    max_dim : int, optional
+        Largest d considered (default ``min(m, n - 1)``).
+
+    Returns
+    -------
+    dim : int
+        The minimiser ``d_hat`` (ties: smallest).
+    nll : ndarray (D,)
+        ``-log l(d)`` for ``d = 1 .. D`` (entry ``d - 1``).
+    sigma1_sq, sigma2_sq : ndarray (D,)
+        The two noise levels for every d.
+    """
+    s = np.asarray(s, dtype=float)
+    if s.ndim == 2:
+        s2 = (s**2).sum(axis=1)
+    elif s.ndim == 1:
+        s2 = s**2
+    else:
+        raise ValueError(f"s must be 1-D or 2-D, got shape {s.shape}")
+    if not np.all(np.isfinite(s2)):
+        raise ValueError("the contributions s contain NaN or infinite values")
+    m = len(s2)
+    n = m if n is None else int(n)
+    if n < 2 or m < 1:
+        raise ValueError(f"the two-component model needs at least 2 directions, got n={n}")
+    if m > n:
+        raise ValueError(f"got {m} contributions for n={n} directions")
+    total = float(s2.sum()) if total is None else float(total)
+    D = min(m, n - 1) if max_dim is None else min(int(max_dim), m, n - 1)
+    if D < 1:
+        raise ValueError("max_dim must be >= 1")
+    csum = np.cumsum(s2)[:D]
+    d = np.arange(1, D + 1, dtype=float)
+    head = csum
+    tail = np.maximum(total - csum, 0.0)
+    # floor the variances: a component with (numerically) zero variance would
+    # give -inf; flooring at a tiny fraction of the mean keeps the argmin sane.
+    floor = max(total / n, np.finfo(float).tiny) * 1e-12
+    sigma1_sq = np.maximum(head / d, floor)
+    sigma2_sq = np.maximum(tail / (n - d), floor)
+    nll = (d / n) * np.log(sigma1_sq) + ((n - d) / n) * np.log(sigma2_sq)
+    dim = int(np.argmin(nll)) + 1
+    return dim, nll, sigma1_sq, sigma2_sq
+
+
+# ---------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------
+class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
+    """Estimate the relevant dimension of (X, y) in the feature space of a kernel.
+
+    Fits the two-component model of Braun, Buhmann & Müller to the contributions
+    ``s_i = u_i^T y`` of the eigenvectors of the (uncentred) kernel matrix
+    (SPEC §4.1-4.2); see the module docstring.
+
+    Parameters
+    ----------
+    kernel : str, callable or Kernel, default='rbf'
+        Any kernel accepted by :func:`kpm.kernels.make_kernel`, ``'precomputed'``,
+        or a :class:`~kpm.string_kernels.WeightedDegreeKernel` (string input).
+    sigma, gamma : float, optional
+        RBF width (exactly one; ``gamma='scale'`` default as in scikit-learn).
+    degree, coef0 : float
+        Polynomial / sigmoid parameters.
+    kernel_params : dict, optional
+        Extra kernel parameters.
+    max_dim : int, optional
+        Largest dimension considered. ``None``: all ``d = 1 .. n-1`` (needs the full
+        eigendecomposition). A smaller value uses a partial eigensolver; the tail
+        variance is then computed from ``||y||^2`` minus the leading contributions
+        over all n directions, which equals the full fit when K is nonsingular (the
+        partial solve cannot see the null space of a singular K).
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+        Passed to :func:`kpm._eigensolvers.top_eigh` when ``max_dim`` is given.
+    random_state : int, RandomState or None
+        Seeds the partial eigensolvers.
+
+    Attributes
+    ----------
+    dim_ : int
+        The estimated relevant dimension ``d_hat``.
+    s_ : ndarray (m,)
+        Contributions ``u_i^T y`` (m = n, or ``max_dim + 1`` with a partial solve).
+    neg_log_likelihood_ : ndarray (D,)
+        ``-log l(d)`` for ``d = 1 .. D`` (index ``d - 1``).
+    min_neg_log_likelihood_ : float
+        ``-log l(d_hat)``, the kernel-selection criterion.
+    sigma1_sq_, sigma2_sq_ : float
+        The two noise levels at ``d_hat`` (signal part, noise part).
+    eigenvalues_ : ndarray (m,)
+        Eigenvalues of K, decreasing.
+    rank_ : int
+        Numerical rank of K (eigenvalues > 1e-10 lambda_1).
+    n_directions_ : int
+        Number of directions the two-component model is fitted to: ``rank_`` (the
+        numerical null space of K is left out, see ``_model_directions``; the slides use
+        all n, which only differs when K is singular, e.g. with duplicated inputs).
+    eigenvectors_ : ndarray (n, m)
+        The matching unit eigenvectors.
+    kernel_ : Kernel
+        The kernel used.
+    X_fit_ : ndarray
+        Training inputs (needed by :meth:`transform`).
+    n_features_in_ : int
+        Number of features (numeric input only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpm import RelevantDimension
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (200, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(200)
+    >>> RelevantDimension(sigma=1.0).fit(X, y).dim_ < 20
+    True
+    """
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        max_dim=None,
+        eigen_solver="auto",
+        random_state=None,
+    ):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.max_dim = max_dim
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Estimate the relevant dimension.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), kernel matrix, or strings
+            Training inputs.
+        y : array-like (n_samples,)
+            Real targets or ±1 labels (numeric; NaN/inf raise ValueError).
+
+        Returns
+        -------
+        self
+        """
+        X, y = _validate_X_y(self, X, y, y_numeric=True)
+        n = len(y)
+        if n < 3:
+            raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
+        if self.max_dim is not None:
+            if (
+                isinstance(self.max_dim, bool)
+                or not isinstance(self.max_dim, numbers.Integral)
+                or self.max_dim < 1
+            ):
+                raise ValueError(f"max_dim must be a positive integer or None, got {self.max_dim!r}")
+            if self.max_dim > n - 1:
+                raise ValueError(f"max_dim={self.max_dim} is larger than n - 1 = {n - 1}")
+        K, kernel = _train_gram(self, X)
+        if self.max_dim is None:
+            w, U = _eigh_all(K, None, solver="dense")
+        else:
+            m = min(n, self.max_dim + 1)
+            w, U = _eigh_all(K, m, solver=self.eigen_solver, random_state=self.random_state)
+        s = U.T @ y
+        s_used, total, n_used, rank = _model_directions(w, s, float(y @ y), n)
+        if n_used < 2:
+            raise ValueError(
+                f"the kernel matrix has numerical rank {rank}: the two-component model needs at "
+                "least 2 directions with nonzero eigenvalue"
+            )
+        dim, nll, s1, s2 = relevant_dimension_from_contributions(
+            s_used, total=total, n=n_used, max_dim=self.max_dim
+        )
+        self.rank_ = rank
+        self.n_directions_ = n_used
+        self.kernel_ = kernel
+        self.X_fit_ = X
+        self.eigenvalues_ = w
+        self.eigenvectors_ = U
+        self.s_ = s
+        self.neg_log_likelihood_ = nll
+        self.dim_ = dim
+        self.min_neg_log_likelihood_ = float(nll[dim - 1])
+        self.sigma1_sq_ = float(s1[dim - 1])
+        self.sigma2_sq_ = float(s2[dim - 1])
+        return self
+
+    def transform(self, X):
+        """Coordinates of X on the first ``dim_`` kernel PCA directions.
+
+        ``kappa(x)^T u_i / sqrt(lambda_i)`` (the empirical kernel map of the
+        uncentred K; training points map to the rows of ``U_d Lambda_d^{1/2}``).
+        Directions with zero eigenvalue give zero coordinates.
+
+        Parameters
+        ----------
+        X : array-like, kernel rows against the training set, or strings
+
+        Returns
+        -------
+        Z : ndarray (n_samples, dim_)
+        """
+        check_is_fitted(self)
+        X = _validate_X(self, X, reset=False)
+        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        w = self.eigenvalues_[: self.dim_]
+        tol = max(w[0], 0.0) * 1e-12 if len(w) else 0.0
+        scale = np.where(w > tol, 1.0 / np.sqrt(np.where(w > tol, w, 1.0)), 0.0)
+        return (Kx @ self.eigenvectors_[:, : self.dim_]) * scale
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        if _accepts_raw_input(self.kernel):
+            tags.input_tags.two_d_array = False
+            tags.input_tags.string = True
+        return tags
+
+
+# ---------------------------------------------------------------------------
+# kernel selection
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelScore:
+    """One candidate kernel's score in :func:`select_kernel` (lower is better)."""
+
+    rank: int
+    index: int  # position in the candidate list
+    candidate: Any
+    kernel: Kernel
+    dim: int
+    neg_log_likelihood: float
+    sigma1_sq: float
+    sigma2_sq: float
+
+
+def _candidate_kernel(candidate, X) -> Kernel:
+    if isinstance(candidate, Kernel):
+        return candidate
+    if isinstance(candidate, dict):
+        params = dict(candidate)
+        name = params.pop("kernel", "rbf")
+        return make_kernel(name, X=X, **params)
+    if isinstance(candidate, str) or callable(candidate):
+        return make_kernel(candidate, X=X)
+    raise ValueError(
+        "a kernel candidate must be a kpm Kernel, a callable, a kernel name, or a dict of "
+        f"make_kernel parameters such as {{'kernel': 'rbf', 'sigma': 1.0}}; got {candidate!r}"
+    )
+
+
+def select_kernel(candidates, X, y, *, max_dim=None):
+    """Rank candidate kernels by the likelihood of the two-component model at d_hat.
+
+    SPEC §4.2: the best kernel is the one with the smallest ``-log l(d_hat)``:
+    it separates the label information from the noise best. Usable as the width
+    selection of any kernel method (e.g. the Kernel Projection Machine).
+
+    Parameters
+    ----------
+    candidates : sequence
+        Kernels: :class:`~kpm.kernels.Kernel` objects, callables (e.g. a
+        :class:`~kpm.string_kernels.WeightedDegreeKernel`), kernel names, or dicts
+        of :func:`~kpm.kernels.make_kernel` parameters, e.g.
+        ``[{'kernel': 'rbf', 'sigma': s} for s in sigmas]``.
+    X : array-like
+        Training inputs (strings when every candidate validates its own input).
+    y : array-like (n_samples,)
+        Targets or ±1 labels.
+    max_dim : int, optional
+        As in :class:`RelevantDimension`.
+
+    Returns
+    -------
+    ranking : list of KernelScore
+        Sorted best first (ties keep the candidate order); ``ranking[0].candidate``
+        is the selected one.
+
+    Raises
+    ------
+    ValueError
+        Empty candidate list, an invalid candidate, or invalid X / y.
+    """
+    candidates = list(candidates) if not isinstance(candidates, (str, dict, Kernel)) else [candidates]
+    if len(candidates) == 0:
+        raise ValueError("select_kernel needs at least one candidate kernel; got an empty list")
+    scores = []
+    for i, cand in enumerate(candidates):
+        if _accepts_raw_input(cand):
+            Xc, kern = X, cand
+        else:
+            Xc = _as_float(X)
+            kern = _candidate_kernel(cand, Xc)
+        est = RelevantDimension(kernel=kern, max_dim=max_dim).fit(Xc, y)
+        scores.append((est.min_neg_log_likelihood_, i, cand, est))
+    order = sorted(range(len(scores)), key=lambda j: (scores[j][0], j))
+    out = []
+    for r, j in enumerate(order):
+        nll, i, cand, est = scores[j]
+        out.append(
+            KernelScore(
+                rank=r + 1,
+                index=i,
+                candidate=cand,
+                kernel=est.kernel_,
+                dim=est.dim_,
+                neg_log_likelihood=float(nll),
+                sigma1_sq=est.sigma1_sq_,
+                sigma2_sq=est.sigma2_sq_,
+            )
+        )
+    return out
+
+
+def _as_float(X):
+    try:
+        return np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "X must be numeric for this kernel candidate (string input needs a kernel with a "
+            "check_input method, e.g. kpm.WeightedDegreeKernel)"
+        ) from exc
+
+
+# ---------------------------------------------------------------------------
+# figure
+# ---------------------------------------------------------------------------
+def plot_relevance(model, ax=None, *, max_index=None, log=True):
+    """Plot ``|s_i|`` with the fitted two-component split (the slides' figure).
+
+    Parameters
+    ----------
+    model : fitted RelevantDimension (or any object with ``s_``, ``dim_``,
+        ``sigma1_sq_`` and ``sigma2_sq_``, e.g. a fitted kernel PCR estimator)
+    ax : matplotlib Axes, optional
+    max_index : int, optional
+        Plot only the first ``max_index`` contributions (default ``min(n, 4 dim_ + 50)``).
+    log : bool, default=True
+        Logarithmic y axis.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    for attr in ("s_", "dim_", "sigma1_sq_", "sigma2_sq_"):
+        if not hasattr(model, attr):
+            raise ValueError(f"plot_relevance needs a fitted model with attribute {attr!r}")
+    import matplotlib
+
+    if ax is None:
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    s = np.asarray(model.s_)
+    a = np.sqrt((s**2).sum(axis=1)) if s.ndim == 2 else np.abs(s)
+    d = int(model.dim_)
+    m = len(a) if max_index is None else int(max_index)
+    if max_index is None:
+        m = min(len(a), 4 * d + 50)
+    idx = np.arange(1, m + 1)
+    ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i| = |u_i^\top y|$")
+    ax.axvline(d + 0.5, color="C3", lw=1, label=rf"$\hat d = {d}$")
+    ax.hlines(np.sqrt(model.sigma1_sq_), 1, d, colors="C0", lw=2, label=r"$\sigma_1$")
+    ax.hlines(np.sqrt(model.sigma2_sq_), d + 1, m, colors="C1", lw=2, label=r"$\sigma_2$")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("kernel PCA component i (decreasing eigenvalue)")
+    ax.set_ylabel(r"$|s_i|$")
+    ax.legend(fontsize=8, loc="upper right")
+    return ax

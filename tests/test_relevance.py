@@ -1,0 +1,171 @@
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm.kernels import make_kernel
+from kpm.relevance import (
+    RelevantDimension,
+    plot_relevance,
+    relevant_dimension_from_contributions,
+    select_kernel,
+)
+from kpm.string_kernels import WeightedDegreeKernel, weighted_degree_kernel
+
+
+@parametrize_with_checks([RelevantDimension()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _eigen_labels(X, sigma, k, noise, seed):
+    """Targets built from the leading k eigenvectors of the RBF kernel matrix plus noise."""
+    rng = np.random.default_rng(seed)
+    K = make_kernel("rbf", sigma=sigma)(X)
+    w, U = np.linalg.eigh(K)
+    U = U[:, ::-1]
+    n = len(X)
+    coef = rng.choice([-1.0, 1.0], size=k) * rng.uniform(1.0, 2.0, size=k)
+    # s_i = coef_i (|.| in [1, 2]) for i <= k, N(0, (0.05 noise)^2) beyond
+    return U[:, :k] @ coef + 0.05 * noise * rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_recovers_known_dimension_from_eigenvectors(k):
+    rng = np.random.default_rng(k)
+    X = rng.uniform(-2, 2, size=(150, 2))
+    y = _eigen_labels(X, 1.0, k, noise=1.0, seed=k)
+    model = RelevantDimension(sigma=1.0).fit(X, y)
+    assert model.dim_ == k
+    assert model.sigma1_sq_ > 50 * model.sigma2_sq_
+
+
+def test_recovers_dimension_of_smooth_function_of_leading_eigenfunctions():
+    # the population eigenfunctions of a linear kernel on anisotropic Gaussian data are
+    # the coordinate axes; y depends on the first two only (plus label noise)
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.standard_normal((n, 6)) * np.array([5.0, 4.0, 1.0, 0.8, 0.6, 0.5])
+    y = 0.4 * X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n)
+    model = RelevantDimension(kernel="linear").fit(X, y)
+    assert model.dim_ == 2
+
+
+def test_two_component_formula_matches_definition():
+    rng = np.random.default_rng(1)
+    s = np.r_[rng.normal(0, 5, 4), rng.normal(0, 0.5, 20)]
+    dim, nll, s1, s2 = relevant_dimension_from_contributions(s)
+    n = len(s)
+    for d in (1, 4, 10, n - 1):
+        a = np.mean(s[:d] ** 2)
+        b = np.mean(s[d:] ** 2)
+        assert np.isclose(nll[d - 1], d / n * np.log(a) + (n - d) / n * np.log(b))
+        assert np.isclose(s1[d - 1], a) and np.isclose(s2[d - 1], b)
+    assert dim == int(np.argmin(nll)) + 1 == 4
+    with pytest.raises(ValueError, match="NaN"):
+        relevant_dimension_from_contributions(np.array([1.0, np.nan, 2.0]))
+
+
+def test_partial_eigensolver_gives_same_dimension():
+    # (exact when K is nonsingular: the partial solve cannot see K's null space)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = _eigen_labels(X, 0.3, 4, noise=1.0, seed=2)
+    full = RelevantDimension(sigma=0.3).fit(X, y)
+    assert full.rank_ == 200
+    part = RelevantDimension(sigma=0.3, max_dim=30, eigen_solver="dense").fit(X, y)
+    assert part.dim_ == full.dim_ == 4
+    assert np.allclose(part.neg_log_likelihood_[:30], full.neg_log_likelihood_[:30])
+
+
+def test_duplicated_inputs_do_not_create_spurious_dimension():
+    # duplicates with equal labels give null-space directions of K with s_i = 0
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((80, 3))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(80))
+    Xd = np.r_[X, X[:30]]
+    yd = np.r_[y, y[:30]]
+    m = RelevantDimension(sigma=0.3).fit(Xd, yd)
+    assert m.rank_ <= 80
+    assert m.n_directions_ == m.rank_
+    assert m.dim_ < m.rank_ - 5
+
+
+def test_transform_of_training_points_is_empirical_kernel_map():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 2))
+    y = np.sin(X[:, 0])
+    m = RelevantDimension(sigma=1.0).fit(X, y)
+    Z = m.transform(X)
+    d = m.dim_
+    assert np.allclose(Z, m.eigenvectors_[:, :d] * np.sqrt(m.eigenvalues_[:d]), atol=1e-8)
+
+
+def test_select_kernel_ranks_the_generating_kernel_first():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(150, 2))
+    y = _eigen_labels(X, 1.0, 5, noise=1.0, seed=5)
+    cands = [{"kernel": "rbf", "sigma": s} for s in (0.05, 1.0, 20.0)]
+    ranking = select_kernel(cands, X, y)
+    assert [r.rank for r in ranking] == [1, 2, 3]
+    assert ranking[0].candidate == {"kernel": "rbf", "sigma": 1.0}
+    assert ranking[0].dim == 5
+    nll = [r.neg_log_likelihood for r in ranking]
+    assert nll == sorted(nll)
+    # Kernel objects and names work as candidates too
+    r2 = select_kernel([make_kernel("rbf", sigma=1.0), "linear"], X, y)
+    assert r2[0].index == 0
+
+
+def test_select_kernel_bad_input():
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="empty"):
+        select_kernel([], X, y)
+    with pytest.raises(ValueError, match="candidate"):
+        select_kernel([3.5], X, y)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        select_kernel(["nope"], X, y)
+
+
+def test_bad_input():
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = X[:, 0].copy()
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RelevantDimension().fit(X, y)
+    with pytest.raises(ValueError, match="max_dim"):
+        RelevantDimension(max_dim=25).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="max_dim"):
+        RelevantDimension(max_dim=0).fit(X, X[:, 0])
+
+
+def test_string_input_with_weighted_degree_kernel():
+    rng = np.random.default_rng(6)
+    S = np.array(["".join(rng.choice(list("ACGT"), 15)) for _ in range(40)])
+    y = np.array([1.0 if s[7] == "A" else -1.0 for s in S])
+    m = RelevantDimension(kernel=WeightedDegreeKernel(3)).fit(S, y)
+    K = weighted_degree_kernel(S, S, 3)
+    p = RelevantDimension(kernel="precomputed").fit(K, y)
+    assert m.dim_ == p.dim_
+    assert np.allclose(m.neg_log_likelihood_, p.neg_log_likelihood_)
+    assert m.transform(S[:5]).shape == (5, m.dim_)
+    with pytest.raises(ValueError, match="equal length"):
+        m.transform(np.array(["ACG", "ACGT"]))
+    with pytest.raises(ValueError, match="strings"):
+        RelevantDimension(kernel=WeightedDegreeKernel(3)).fit(np.ones((40, 15)), y)
+
+
+def test_plot_relevance(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-2, 2, size=(80, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(80)
+    m = RelevantDimension(sigma=0.5).fit(X, y)
+    ax = plot_relevance(m)
+    assert len(ax.lines) >= 2
+    ax.figure.savefig(tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="fitted"):
+        plot_relevance(RelevantDimension())
