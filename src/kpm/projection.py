@@ -1,0 +1,536 @@
+"""Explicit kernel feature map: Kwak's nonlinear projection trick (Kwak 2013, Algorithm 1).
+
+The mapped training data ``phi(x_1) .. phi(x_n)`` (centred in feature space by
+default) span an r-dimensional subspace P of the feature space, r being the rank
+of the centred kernel matrix ``K~ = H K H``. With ``K~ = U Lambda U^T`` (the
+eigenvalues above ``tol * lambda_max``), the columns of
+``Phi U Lambda^{-1/2}`` are an orthonormal basis of P, and
+
+* the coordinates of the training data are ``Y = Lambda^{1/2} U^T`` (r x n), so
+  ``Y^T Y = K~`` (Kwak, Corollary 3) and the rows of ``Y^T`` are centred
+  (Lemma 4);
+* a new point is mapped to ``y(x) = Lambda^{-1/2} U^T k~(x)`` with the centred
+  kernel vector ``k~(x) = H (kappa(x) - K 1/n)`` (Theorem 2, Section III-A);
+* truncating to the D leading coordinates gives the kernel PCA features;
+* optionally the length of the residual ``phi(x) - phi_P(x)`` is appended as an
+  extra coordinate, ``sqrt(max(k~(x, x) - ||y(x)||^2, 0))`` (Lemma 5);
+* optionally the coordinates are whitened, ``Lambda^{-1/2} y`` (Schölkopf et al.
+  1999, Section II-C), so that the training coordinates have identity scatter.
+
+Any linear method applied to ``transform(X)`` is then the kernel version of that
+method (Kwak's Algorithm 1, step 5).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import KernelParamsMixin
+from ._eigensolvers import _choose_solver, center_gram, fix_signs, top_eigh
+
+__all__ = ["KernelProjection"]
+
+_EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized", "nystroem")
+# A precomputed centred kernel matrix with an eigenvalue below -_PSD_RTOL * lambda_max is
+# rejected as not positive semi-definite (rounding errors of a true Gram matrix are
+# ~ n * eps * lambda_max, far smaller).
+_PSD_RTOL = 1e-8
+_DEFAULT_LANDMARKS = 1000
+
+
+class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
+    """Explicit coordinates in kernel feature space (Kwak's nonlinear projection trick).
+
+    Fit eigendecomposes the (centred) kernel matrix, ``K~ = U Lambda U^T``, and keeps
+    the eigenpairs with ``lambda > tol * lambda_max``; :meth:`transform` maps a point to
+    ``y(x) = Lambda^{-1/2} U^T k~(x)``, and :meth:`fit_transform` returns the training
+    coordinates ``Y^T = U Lambda^{1/2}`` (so that ``Y^T Y = K~``).
+
+    Parameters
+    ----------
+    n_components : int, float or None, default=None
+        Number of coordinates D. ``None``: the full numerical rank r (Kwak's map).
+        An int: the D leading coordinates (kernel PCA features); it must not exceed the
+        rank. A float in (0, 1): the smallest D whose eigenvalues hold that fraction of
+        the spectrum's mass ``trace(K~)``.
+    kernel : str, callable or Kernel, default='rbf'
+        See :func:`kpm.kernels.make_kernel`. ``'precomputed'``: ``fit`` takes the
+        (n, n) training kernel matrix and ``transform`` an (n_test, n) matrix of kernel
+        values against the training points.
+    sigma, gamma : float, optional
+        RBF width (``exp(-||x-y||^2/(2 sigma^2))`` or ``exp(-gamma ||x-y||^2)``; give at
+        most one; default ``gamma='scale'``), or the scale of poly/sigmoid.
+    degree : float, default=3
+        Polynomial degree.
+    coef0 : float, default=1.0
+        Additive constant of poly and sigmoid kernels.
+    kernel_params : dict, optional
+        Extra kernel parameters (see :func:`kpm.kernels.make_kernel`).
+    centered : bool, default=True
+        Centre the data in feature space (Kwak Section III-A). If False, ``K`` itself
+        is decomposed.
+    tol : float, default=1e-10
+        Relative eigenvalue tolerance: eigenvalues ``<= tol * lambda_max`` count as zero
+        (they define the numerical rank and are never inverted, so duplicate points or
+        low-rank kernels give finite coordinates).
+    residual : bool, default=False
+        Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
+        the (affine, if centred) subspace spanned by the D retained directions.
+    whiten : bool, default=False
+        Scale the coordinates by ``Lambda^{-1/2}`` (unit scatter of the training data).
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'nystroem'}, default='auto'
+        ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
+        randomized block Krylov with a Ritz-residual convergence test (see
+        :mod:`kpm._eigensolvers`). ``'nystroem'``: landmark approximation (below).
+        ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given, else ``'randomized'``
+        when an integer ``n_components`` is much smaller than n, else ``'dense'``.
+    n_landmarks : int, optional
+        Number of landmarks of the Nyström variant (default 1000, at most n). The
+        landmarks are drawn without replacement with ``random_state``; the map is then
+        the exact nonlinear projection trick for the feature vectors projected onto the
+        span of the landmarks' feature vectors, computed blockwise in memory O(n m).
+        With ``n_landmarks = n`` it equals the exact map.
+    random_state : int, RandomState or None, default=None
+        Seeds the partial eigensolvers and the landmark draw.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray (n_components_,)
+        Leading eigenvalues of the centred kernel matrix, decreasing.
+    eigenvectors_ : ndarray (n_samples, n_components_)
+        Matching unit eigenvectors (largest-magnitude entry positive).
+    dual_coef_ : ndarray (n_samples, n_components_) or (n_landmarks, n_components_)
+        ``U Lambda^{-1/2}``: ``y(x) = dual_coef_^T k~(x)`` (the kernel PCA expansion
+        coefficients ``alpha^k``). For the Nyström variant, the coefficients of the
+        landmark kernel vector (see ``nystroem_offset_``).
+    n_components_ : int
+        Number of coordinates D (without the residual).
+    rank_ : int
+        Numerical rank of the centred kernel matrix when the whole spectrum was computed
+        (``n_components=None``, dense solver); otherwise the number of computed
+        eigenvalues above ``tol * lambda_max``, a lower bound.
+    X_fit_ : ndarray (n_samples, n_features) or None
+        Training data (None for a precomputed kernel).
+    kernel_ : kpm.kernels.Kernel
+        The kernel used.
+    kernel_col_means_ : ndarray (n_samples,)
+        ``K 1 / n`` (zeros when not centred); the Nyström variant stores the landmark
+        quantities in ``nystroem_*`` attributes instead and sets this to None.
+    kernel_mean_ : float
+        ``1^T K 1 / n^2`` (0 when not centred).
+    landmark_indices_ : ndarray of int or None
+        Indices of the Nyström landmarks in the training data.
+    nystroem_offset_ : ndarray (n_components_,) or None
+        Nyström variant: ``y(x) = dual_coef_^T kappa_Z(x) - nystroem_offset_``.
+    n_features_in_ : int
+        Number of input features (n_samples for a precomputed kernel).
+
+    Notes
+    -----
+    Kwak's Lemma 5 is stated for the full-rank map; with ``n_components < r`` the
+    residual coordinate is the distance to the D-dimensional subspace (it is then
+    non-zero for training points too).
+
+    References
+    ----------
+    N. Kwak, "Nonlinear projection trick in kernel methods: an alternative to the kernel
+    trick", IEEE TNNLS 24(12), 2013.
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="rbf",
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        centered=True,
+        tol=1e-10,
+        residual=False,
+        whiten=False,
+        eigen_solver="auto",
+        n_landmarks=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.centered = centered
+        self.tol = tol
+        self.residual = residual
+        self.whiten = whiten
+        self.eigen_solver = eigen_solver
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self, n):
+        nc = self.n_components
+        if nc is not None:
+            if isinstance(nc, bool) or not isinstance(nc, numbers.Real):
+                raise ValueError(
+                    f"n_components must be None, a positive int or a float in (0, 1), got {nc!r}"
+                )
+            if isinstance(nc, numbers.Integral):
+                if nc <= 0:
+                    raise ValueError(f"n_components must be >= 1, got {nc}")
+                if nc > n:
+                    raise ValueError(
+                        f"n_components={nc} is larger than the number of training samples {n} "
+                        "(and hence than the rank of the kernel matrix)"
+                    )
+            elif not 0.0 < float(nc) < 1.0:
+                raise ValueError(
+                    f"a float n_components is a fraction of the spectrum and must be in (0, 1), "
+                    f"got {nc!r}"
+                )
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not (
+            0.0 <= self.tol < 1.0
+        ):
+            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
+        if self.eigen_solver not in _EIGEN_SOLVERS:
+            raise ValueError(
+                f"unknown eigen_solver {self.eigen_solver!r}; expected one of {_EIGEN_SOLVERS}"
+            )
+        if self.n_landmarks is not None:
+            m = self.n_landmarks
+            if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+                raise ValueError(f"n_landmarks must be a positive integer, got {m!r}")
+            if self.eigen_solver not in ("auto", "nystroem"):
+                raise ValueError(
+                    f"n_landmarks is used by the Nyström variant only; it cannot be combined "
+                    f"with eigen_solver={self.eigen_solver!r}"
+                )
+        for name in ("centered", "residual", "whiten"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    def _solver(self, n):
+        if self.eigen_solver == "nystroem" or (
+            self.eigen_solver == "auto" and self.n_landmarks is not None
+        ):
+            return "nystroem"
+        nc = self.n_components
+        if self.eigen_solver == "auto":
+            if nc is None:
+                return "dense"
+            if isinstance(nc, numbers.Integral):
+                return _choose_solver(n, int(nc))
+            return "dense" if n <= 2000 else "randomized"
+        if nc is None and self.eigen_solver in ("arpack", "randomized"):
+            raise ValueError(
+                f"eigen_solver={self.eigen_solver!r} computes a few leading eigenpairs: give an "
+                "integer or float n_components, or use eigen_solver='dense' for the full rank"
+            )
+        return self.eigen_solver
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Eigendecompose the (centred) kernel matrix of X.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit and return the training coordinates ``Y^T = U Lambda^{1/2}``.
+
+        Returns
+        -------
+        Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
+        """
+        Yt, diag_c = self._fit(X)
+        return self._finish(Yt, diag_c)
+
+    def _fit(self, X):
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n = X.shape[0]
+        self._check_params(n)
+        if precomputed:
+            if X.shape[1] != n:
+                raise ValueError(
+                    f"a precomputed kernel matrix must be square (n_samples, n_samples), got "
+                    f"shape {X.shape}"
+                )
+            if self.residual:
+                raise ValueError(
+                    "residual=True needs k(x, x) of new points, which a precomputed kernel does "
+                    "not provide"
+                )
+            scale = max(float(np.max(np.abs(X))), np.finfo(float).tiny)
+            if np.max(np.abs(X - X.T)) > 1e-8 * scale:
+                raise ValueError("the precomputed kernel matrix is not symmetric")
+        self.kernel_ = self._make_kernel(X)
+        solver = self._solver(n)
+        self.X_fit_ = None if precomputed else X
+        if solver == "nystroem":
+            return self._fit_nystroem(X, precomputed)
+        self.landmark_indices_ = None
+        self.nystroem_offset_ = None
+
+        K = X if precomputed else self.kernel_(X)
+        if self.centered:
+            col_means = K.mean(axis=0)
+            total = float(col_means.mean())
+        else:
+            col_means = np.zeros(n)
+            total = 0.0
+        self.kernel_col_means_ = col_means
+        self.kernel_mean_ = total
+        # trace of the decomposed matrix (for float n_components and the residual)
+        diag = np.diag(K).copy()
+        diag_c = diag - 2.0 * col_means + total
+
+        nc = self.n_components
+        rs = check_random_state(self.random_state)
+        if solver == "dense":
+            if precomputed:
+                A = center_gram(K)[0] if self.centered else K.copy()
+            else:
+                A = center_gram(K, copy=False)[0] if self.centered else K
+                K = None
+            k = n if (nc is None or not isinstance(nc, numbers.Integral)) else int(nc)
+            w, U = top_eigh(A, None if k == n else k, solver="dense")
+            if k == n:
+                self._check_psd(w, precomputed)
+            del A
+        else:
+            if precomputed:
+                self._check_psd_cholesky(K)
+            if isinstance(nc, numbers.Integral):
+                w, U = top_eigh(K, int(nc), solver=solver, random_state=rs, center=self.centered)
+            else:
+                w, U = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n)
+        w_max = float(w[0]) if w.size else 0.0
+        if not w_max > 0:
+            raise ValueError(
+                "the (centred) kernel matrix has rank 0: all training points have the same "
+                "feature vector (identical samples?)"
+            )
+        keep = w > self.tol * w_max
+        rank = int(keep.sum())
+        self.rank_ = rank
+        if nc is None:
+            k = rank
+        elif isinstance(nc, numbers.Integral):
+            k = int(nc)
+            if k > rank:
+                raise ValueError(
+                    f"n_components={k} is larger than the rank {rank} of the "
+                    f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
+                    f"tol={self.tol:g} times the largest)"
+                )
+        else:
+            mass = float(diag_c.sum())
+            csum = np.cumsum(np.clip(w[:rank], 0, None))
+            k = int(min(np.searchsorted(csum, nc * mass - 1e-12 * mass) + 1, rank))
+        w = w[:k]
+        U = U[:, :k]
+        self.eigenvalues_ = w
+        self.eigenvectors_ = U
+        self.dual_coef_ = U / np.sqrt(w)
+        self.n_components_ = k
+        return U * np.sqrt(w), diag_c
+
+    def _check_psd(self, w, precomputed):
+        if precomputed and w.size and w[-1] < -_PSD_RTOL * max(float(w[0]), 0.0) - 1e-300:
+            raise ValueError(
+                f"the precomputed kernel matrix is not positive semi-definite: its "
+                f"{'centred ' if self.centered else ''}version has the eigenvalue {w[-1]:.3g} "
+                f"(largest {w[0]:.3g})"
+            )
+
+    def _check_psd_cholesky(self, K):
+        """PSD test of a precomputed matrix without its whole spectrum (partial solvers)."""
+        A = center_gram(K)[0] if self.centered else K.copy()
+        shift = _PSD_RTOL * max(float(np.max(np.diag(A))), np.finfo(float).tiny) * len(A)
+        A[np.diag_indices_from(A)] += shift
+        try:
+            linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+        except linalg.LinAlgError:
+            raise ValueError(
+                "the precomputed kernel matrix is not positive semi-definite (a Cholesky "
+                "factorisation of the centred matrix plus a tiny shift failed)"
+            ) from None
+
+    def _grow_partial(self, K, solver, rs, frac, mass, n):
+        """Partial eigenpairs until they hold ``frac`` of the trace (float n_components)."""
+        k = min(n - 2, 32)
+        while True:
+            w, U = top_eigh(K, k, solver=solver, random_state=rs, center=self.centered)
+            if np.sum(np.clip(w, 0, None)) >= frac * mass or k >= n - 2 or w[-1] <= self.tol * w[0]:
+                return w, U
+            k = min(n - 2, 2 * k)
+
+    def _fit_nystroem(self, X, precomputed):
+        n = X.shape[0]
+        m = min(n, self.n_landmarks if self.n_landmarks is not None else _DEFAULT_LANDMARKS)
+        rs = check_random_state(self.random_state)
+        idx = np.sort(rs.choice(n, m, replace=False))
+        self.landmark_indices_ = idx
+        self.kernel_col_means_ = None
+        self.kernel_mean_ = None
+        if precomputed:
+            Kmm = X[np.ix_(idx, idx)]
+        else:
+            Kmm = self.kernel_(X[idx])
+        s, W = linalg.eigh(Kmm, check_finite=False)
+        s, W = s[::-1], W[:, ::-1]
+        if not s[0] > 0:
+            raise ValueError("the landmark kernel matrix is zero: all landmarks are identical?")
+        if precomputed and s[-1] < -_PSD_RTOL * s[0]:
+            raise ValueError(
+                f"the precomputed kernel matrix is not positive semi-definite: the landmark "
+                f"block has the eigenvalue {s[-1]:.3g} (largest {s[0]:.3g})"
+            )
+        keep = s > max(self.tol, 1e-12) * s[0]
+        M = W[:, keep] / np.sqrt(s[keep])  # features f(x) = M^T kappa_Z(x)
+        F = self._landmark_kernel(X, precomputed, idx) @ M  # (n, r_m), computed blockwise
+        fbar = F.mean(axis=0) if self.centered else np.zeros(F.shape[1])
+        F -= fbar
+        C = F.T @ F
+        lam, V = linalg.eigh((C + C.T) / 2, check_finite=False)
+        lam, V = lam[::-1], V[:, ::-1]
+        w_max = float(lam[0])
+        if not w_max > 0:
+            raise ValueError(
+                "the (centred) kernel matrix has rank 0: all training points have the same "
+                "feature vector (identical samples?)"
+            )
+        rank = int(np.sum(lam > self.tol * w_max))
+        self.rank_ = rank
+        nc = self.n_components
+        if nc is None:
+            k = rank
+        elif isinstance(nc, numbers.Integral):
+            k = int(nc)
+            if k > rank:
+                raise ValueError(
+                    f"n_components={k} is larger than the rank {rank} of the Nyström "
+                    f"approximation of the kernel matrix ({m} landmarks)"
+                )
+        else:
+            csum = np.cumsum(np.clip(lam[:rank], 0, None))
+            k = int(min(np.searchsorted(csum, nc * csum[-1] - 1e-12 * csum[-1]) + 1, rank))
+        V = fix_signs(V[:, :k])
+        lam = lam[:k]
+        Yt = F @ V
+        # sign convention of the eigenvectors U = Y^T Lambda^{-1/2}
+        U = Yt / np.sqrt(lam)
+        signs = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(k)])
+        signs[signs == 0] = 1.0
+        V *= signs
+        Yt *= signs
+        U *= signs
+        self.eigenvalues_ = lam
+        self.eigenvectors_ = U
+        self.dual_coef_ = M @ V
+        self.nystroem_offset_ = fbar @ V
+        self.n_components_ = k
+        self._nystroem_fbar_sq = float(fbar @ fbar)
+        self._nystroem_fbar_M = M @ fbar  # for ||f(x) - fbar||^2 terms
+        self._nystroem_M = M
+        diag_c = None
+        if self.residual:
+            Fx = F + fbar  # uncentred landmark features
+            dk = self.kernel_.diag(X)
+            diag_c = np.maximum(dk - np.einsum("ij,ij->i", Fx, Fx), 0.0) + np.einsum(
+                "ij,ij->i", F, F
+            )
+        return Yt, diag_c
+
+    def _landmark_kernel(self, X, precomputed, idx):
+        if precomputed:
+            return X[:, idx]
+        Z = self.X_fit_[idx]
+        out = np.empty((X.shape[0], len(idx)))
+        for rows, block in self.kernel_.blocks(X, Z):
+            out[rows] = block
+        return out
+
+    # -------------------------------------------------------------- transform
+    def _finish(self, Yt, diag_c):
+        """Residual column and whitening of the coordinates ``Yt`` (n, D)."""
+        out = Yt
+        if self.whiten:
+            out = Yt / np.sqrt(self.eigenvalues_)
+        if self.residual:
+            res = np.sqrt(np.maximum(diag_c - np.einsum("ij,ij->i", Yt, Yt), 0.0))
+            out = np.column_stack([out, res])
+        return out
+
+    def transform(self, X):
+        """Coordinates ``y(x) = Lambda^{-1/2} U^T k~(x)`` of new points.
+
+        Parameters
+        ----------
+        X : array-like (n_test, n_features), or (n_test, n_samples) kernel values against
+            the training points if the kernel is precomputed.
+
+        Returns
+        -------
+        Y : ndarray (n_test, n_components_ [+ 1 with ``residual``])
+        """
+        check_is_fitted(self, "eigenvalues_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        precomputed = self.kernel_.is_precomputed
+        if self.landmark_indices_ is not None:
+            Kz = self._landmark_kernel(X, precomputed, self.landmark_indices_)
+            Yt = Kz @ self.dual_coef_ - self.nystroem_offset_
+            diag_c = None
+            if self.residual:
+                Fx = Kz @ self._nystroem_M
+                dk = self.kernel_.diag(X)
+                fbar_sq = self._nystroem_fbar_sq
+                f_sq = np.einsum("ij,ij->i", Fx, Fx)
+                f_fbar = Kz @ self._nystroem_fbar_M
+                diag_c = np.maximum(dk - f_sq, 0.0) + f_sq - 2.0 * f_fbar + fbar_sq
+            return self._finish(Yt, diag_c)
+
+        A = self.dual_coef_
+        a_sum = A.sum(axis=0)
+        offset = self.kernel_col_means_ @ A - self.kernel_mean_ * a_sum
+        Yt = np.empty((X.shape[0], A.shape[1]))
+        row_means = np.empty(X.shape[0])
+        blocks = (
+            [(slice(0, X.shape[0]), X)] if precomputed else self.kernel_.blocks(X, self.X_fit_)
+        )
+        for rows, Kb in blocks:
+            Yt[rows] = Kb @ A
+            row_means[rows] = Kb.mean(axis=1)
+        if self.centered:
+            # y = A^T (kappa - mean(kappa) 1 - K1/n + mean(K) 1), without forming it
+            Yt -= np.outer(row_means, a_sum)
+            Yt -= offset
+        diag_c = None
+        if self.residual:
+            dk = self.kernel_.diag(X)
+            diag_c = dk - 2.0 * row_means + self.kernel_mean_ if self.centered else dk
+        return self._finish(Yt, diag_c)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
