@@ -1,0 +1,372 @@
+"""Kernel principal component regression (kernel PCR) and classification.
+
+SPEC §4.3 (Braun, Buhmann & Müller): with the eigendecomposition ``K = U Λ U^T``
+of the (uncentred) training kernel matrix and the contributions
+``s = U^T y``, the fit on the first d kernel PCA directions is
+
+    training fit       Π_d y = U_d U_d^T y = sum_{i<=d} u_i s_i
+    new point          f(x)  = κ(x)^T U_d Λ_d^{-1} U_d^T y
+
+(least squares on the first d kernel PCA coordinates; at a training point
+``f(x_j) = (Π_d y)_j``). Classification takes the sign (binary) or, for more
+than two classes, the arg-max over one-vs-rest ±1 columns that share the one
+eigendecomposition (the pooled ``sum_c s_ic^2`` fixes one common d).
+
+The number of directions d is
+
+* an integer (``1 <= d <= n-1``, and at most the numerical rank of K, since
+  ``Λ_d^{-1}`` must exist),
+* ``'relevant'`` (default): the relevant-dimension estimate ``d_hat`` of
+  :class:`kpm.relevance.RelevantDimension` (clipped to the numerical rank), or
+* ``'cv'``: k-fold cross-validation of the squared error (regressor) or the 0-1
+  error (classifier) over ``d = 1 .. D``; ties go to the smaller d. All d are
+  scored from one eigendecomposition per fold (cumulative sums over components).
+
+Strings (weighted-degree kernel) and precomputed kernels are accepted as in
+:mod:`kpm.relevance`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import KernelParamsMixin
+from .relevance import (
+    _accepts_raw_input,
+    _cross_gram,
+    _eigh_all,
+    _model_directions,
+    _numerical_rank,
+    _train_gram,
+    _validate_X,
+    _validate_X_y,
+    relevant_dimension_from_contributions,
+)
+
+__all__ = ["KernelPCRRegressor", "KernelPCRClassifier"]
+
+
+class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
+    _is_classifier = False
+
+    def __init__(
+        self,
+        n_components="relevant",
+        *,
+        kernel="rbf",
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        cv=5,
+        max_components=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.cv = cv
+        self.max_components = max_components
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ helpers
+    def _check_params(self, n):
+        nc = self.n_components
+        if isinstance(nc, str):
+            if nc not in ("relevant", "cv"):
+                raise ValueError(
+                    f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}"
+                )
+        elif isinstance(nc, bool) or not isinstance(nc, numbers.Integral):
+            raise ValueError(f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}")
+        elif nc < 1:
+            raise ValueError(f"n_components must be >= 1, got {nc}")
+        elif nc > n - 1:
+            raise ValueError(
+                f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
+            )
+        mc = self.max_components
+        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, numbers.Integral) or mc < 1):
+            raise ValueError(f"max_components must be a positive integer or None, got {mc!r}")
+        if nc == "cv":
+            if not hasattr(self.cv, "split") and (
+                isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2
+            ):
+                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}")
+
+    def _targets(self, y):
+        """Target matrix (n, c) for the regression, and bookkeeping."""
+        raise NotImplementedError
+
+    def _errors(self, pred, va, y, Y):
+        """Errors of cumulative predictions pred (n_val, D, c) on rows va, for every d -> (D,)."""
+        raise NotImplementedError
+
+    def _splitter(self, y):
+        if hasattr(self.cv, "split"):
+            return self.cv
+        if self._is_classifier:
+            _, counts = np.unique(y, return_counts=True)
+            if counts.min() >= self.cv:
+                return StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        return KFold(self.cv, shuffle=True, random_state=self.random_state)
+
+    def _cv_select(self, K, Y, y):
+        n = len(y)
+        splits = list(self._splitter(y).split(np.zeros((n, 1)), y))
+        fold_preds = []
+        D = n
+        for tr, va in splits:
+            w, U = _eigh_all(K[np.ix_(tr, tr)])
+            r = _numerical_rank(w)
+            D = min(D, r, len(tr) - 1)
+            fold_preds.append((tr, va, w, U))
+        if self.max_components is not None:
+            D = min(D, self.max_components)
+        if D < 1:
+            raise ValueError("cross-validation folds have kernel matrices of rank 0")
+        errs = np.zeros(D)
+        for tr, va, w, U in fold_preds:
+            coef = (U[:, :D].T @ Y[tr]) / w[:D, None]  # (D, c)
+            A = K[np.ix_(va, tr)] @ U[:, :D]  # (n_va, D)
+            pred = np.cumsum(A[:, :, None] * coef[None, :, :], axis=1)  # (n_va, D, c)
+            errs += self._errors(pred, va, y, Y) * len(va)
+        errs /= n
+        return int(np.argmin(errs)) + 1, errs
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit kernel PCR.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), kernel matrix, or strings
+        y : array-like (n_samples,)
+            Real targets (regressor; NaN/inf raise ValueError) or class labels.
+
+        Returns
+        -------
+        self
+        """
+        X, y = _validate_X_y(self, X, y, y_numeric=not self._is_classifier)
+        Y = self._targets(y)
+        n = len(y)
+        if n < 3:
+            raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
+        self._check_params(n)
+        K, kernel = _train_gram(self, X)
+        if self.max_components is not None and self.n_components != "cv":
+            m = min(n, self.max_components + 1)
+            w, U = _eigh_all(K, m, random_state=self.random_state)
+        else:
+            w, U = _eigh_all(K)
+        rank = _numerical_rank(w)
+        if rank == 0:
+            raise ValueError("the kernel matrix is zero: kernel PCR has no direction to use")
+        s = U.T @ Y  # (m, c)
+        s_used, total, n_used, _ = _model_directions(w, s, float((Y**2).sum()), n)
+        if n_used >= 2:
+            rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
+                s_used, total=total, n=n_used, max_dim=self.max_components
+            )
+        else:  # rank-1 kernel matrix: one direction is all there is
+            rel_dim, nll, s1, s2 = 1, np.zeros(1), np.full(1, total), np.zeros(1)
+        self.cv_errors_ = None
+        if self.n_components == "relevant":
+            d = min(rel_dim, rank)
+        elif self.n_components == "cv":
+            d, self.cv_errors_ = self._cv_select(K, Y, y)
+        else:
+            d = int(self.n_components)
+            if d > rank:
+                raise ValueError(
+                    f"n_components={d} is larger than the numerical rank {rank} of the kernel "
+                    "matrix: the prediction would divide by zero eigenvalues"
+                )
+            if d > len(w):
+                raise ValueError(f"n_components={d} > max_components={self.max_components}")
+        coef = s[:d] / w[:d, None]
+        self.kernel_ = kernel
+        self.X_fit_ = X
+        self.eigenvalues_ = w
+        self.s_ = s[:, 0] if s.shape[1] == 1 else s
+        self.neg_log_likelihood_ = nll
+        self.relevant_dim_ = rel_dim
+        self.dim_ = rel_dim
+        self.sigma1_sq_ = float(s1[rel_dim - 1])
+        self.sigma2_sq_ = float(s2[rel_dim - 1])
+        self.n_components_ = d
+        self.dual_coef_ = U[:, :d] @ coef  # (n, c)
+        self.fitted_train_ = U[:, :d] @ s[:d]  # Π_d Y
+        self._finish_fit(y, Y)
+        return self
+
+    def _finish_fit(self, y, Y):
+        pass
+
+    def _raw_predict(self, X):
+        check_is_fitted(self)
+        X = _validate_X(self, X, reset=False)
+        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        return Kx @ self.dual_coef_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if _accepts_raw_input(self.kernel):
+            tags.input_tags.two_d_array = False
+            tags.input_tags.string = True
+        return tags
+
+
+class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
+    """Kernel principal component regression (SPEC §4.3).
+
+    Parameters
+    ----------
+    n_components : int, 'relevant' or 'cv', default='relevant'
+        Number d of leading kernel PCA directions: fixed, the relevant-dimension
+        estimate, or chosen by k-fold CV of the squared error.
+    kernel : str, callable or Kernel, default='rbf'
+        See :func:`kpm.kernels.make_kernel`; ``'precomputed'`` and
+        :class:`~kpm.string_kernels.WeightedDegreeKernel` are accepted.
+    sigma, gamma, degree, coef0, kernel_params
+        Kernel parameters.
+    cv : int or CV splitter, default=5
+        Folds for ``n_components='cv'`` (shuffled KFold seeded by ``random_state``).
+    max_components : int, optional
+        Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
+        d, allows a partial eigensolver).
+    random_state : int, RandomState or None
+        Seeds the CV shuffling and partial eigensolvers.
+
+    Attributes
+    ----------
+    n_components_ : int
+        The d used.
+    relevant_dim_ : int
+        The relevant-dimension estimate d_hat (whatever ``n_components`` is).
+    dim_ : int
+        Alias of ``relevant_dim_`` (for :func:`kpm.relevance.plot_relevance`).
+    s_ : ndarray
+        Contributions ``U^T y``.
+    neg_log_likelihood_ : ndarray
+        The two-component criterion for ``d = 1 ..``.
+    sigma1_sq_, sigma2_sq_ : float
+        Noise levels of the two-component fit at d_hat.
+    eigenvalues_ : ndarray
+        Eigenvalues of K (decreasing).
+    dual_coef_ : ndarray (n, 1)
+        ``U_d Λ_d^{-1} U_d^T y``: ``f(x) = κ(x)^T dual_coef_``.
+    fitted_train_ : ndarray (n, 1)
+        ``Π_d y``.
+    residual_variance_ : float
+        ``mean((y - Π_d y)^2)``, the estimated noise variance of the targets.
+    cv_errors_ : ndarray or None
+        Mean CV squared error per d (for ``n_components='cv'``).
+    kernel_, X_fit_, n_features_in_
+        As in :class:`kpm.relevance.RelevantDimension`.
+    """
+
+    def _targets(self, y):
+        return np.asarray(y, dtype=float)[:, None]
+
+    def _errors(self, pred, va, y, Y):
+        return ((pred - Y[va][:, None, :]) ** 2).mean(axis=(0, 2))
+
+    def _finish_fit(self, y, Y):
+        self.residual_variance_ = float(np.mean((Y - self.fitted_train_) ** 2))
+
+    def predict(self, X):
+        """Predict ``f(x) = κ(x)^T U_d Λ_d^{-1} U_d^T y``.
+
+        Parameters
+        ----------
+        X : array-like, kernel rows against the training set, or strings
+
+        Returns
+        -------
+        y_pred : ndarray (n_samples,)
+        """
+        return self._raw_predict(X)[:, 0]
+
+
+class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
+    """Kernel PCR classifier: least squares on ±1 labels in the first d kernel PCA directions.
+
+    Binary problems regress the ±1 coded labels (+1 = ``classes_[1]``) and take
+    the sign; more classes use one ±1 column per class and the arg-max. See
+    :class:`KernelPCRRegressor` for the parameters; ``n_components='cv'`` scores
+    the 0-1 error (stratified shuffled folds when every class has ``cv`` members).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Class labels.
+    label_noise_ : float
+        Estimated label noise: the training disagreement between y and the
+        class predicted by ``Π_d y`` (SPEC §4.3, the slides' "est. error rate").
+    n_components_, relevant_dim_, dim_, s_, neg_log_likelihood_, sigma1_sq_,
+    sigma2_sq_, eigenvalues_, dual_coef_, fitted_train_, cv_errors_, kernel_,
+    X_fit_, n_features_in_
+        As in :class:`KernelPCRRegressor` (``cv_errors_`` is the 0-1 error).
+    """
+
+    _is_classifier = True
+
+    def _targets(self, y):
+        check_classification_targets(y)
+        classes, yi = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"the classifier needs at least 2 classes in y, got 1 class ({classes[0]!r})"
+            )
+        self.classes_ = classes
+        if len(classes) == 2:
+            return np.where(yi == 1, 1.0, -1.0)[:, None]
+        Y = -np.ones((len(y), len(classes)))
+        Y[np.arange(len(y)), yi] = 1.0
+        return Y
+
+    def _decide(self, F):
+        """Class indices from decision values F (..., c)."""
+        if F.shape[-1] == 1:
+            return (F[..., 0] > 0).astype(int)
+        return np.argmax(F, axis=-1)
+
+    def _errors(self, pred, va, y, Y):
+        true = self._decide(Y[va])  # (n_va,)
+        return (self._decide(pred) != true[:, None]).mean(axis=0)
+
+    def _finish_fit(self, y, Y):
+        self.label_noise_ = float(np.mean(self._decide(self.fitted_train_) != self._decide(Y)))
+
+    def decision_function(self, X):
+        """Decision values: ``f(x)`` (binary, positive = ``classes_[1]``) or one per class.
+
+        Returns
+        -------
+        F : ndarray (n_samples,) or (n_samples, n_classes)
+        """
+        F = self._raw_predict(X)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Returns
+        -------
+        y_pred : ndarray (n_samples,)
+        """
+        F = self._raw_predict(X)
+        return self.classes_[self._decide(F)]

@@ -1,0 +1,125 @@
+import numpy as np
+import pytest
+from sklearn.model_selection import KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm.kernels import make_kernel
+from kpm.pcr import KernelPCRClassifier, KernelPCRRegressor
+from kpm.string_kernels import WeightedDegreeKernel
+
+
+@parametrize_with_checks(
+    [
+        KernelPCRRegressor(),
+        KernelPCRClassifier(),
+        KernelPCRRegressor(n_components="cv", random_state=0),
+        KernelPCRClassifier(n_components="cv", random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    f = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1]
+    return X, f, rng
+
+
+def test_prediction_formula_and_training_fit():
+    X, f, rng = _data()
+    y = f + 0.2 * rng.standard_normal(len(f))
+    d = 8
+    m = KernelPCRRegressor(d, sigma=1.0).fit(X, y)
+    K = make_kernel("rbf", sigma=1.0)(X)
+    w, U = np.linalg.eigh(K)
+    w, U = w[::-1][:d], U[:, ::-1][:, :d]
+    # training fit = projection of y on the first d eigenvectors
+    assert np.allclose(m.predict(X), U @ (U.T @ y), atol=1e-8)
+    # new points: kappa(x)^T U_d Lambda_d^{-1} U_d^T y
+    Xn = rng.uniform(-2, 2, size=(7, 2))
+    Kn = make_kernel("rbf", sigma=1.0)(Xn, X)
+    assert np.allclose(m.predict(Xn), Kn @ U @ ((U.T @ y) / w), atol=1e-8)
+    assert m.n_components_ == d
+    assert np.isclose(m.residual_variance_, np.mean((y - U @ (U.T @ y)) ** 2))
+
+
+def test_relevant_default_uses_relevant_dimension():
+    from kpm.relevance import RelevantDimension
+
+    X, f, rng = _data(seed=1)
+    y = f + 0.3 * rng.standard_normal(len(f))
+    m = KernelPCRRegressor(sigma=1.0).fit(X, y)
+    r = RelevantDimension(sigma=1.0).fit(X, y)
+    assert m.n_components_ == m.relevant_dim_ == r.dim_
+    assert np.mean((m.predict(X) - f) ** 2) < 0.05
+
+
+def test_cv_errors_match_refitting_each_fold():
+    X, f, rng = _data(n=90, seed=2)
+    y = np.where(f + 0.4 * rng.standard_normal(len(f)) > 0, 1, -1)
+    cv = KFold(4, shuffle=True, random_state=0)
+    m = KernelPCRClassifier("cv", sigma=1.0, cv=cv, max_components=20).fit(X, y)
+    assert m.cv_errors_.shape == (20,)
+    for d in (1, 5, 12):
+        wrong = 0
+        for tr, va in cv.split(X):
+            c = KernelPCRClassifier(d, sigma=1.0).fit(X[tr], y[tr])
+            wrong += np.sum(c.predict(X[va]) != y[va])
+        assert np.isclose(m.cv_errors_[d - 1], wrong / len(y))
+    assert m.n_components_ == int(np.argmin(m.cv_errors_)) + 1
+
+
+def test_classifier_label_noise_and_labels():
+    X, f, rng = _data(n=150, seed=3)
+    y = np.where(f > 0, "pos", "neg")
+    flip = rng.random(len(y)) < 0.1
+    y[flip] = np.where(y[flip] == "pos", "neg", "pos")
+    c = KernelPCRClassifier(sigma=1.0).fit(X, y)
+    assert list(c.classes_) == ["neg", "pos"]
+    pi = c.fitted_train_[:, 0]
+    assert np.isclose(c.label_noise_, np.mean(np.where(pi > 0, "pos", "neg") != y))
+    assert 0.03 < c.label_noise_ < 0.25
+    assert set(c.predict(X)) <= {"neg", "pos"}
+    assert c.decision_function(X).shape == (len(y),)
+
+
+def test_multiclass_shares_one_decomposition():
+    rng = np.random.default_rng(4)
+    centres = np.array([[0, 0], [3, 0], [0, 3]])
+    y = np.repeat([0, 1, 2], 40)
+    X = centres[y] + 0.6 * rng.standard_normal((120, 2))
+    c = KernelPCRClassifier(sigma=1.0).fit(X, y)
+    assert c.decision_function(X).shape == (120, 3)
+    assert np.mean(c.predict(X) == y) > 0.9
+
+
+def test_bad_input():
+    X, f, _ = _data(n=30)
+    y = f.copy()
+    y[2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KernelPCRRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="n - 1"):
+        KernelPCRRegressor(30).fit(X, f)
+    with pytest.raises(ValueError, match="n_components"):
+        KernelPCRRegressor("best").fit(X, f)
+    with pytest.raises(ValueError, match="n_components"):
+        KernelPCRRegressor(0).fit(X, f)
+    with pytest.raises(ValueError, match="rank"):
+        KernelPCRRegressor(5, kernel="linear").fit(X, f)  # linear kernel in 2-D: rank 2
+    with pytest.raises(ValueError, match="class"):
+        KernelPCRClassifier().fit(X, np.ones(30))
+    with pytest.raises(ValueError, match="cv"):
+        KernelPCRClassifier("cv", cv=1).fit(X, np.sign(f))
+
+
+def test_strings_with_weighted_degree_kernel():
+    rng = np.random.default_rng(5)
+    S = np.array(["".join(rng.choice(list("ACGT"), 20)) for _ in range(120)])
+    y = np.array([1 if s[9:11] == "AG" or s[3] == "C" else -1 for s in S])
+    c = KernelPCRClassifier(kernel=WeightedDegreeKernel(3)).fit(S[:80], y[:80])
+    assert np.mean(c.predict(S[80:]) == y[80:]) > 0.7
+    with pytest.raises(ValueError, match="equal length"):
+        c.predict(np.array(["ACGT", "AC"]))
