@@ -338,7 +338,7 @@ def _tasks(st: Settings):
              "random_state": st.random_state, "repeats": st.repeats}
     grids = {"select": st.grid, "select-l1": st.grid, "construct": st.construct_grid,
              "construct+grad": st.gradient_grid, "select-l1-shared": st.shared_grid}
-    order = ("select", "select-l1", "construct", "select-l1-shared", "construct+grad")
+    order = ("select", "select-l1", "construct", "construct+grad", "select-l1-shared")
     for method in order:
         if method not in st.methods:
             continue
