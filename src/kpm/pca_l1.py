@@ -1,0 +1,425 @@
+"""PCA-L1 (Kwak 2008) and kernel PCA-L1 (Kwak 2013, Section IV-D).
+
+PCA-L1 looks for the unit vector w maximising the L1 dispersion ``sum_i |w^T x_i|``
+by *polarity flipping* (Algorithm 2 of Kwak 2013):
+
+1. start from a unit vector ``w(0)``;
+2. polarities ``p_i = sign(w^T x_i)`` (``+1`` for a zero projection);
+3. ``w <- sum_i p_i x_i / ||sum_i p_i x_i||``;
+4. if the polarities changed, go to 2; else if some ``w^T x_i = 0``, perturb
+   ``w <- (w + dw)/||w + dw||`` with a small random ``dw`` and go to 2; else stop.
+
+Each flip cannot decrease the dispersion (``sum |w_new^T x_i| >= p^T X w_new =
+||X^T p|| >= p^T X w``), so the iteration stops at a local maximum after finitely many
+steps. Several components are found greedily with the deflation
+``x_i <- x_i - w (w^T x_i)``.
+
+Beyond the paper (switch it off with ``flip_check=False``): at a fixed point the
+algorithm also tries every *single-sample polarity flip*; flipping ``p_i`` improves the
+objective iff ``||x_i||^2 > ||X^T p|| |w^T x_i|``, and the best such flip is applied
+before iterating again. The returned w is then a local maximum in both senses (no small
+rotation of w and no single sign flip increases the L1 dispersion).
+
+Kernel PCA-L1 applies PCA-L1 to the explicit coordinates of
+:class:`kpm.projection.KernelProjection` (which the kernel trick cannot do, since the
+objective is not a function of inner products).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import KernelParamsMixin
+from .projection import KernelProjection
+
+__all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
+
+_INITS = ("max_norm", "pca", "random")
+
+
+def l1_dispersion(X, w):
+    """The L1 dispersion ``sum_i |w^T x_i|`` of the rows of X along w."""
+    return float(np.abs(np.asarray(X) @ np.asarray(w)).sum())
+
+
+def _initial_w(X, init, rs):
+    if init == "max_norm":
+        w = X[np.argmax(np.einsum("ij,ij->i", X, X))].copy()
+    elif init == "pca":
+        w = np.linalg.svd(X, full_matrices=False)[2][0].copy()
+    else:
+        w = rs.standard_normal(X.shape[1])
+    nw = np.linalg.norm(w)
+    if nw == 0:
+        w = rs.standard_normal(X.shape[1])
+        nw = np.linalg.norm(w)
+    return w / nw
+
+
+def pca_l1_component(X, *, init="max_norm", max_iter=1000, flip_check=True, random_state=None):
+    """One PCA-L1 direction of the rows of X (no centring, no deflation).
+
+    Parameters
+    ----------
+    X : ndarray (n_samples, n_features)
+    init : {'max_norm', 'pca', 'random'} or ndarray (n_features,), default='max_norm'
+        Starting vector: the sample of largest norm (Kwak 2008), the leading L2 principal
+        direction, a Gaussian vector, or a given vector.
+    max_iter : int, default=1000
+        Cap on the polarity updates.
+    flip_check : bool, default=True
+        Also escape fixed points that a single-sample polarity flip improves (see the
+        module docstring).
+    random_state : int, RandomState or None
+        Seeds the perturbation step (and ``init='random'``).
+
+    Returns
+    -------
+    w : ndarray (n_features,)
+        Unit vector.
+    history : ndarray
+        L1 dispersion of the current solution after each iteration (non-decreasing;
+        ``history[0]`` is that of the starting vector).
+    n_iter : int
+        Number of polarity updates.
+    converged : bool
+    """
+    rs = check_random_state(random_state)
+    X = np.asarray(X, dtype=float)
+    if isinstance(init, str):
+        w = _initial_w(X, init, rs)
+    else:
+        w = np.asarray(init, dtype=float).ravel()
+        if w.shape != (X.shape[1],) or not np.all(np.isfinite(w)) or not np.linalg.norm(w) > 0:
+            raise ValueError(f"init must be a non-zero finite vector of length {X.shape[1]}")
+        w = w / np.linalg.norm(w)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    scale = float(norms.max()) if norms.size else 0.0
+    live = norms > 1e-12 * scale  # samples at the origin never matter
+    proj = X @ w
+    disp = float(np.abs(proj).sum())
+    history = [disp]
+    n_iter = 0
+    n_perturb = 0
+    converged = False
+    while n_iter < max_iter:
+        p = np.where(proj < 0, -1.0, 1.0)
+        v = X.T @ p
+        nv = float(np.linalg.norm(v))
+        if nv == 0.0:  # all samples at the origin, or cancelling polarities
+            converged = True
+            break
+        w_new = v / nv
+        proj_new = X @ w_new
+        disp_new = float(np.abs(proj_new).sum())
+        n_iter += 1
+        p_new = np.where(proj_new < 0, -1.0, 1.0)
+        if disp_new >= disp:
+            w, proj, disp = w_new, proj_new, disp_new
+        history.append(disp)
+        if not np.array_equal(p_new, p):
+            continue  # Step 4a: polarities changed
+        # A fixed point of the polarity iteration.
+        zero = live & (np.abs(proj) <= 1e-10 * norms)
+        if np.any(zero) and n_perturb < 20:
+            # Step 4b: move off the zero projections with a small random perturbation.
+            n_perturb += 1
+            for _ in range(10):
+                dw = rs.standard_normal(w.shape) * 1e-6
+                w_try = (w + dw) / np.linalg.norm(w + dw)
+                proj_try = X @ w_try
+                disp_try = float(np.abs(proj_try).sum())
+                if disp_try >= disp:
+                    w, proj, disp = w_try, proj_try, disp_try
+                    break
+            else:
+                zero = np.zeros_like(zero)
+            if np.any(zero):
+                history[-1] = disp
+                continue
+        if flip_check:
+            # Single-sample polarity flips: gain 4 (||x_i||^2 - ||X^T p|| |x_i^T w|).
+            s = float(np.linalg.norm(X.T @ p))
+            gain = norms**2 - s * np.abs(proj)
+            i = int(np.argmax(gain))
+            if gain[i] > 1e-12 * s * scale:
+                p[i] = -p[i]
+                v = X.T @ p
+                w_try = v / np.linalg.norm(v)
+                proj_try = X @ w_try
+                disp_try = float(np.abs(proj_try).sum())
+                if disp_try > disp:
+                    w, proj, disp = w_try, proj_try, disp_try
+                    history[-1] = disp
+                    continue
+        converged = True
+        break
+    return w, np.asarray(history), n_iter, converged
+
+
+def _check_common(est, n_samples, n_features, what="min(n_samples, n_features)"):
+    nc = est.n_components
+    if nc is not None:
+        if isinstance(nc, bool) or not isinstance(nc, numbers.Integral):
+            raise ValueError(f"n_components must be None or a positive int, got {nc!r}")
+        if nc <= 0:
+            raise ValueError(f"n_components must be >= 1, got {nc}")
+        if nc > min(n_samples, n_features):
+            raise ValueError(
+                f"n_components={nc} is larger than {what} = {min(n_samples, n_features)}, "
+                "an upper bound of the rank of the data"
+            )
+    if isinstance(est.init, str):
+        if est.init not in _INITS:
+            raise ValueError(f"unknown init {est.init!r}; expected one of {_INITS}")
+    else:
+        raise ValueError(f"init must be one of {_INITS}, got {est.init!r}")
+    mi = est.max_iter
+    if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {mi!r}")
+
+
+def _fit_pca_l1(est, Xc, n_components, rs):
+    """Greedy deflation: fills components_, dispersion_history_, n_iter_ of est."""
+    Xd = Xc.copy()
+    base = float(np.linalg.norm(Xd))
+    comps, hists, iters = [], [], []
+    for j in range(n_components):
+        if not np.linalg.norm(Xd) > 1e-10 * max(base, np.finfo(float).tiny):
+            if est.n_components is None:
+                break
+            raise ValueError(
+                f"n_components={est.n_components} is larger than the rank {j} of the "
+                f"{'centred ' if getattr(est, 'center', True) else ''}data"
+            )
+        w, hist, n_it, conv = pca_l1_component(
+            Xd, init=est.init, max_iter=est.max_iter, flip_check=est.flip_check, random_state=rs
+        )
+        if not conv:
+            warnings.warn(
+                f"PCA-L1 component {j} did not converge in max_iter={est.max_iter} iterations",
+                ConvergenceWarning,
+            )
+        comps.append(w)
+        hists.append(hist)
+        iters.append(n_it)
+        Xd -= np.outer(Xd @ w, w)
+    if not comps:
+        raise ValueError("the data have rank 0 (all samples identical): no PCA-L1 component")
+    est.components_ = np.asarray(comps)
+    est.dispersion_history_ = hists
+    est.n_iter_per_component_ = np.asarray(iters)
+    est.n_iter_ = int(max(iters))
+    est.n_components_ = len(comps)
+
+
+class PCAL1(TransformerMixin, BaseEstimator):
+    """Principal component analysis maximising the L1 dispersion (Kwak 2008).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Number of components, found greedily with deflation. ``None``: up to
+        ``min(n_samples, n_features)``, stopping early at the rank of the data.
+    center : bool, default=True
+        Subtract the mean before fitting (and in :meth:`transform`).
+    init : {'max_norm', 'pca', 'random'}, default='max_norm'
+        Starting vector of each component: the (deflated) sample of largest norm, as
+        suggested by Kwak (2008), the L2 principal direction, or a random direction.
+    max_iter : int, default=1000
+        Cap on the polarity updates per component.
+    flip_check : bool, default=True
+        Escape fixed points that a single-sample polarity flip improves (an addition to
+        Kwak's algorithm; ``False`` gives the paper's algorithm exactly).
+    random_state : int, RandomState or None, default=None
+        Seeds the zero-projection perturbations (and ``init='random'``).
+
+    Attributes
+    ----------
+    components_ : ndarray (n_components_, n_features)
+        Orthonormal PCA-L1 directions, in order.
+    mean_ : ndarray (n_features,)
+        Training mean (zeros if ``center=False``).
+    dispersion_history_ : list of ndarray
+        Per component, the L1 dispersion (of the deflated data) after each iteration;
+        non-decreasing.
+    n_iter_ : int
+        Largest number of polarity updates over the components.
+    n_iter_per_component_ : ndarray of int
+        Polarity updates per component.
+    n_components_ : int
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        center=True,
+        init="max_norm",
+        max_iter=1000,
+        flip_check=True,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.center = center
+        self.init = init
+        self.max_iter = max_iter
+        self.flip_check = flip_check
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Fit the PCA-L1 directions.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n, d = X.shape
+        _check_common(self, n, d)
+        self.mean_ = X.mean(axis=0) if self.center else np.zeros(d)
+        k = self.n_components if self.n_components is not None else min(n, d)
+        _fit_pca_l1(self, X - self.mean_, k, check_random_state(self.random_state))
+        return self
+
+    def transform(self, X):
+        """Project onto the PCA-L1 directions: ``(X - mean_) @ components_.T``."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return (X - self.mean_) @ self.components_.T
+
+    def l1_dispersion(self, X):
+        """L1 dispersion ``sum_i |w_k^T (x_i - mean)|`` of X along each component."""
+        return np.abs(self.transform(X)).sum(axis=0)
+
+
+class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
+    """Kernel PCA-L1: PCA-L1 on the explicit kernel coordinates (Kwak 2013, IV-D).
+
+    The data are mapped by :class:`kpm.projection.KernelProjection` (full numerical rank,
+    centred in feature space), and PCA-L1 runs on the coordinates ``Y``; by Kwak's
+    Lemma 1 and Theorem 2 this maximises ``sum_i |w^T phi(x_i)|`` over unit vectors w of
+    the feature space.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Number of L1 components (``None``: up to the rank).
+    kernel, sigma, gamma, degree, coef0, kernel_params
+        Kernel, as in :class:`kpm.projection.KernelProjection`.
+    tol : float, default=1e-10
+        Relative eigenvalue tolerance of the projection.
+    eigen_solver : {'auto', 'dense', 'nystroem'}, default='auto'
+        Solver of the projection (the full rank is needed, hence no partial solver).
+    n_landmarks : int, optional
+        Landmarks of the Nyström variant of the projection.
+    init, max_iter, flip_check
+        As in :class:`PCAL1`.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    projection_ : KernelProjection
+        The fitted feature map.
+    components_ : ndarray (n_components_, rank)
+        PCA-L1 directions in the coordinates of ``projection_``.
+    dual_coef_ : ndarray (n_samples, n_components_)
+        Expansion ``w_k = sum_i dual_coef_[i, k] (phi(x_i) - phi_bar)``, so that the
+        projection of x is ``dual_coef_^T k~(x)`` (exact variant only; None for Nyström).
+    dispersion_history_, n_iter_, n_iter_per_component_, n_components_, n_features_in_
+        As in :class:`PCAL1`.
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="rbf",
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        tol=1e-10,
+        eigen_solver="auto",
+        n_landmarks=None,
+        init="max_norm",
+        max_iter=1000,
+        flip_check=True,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.tol = tol
+        self.eigen_solver = eigen_solver
+        self.n_landmarks = n_landmarks
+        self.init = init
+        self.max_iter = max_iter
+        self.flip_check = flip_check
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Map X explicitly and fit PCA-L1 on the coordinates.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        if self.eigen_solver not in ("auto", "dense", "nystroem"):
+            raise ValueError(
+                f"eigen_solver must be 'auto', 'dense' or 'nystroem' (kernel PCA-L1 needs the "
+                f"full-rank map), got {self.eigen_solver!r}"
+            )
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        self.projection_ = KernelProjection(
+            None,
+            kernel=self.kernel,
+            sigma=self.sigma,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
+            tol=self.tol,
+            eigen_solver=self.eigen_solver,
+            n_landmarks=self.n_landmarks,
+            random_state=self.random_state,
+        )
+        Y = self.projection_.fit_transform(X)
+        n, r = Y.shape
+        _check_common(self, n, r, what="the rank of the centred kernel matrix")
+        k = self.n_components if self.n_components is not None else r
+        _fit_pca_l1(self, Y, k, check_random_state(self.random_state))
+        if self.projection_.landmark_indices_ is None:
+            self.dual_coef_ = self.projection_.dual_coef_ @ self.components_.T
+        else:
+            self.dual_coef_ = None
+        return self
+
+    def transform(self, X):
+        """Kernel PCA-L1 features ``components_ @ y(x)``."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.projection_.transform(X) @ self.components_.T

@@ -1,0 +1,351 @@
+"""KernelProjection (Kwak's nonlinear projection trick) and the eigensolvers."""
+
+import numpy as np
+import pytest
+from scipy import linalg
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm._eigensolvers import block_krylov_eigh, center_gram, top_eigh
+from kpm.kernels import make_kernel
+from kpm.pca_l1 import PCAL1, KernelPCAL1
+from kpm.projection import KernelProjection
+
+
+def _rel(a, b):
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+def _sin_angle(U, V):
+    """Sine of the largest principal angle between the column spans of U and V."""
+    Qu = linalg.orth(U)
+    Qv = linalg.orth(V)
+    return float(linalg.norm(Qv - Qu @ (Qu.T @ Qv), 2))
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.randn(120, 4)
+    X[:, 0] *= 2.0
+    Xt = rng.randn(25, 4)
+    return X, Xt
+
+
+KERNELS = [
+    dict(kernel="rbf", sigma=1.5),
+    dict(kernel="poly", degree=2, gamma=0.5, coef0=1.0),
+    dict(kernel="imq", kernel_params={"c": 1.0}),
+    dict(kernel=lambda A, B: (A @ B.T + 1.0) ** 2),
+]
+
+
+@pytest.mark.parametrize("kw", KERNELS, ids=["rbf", "poly", "imq", "callable"])
+def test_gram_reproduced_and_centred(data, kw):
+    X, _ = data
+    proj = KernelProjection(**kw)
+    Y = proj.fit_transform(X)  # rows are y_i, i.e. Y^T in Kwak's notation
+    K = make_kernel(**kw, X=X)(X)
+    Kc = center_gram(K)[0]
+    assert _rel(Y @ Y.T, Kc) < 1e-8  # Y^T Y = K~ (Corollary 3)
+    assert np.max(np.abs(Y.mean(axis=0))) < 1e-8 * np.sqrt(np.max(np.abs(Kc)))  # Lemma 4
+    assert _rel(proj.transform(X), Y) < 1e-8  # training points map to Y (Theorem 2)
+    assert proj.n_components_ == proj.rank_ == Y.shape[1]
+    assert np.all(np.diff(proj.eigenvalues_) <= 0)
+
+
+def test_uncentred_map(data):
+    X, Xt = data
+    proj = KernelProjection(kernel="rbf", gamma=0.3, centered=False)
+    Y = proj.fit_transform(X)
+    K = make_kernel("rbf", gamma=0.3)(X)
+    assert _rel(Y @ Y.T, K) < 1e-8
+    # for new points: y(x)^T y_i = k(x, x_i) restricted to the span = exact on training
+    Kt = make_kernel("rbf", gamma=0.3)(Xt, X)
+    Yt = proj.transform(Xt)
+    # projection onto the span: <phi_P(x), phi(x_i)> = <phi(x), phi(x_i)> for x_i in the span
+    assert _rel(Yt @ Y.T, Kt) < 1e-6
+
+
+def test_truncation_is_kernel_pca_prefix(data):
+    X, Xt = data
+    full = KernelProjection(kernel="rbf", sigma=2.0).fit(X)
+    part = KernelProjection(5, kernel="rbf", sigma=2.0, eigen_solver="dense").fit(X)
+    assert _rel(part.transform(Xt), full.transform(Xt)[:, :5]) < 1e-8
+    assert _rel(part.eigenvalues_, full.eigenvalues_[:5]) < 1e-10
+
+
+@pytest.mark.parametrize("solver", ["arpack", "randomized"])
+def test_partial_solvers_agree_with_dense(data, solver):
+    X, Xt = data
+    dense = KernelProjection(8, kernel="rbf", sigma=2.0, eigen_solver="dense").fit(X)
+    other = KernelProjection(8, kernel="rbf", sigma=2.0, eigen_solver=solver, random_state=1).fit(X)
+    assert _rel(other.eigenvalues_, dense.eigenvalues_) < 1e-10
+    # same deterministic sign convention -> same coordinates
+    assert _rel(other.transform(Xt), dense.transform(Xt)) < 1e-7
+    assert _sin_angle(other.eigenvectors_, dense.eigenvectors_) < 1e-8
+
+
+def test_nystroem_with_all_landmarks_is_exact(data):
+    X, Xt = data
+    dense = KernelProjection(6, kernel="rbf", sigma=2.0, eigen_solver="dense").fit(X)
+    ny = KernelProjection(6, kernel="rbf", sigma=2.0, n_landmarks=len(X), random_state=0)
+    Y = ny.fit_transform(X)
+    assert ny.landmark_indices_.shape == (len(X),)
+    assert _rel(ny.eigenvalues_, dense.eigenvalues_) < 1e-8
+    assert _rel(np.abs(Y), np.abs(dense.transform(X))) < 1e-6
+    assert _rel(np.abs(ny.transform(Xt)), np.abs(dense.transform(Xt))) < 1e-6
+    assert _rel(ny.transform(X), Y) < 1e-8
+
+
+def test_nystroem_subset_approximates_leading_subspace():
+    rng = np.random.RandomState(3)
+    X = rng.randn(600, 2)
+    dense = KernelProjection(3, kernel="rbf", sigma=3.0, eigen_solver="dense").fit(X)
+    ny = KernelProjection(3, kernel="rbf", sigma=3.0, eigen_solver="nystroem", n_landmarks=150,
+                          random_state=0).fit(X)
+    # smooth kernel, fast spectral decay: the 150-landmark map is close to the exact one
+    assert _sin_angle(ny.eigenvectors_, dense.eigenvectors_) < 1e-3
+    assert _rel(ny.eigenvalues_, dense.eigenvalues_) < 1e-3
+
+
+def test_float_n_components_fraction_of_mass(data):
+    X, _ = data
+    full = KernelProjection(kernel="rbf", sigma=1.0).fit(X)
+    K = make_kernel("rbf", sigma=1.0)(X)
+    mass = np.trace(center_gram(K)[0])
+    proj = KernelProjection(0.9, kernel="rbf", sigma=1.0).fit(X)
+    k = proj.n_components_
+    assert full.eigenvalues_[:k].sum() >= 0.9 * mass
+    assert full.eigenvalues_[: k - 1].sum() < 0.9 * mass
+    part = KernelProjection(0.9, kernel="rbf", sigma=1.0, eigen_solver="randomized",
+                            random_state=0).fit(X)
+    assert part.n_components_ == k
+
+
+def test_residual_coordinate(data):
+    X, Xt = data
+    kw = dict(kernel="rbf", sigma=1.0)
+    proj = KernelProjection(residual=True, **kw).fit(X)
+    Z = proj.transform(Xt)
+    Y = Z[:, :-1]
+    # ||y||^2 + residual^2 = k~(x, x) (Lemma 5)
+    k = make_kernel(**kw)
+    kt = k(Xt, X)
+    ktilde_xx = 1.0 - 2 * kt.mean(axis=1) + k(X).mean()
+    assert _rel(np.sum(Y**2, axis=1) + Z[:, -1] ** 2, ktilde_xx) < 1e-8
+    assert np.all(Z[:, -1] > 1e-3)  # new points lie outside the span
+    # training points: the residual is (numerically) zero for the full-rank map
+    assert np.max(proj.fit_transform(X)[:, -1]) < 1e-6
+    # truncated map: residual = distance to the D-dim subspace, for training points too
+    p5 = KernelProjection(5, residual=True, eigen_solver="dense", **kw)
+    Z5 = p5.fit_transform(X)
+    Kc = center_gram(k(X))[0]
+    assert _rel(np.sum(Z5**2, axis=1), np.diag(Kc)) < 1e-8
+    assert _rel(p5.transform(X), Z5) < 1e-6
+
+
+def test_whitening(data):
+    X, Xt = data
+    proj = KernelProjection(7, kernel="rbf", sigma=1.0, whiten=True, eigen_solver="dense")
+    Yw = proj.fit_transform(X)
+    assert _rel(Yw.T @ Yw, np.eye(7)) < 1e-8
+    plain = KernelProjection(7, kernel="rbf", sigma=1.0, eigen_solver="dense").fit(X)
+    assert _rel(proj.transform(Xt), plain.transform(Xt) / np.sqrt(plain.eigenvalues_)) < 1e-10
+
+
+def test_precomputed_matches_feature_kernel(data):
+    X, Xt = data
+    k = make_kernel("rbf", sigma=1.0)
+    a = KernelProjection(kernel="rbf", sigma=1.0).fit(X)
+    b = KernelProjection(kernel="precomputed").fit(k(X))
+    assert b.X_fit_ is None
+    assert _rel(b.transform(k(Xt, X)), a.transform(Xt)) < 1e-8
+    c = KernelProjection(4, kernel="precomputed", eigen_solver="randomized", random_state=0)
+    c.fit(k(X))
+    assert _rel(c.transform(k(Xt, X)), a.transform(Xt)[:, :4]) < 1e-7
+
+
+def test_duplicates_give_finite_coordinates():
+    rng = np.random.RandomState(1)
+    base = rng.randn(15, 3)
+    X = np.vstack([base, base, base[:5]])
+    proj = KernelProjection(kernel="rbf", sigma=1.0)
+    Y = proj.fit_transform(X)
+    assert proj.rank_ <= 14
+    assert np.all(np.isfinite(Y))
+    assert np.all(np.isfinite(proj.transform(rng.randn(4, 3))))
+    Kc = center_gram(make_kernel("rbf", sigma=1.0)(X))[0]
+    assert _rel(Y @ Y.T, Kc) < 1e-8
+    # duplicated points get identical coordinates
+    assert np.max(np.abs(Y[:15] - Y[15:30])) < 1e-8
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[0.0, 1.0], [np.nan, 2.0], [1.0, 1.0]]), "NaN"),
+        (np.array([[0.0, 1.0], [np.inf, 2.0], [1.0, 1.0]]), "infinity"),
+        (np.empty((0, 3)), "0 sample"),
+        (np.arange(5.0), "2D array"),
+        (np.array([[1.0, 2.0]]), r"1 sample\(s\)"),
+    ],
+)
+def test_bad_X(X, match):
+    with pytest.raises(ValueError, match=match):
+        KernelProjection().fit(X)
+
+
+def test_bad_parameters(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="n_components"):
+        KernelProjection(0).fit(X)
+    with pytest.raises(ValueError, match="n_components"):
+        KernelProjection(-2).fit(X)
+    with pytest.raises(ValueError, match="n_components=500"):
+        KernelProjection(500).fit(X)
+    with pytest.raises(ValueError, match="n_components=6 is larger than the rank 4"):
+        KernelProjection(6, kernel="linear").fit(X)  # 4 features -> rank 4
+    with pytest.raises(ValueError, match="n_components=6 is larger than the rank"):
+        KernelProjection(6, kernel="linear", eigen_solver="randomized").fit(X)
+    with pytest.raises(ValueError, match="fraction"):
+        KernelProjection(1.5).fit(X)
+    with pytest.raises(ValueError, match="sigma"):
+        KernelProjection(kernel="rbf", sigma=-1.0).fit(X)
+    with pytest.raises(ValueError, match="gamma"):
+        KernelProjection(kernel="rbf", gamma=-1.0).fit(X)
+    with pytest.raises(ValueError, match="eigen_solver"):
+        KernelProjection(3, eigen_solver="magic").fit(X)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        KernelProjection(3, eigen_solver="arpack", n_landmarks=10).fit(X)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        KernelProjection(3, n_landmarks=0).fit(X)
+    with pytest.raises(ValueError, match="integer or float n_components"):
+        KernelProjection(None, eigen_solver="arpack").fit(X)
+    with pytest.raises(ValueError, match="tol"):
+        KernelProjection(tol=-1.0).fit(X)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        KernelProjection(kernel="nope").fit(X)
+
+
+def test_bad_transform_input(data):
+    X, Xt = data
+    proj = KernelProjection(3, eigen_solver="dense").fit(X)
+    with pytest.raises(ValueError, match="features"):
+        proj.transform(Xt[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        proj.transform(np.full((2, 4), np.nan))
+    pre = KernelProjection(kernel="precomputed").fit(make_kernel("rbf", sigma=1.0)(X))
+    with pytest.raises(ValueError, match="features"):
+        pre.transform(np.ones((3, 7)))
+
+
+def test_identical_samples_rank_zero():
+    with pytest.raises(ValueError, match="rank 0"):
+        KernelProjection().fit(np.ones((5, 2)))
+
+
+@pytest.mark.parametrize("solver", ["dense", "randomized"])
+def test_non_psd_precomputed_rejected(solver):
+    rng = np.random.RandomState(0)
+    A = rng.randn(40, 40)
+    S = (A + A.T) / 2  # symmetric indefinite
+    nc = None if solver == "dense" else 3
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelProjection(nc, kernel="precomputed", eigen_solver=solver, random_state=0).fit(S)
+
+
+def test_precomputed_must_be_square_symmetric():
+    with pytest.raises(ValueError, match="square"):
+        KernelProjection(kernel="precomputed").fit(np.ones((4, 3)))
+    M = np.eye(4)
+    M[0, 1] = 0.5
+    with pytest.raises(ValueError, match="symmetric"):
+        KernelProjection(kernel="precomputed").fit(M)
+    with pytest.raises(ValueError, match="residual"):
+        KernelProjection(kernel="precomputed", residual=True).fit(np.eye(4))
+
+
+# -------------------------------------------------------------- eigensolvers
+def _rbf_matrix(n, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 6)
+    return make_kernel("rbf", gamma=1 / 6)(X)
+
+
+def test_block_krylov_residuals_and_angles():
+    K = _rbf_matrix(700)
+    Kc = center_gram(K)[0]
+    w_ref, V_ref = linalg.eigh(Kc)
+    w_ref, V_ref = w_ref[::-1][:20], V_ref[:, ::-1][:, :20]
+    matmat = lambda V: Kc @ V  # noqa: E731
+    w, V, info = block_krylov_eigh(matmat, 700, 20, rtol=1e-10, random_state=0)
+    R = Kc @ V - V * w
+    assert np.max(np.linalg.norm(R, axis=0)) <= 1e-10 * w[0] * 1.001
+    assert np.allclose(info["residuals"], np.linalg.norm(R, axis=0) / w[0], atol=1e-13)
+    assert _rel(w, w_ref) < 1e-12
+    assert _sin_angle(V, V_ref) < 1e-6
+    assert np.allclose(V.T @ V, np.eye(20), atol=1e-12)
+
+
+def test_block_krylov_with_restarts_and_small_blocks():
+    K = _rbf_matrix(500, seed=2)
+    w_ref = linalg.eigvalsh(K)[::-1][:30]
+    w, V, info = block_krylov_eigh(lambda V: K @ V, 500, 30, block_size=8, max_basis=64,
+                                   random_state=0)
+    assert info["n_restarts"] > 0
+    assert _rel(w, w_ref) < 1e-10
+    assert np.max(np.linalg.norm(K @ V - V * w, axis=0)) <= 1e-10 * w[0] * 1.001
+
+
+def test_block_krylov_repeated_eigenvalues():
+    rng = np.random.RandomState(0)
+    Q = linalg.qr(rng.randn(300, 300))[0]
+    lam = np.concatenate([[5.0] * 4, [3.0] * 3, np.linspace(1.0, 0.0, 293)])
+    A = (Q * lam) @ Q.T
+    w, V, _ = block_krylov_eigh(lambda V: A @ V, 300, 7, random_state=0)
+    assert np.allclose(w, [5] * 4 + [3] * 3, atol=1e-9)
+    assert _sin_angle(V, Q[:, :7]) < 1e-6
+
+
+def test_top_eigh_implicit_centring_matches_explicit():
+    K = _rbf_matrix(400, seed=4)
+    Kc = center_gram(K)[0]
+    K_before = K.copy()
+    for solver in ("arpack", "randomized", "dense"):
+        w1, V1 = top_eigh(K, 10, solver=solver, random_state=0, center=True)
+        w2, V2 = top_eigh(Kc, 10, solver="dense")
+        assert _rel(w1, w2) < 1e-10
+        assert _rel(V1, V2) < 1e-6
+    assert np.array_equal(K, K_before)  # never modified
+
+
+def test_center_gram_in_place():
+    K = _rbf_matrix(50)
+    ref = center_gram(K)[0]
+    K2 = K.copy()
+    out = center_gram(K2, copy=False)[0]
+    assert out is K2
+    assert np.allclose(out, ref, atol=1e-14)
+
+
+def test_top_eigh_bad_input():
+    with pytest.raises(ValueError, match="square"):
+        top_eigh(np.ones((3, 4)), 1)
+    with pytest.raises(ValueError, match="n_components"):
+        top_eigh(np.eye(3), 5)
+    with pytest.raises(ValueError, match="unknown eigensolver"):
+        top_eigh(np.eye(3), 1, solver="foo")
+
+
+# ---------------------------------------------------------- estimator checks
+@parametrize_with_checks(
+    [
+        KernelProjection(),
+        KernelProjection(2, eigen_solver="randomized", random_state=0),
+        PCAL1(random_state=0),
+        KernelPCAL1(2, random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
