@@ -35,7 +35,7 @@ def _run(which, realizations, jobs, scheduler, resume, data_dir, out, datasets, 
             n_realizations=realizations, C_grid=_c_grid(c_grid), data_dir=data_dir, out=out,
             jobs=jobs, scheduler=scheduler, resume=resume, progress=not quiet,
             figure=not no_figure, report_only=report_only, scheduler_timeout=scheduler_timeout,
-            kpm_params={"max_dim": kpm_max_dim} if kpm_max_dim else None)
+            kpm_max_dim=kpm_max_dim)
         fn = {"kpm-table2": kt.run_table2, "kpm-table1": kt.run_table1,
               "sfds-table": kt.run_sfds}[which]
         report = fn(st)
@@ -76,7 +76,8 @@ def register(app, reproduce):
             c_grid: str = typer.Option("1e-2:1e3:100", "--c-grid",
                                        help="SVM C grid LO:HI:N (log-spaced)."),
             kpm_max_dim: Optional[int] = typer.Option(
-                None, "--kpm-max-dim", min=1, help="Largest D tried (default: the estimator's)."),
+                None, "--kpm-max-dim", min=1,
+                help="Largest D of the KPM path (default 60; the D grid is 1..min(this, rank))."),
             no_figure: bool = typer.Option(False, "--no-figure", help="Skip Figure 1."),
             report_only: bool = typer.Option(
                 False, "--report-only", help="Compute nothing; tabulate the finished runs."),

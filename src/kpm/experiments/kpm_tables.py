@@ -78,6 +78,9 @@ KPM_DATASETS = tuple(SIGMAS)
 #: The SVM's C grid: 100 log-spaced values in [1e-2, 1e3].
 C_GRID = np.logspace(-2, 3, 100)
 
+#: Largest dimension D of the KPM path (the D grid is 1..min(KPM_MAX_DIM, rank of K)).
+KPM_MAX_DIM = 60
+
 # Published numbers (TARGETS.md): (mean, std) in percent.
 PAPER_TABLE2 = {
     "kpm": {"banana": (11.14, 0.73), "breast_cancer": (26.55, 4.43), "diabetis": (24.14, 1.86),
@@ -225,6 +228,63 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
     return out
 
 
+def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None, params=None,
+                 slope_factor=2.0):
+    """One KPM fit per training set giving all three selections of D at once.
+
+    The estimator is fitted with ``selection='penalty', penalty='cv'``: that fit computes
+    the CV error of every D (the 5 fold paths), the full-data path of every D and the
+    λ chosen by CV. From the same fit:
+
+    * ``cv`` — D minimising the pooled 5-fold CV error (ties → smaller D), exactly what
+      ``selection='cv'`` selects (:func:`kpm.selection.select_cv` on the same curve);
+    * ``penalty`` — the estimator's own choice (λ by CV);
+    * ``slope`` — :func:`kpm.selection.slope_heuristic` on the same clipped-risk curve,
+      exactly what ``selection='slope'`` selects.
+
+    The test error of each is read off :meth:`predict_path` (the solution for that D on the
+    full training set). ``tests/test_reproduce_kpm.py`` checks that separate fits with
+    ``selection='cv'`` and ``'slope'`` give the same D and error.
+
+    Returns
+    -------
+    dict
+        ``cv``, ``penalty``, ``slope``: each ``{"error", "D"}`` (+ ``"lambda"``);
+        ``test_error_path`` and ``cv_error_path`` (% for D = 1..), ``published``, times.
+    """
+    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.selection import select_cv, slope_heuristic
+
+    s = _split(dataset, realization, data_dir)
+    t0 = time.perf_counter()
+    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
+                                    penalty="cv", cv=cv, max_dim=max_dim,
+                                    slope_factor=slope_factor, random_state=realization,
+                                    **(params or {}))
+    model.fit(s.X_train, s.y_train)
+    t1 = time.perf_counter()
+    curve = model.selection_curve_
+    dims = np.asarray(curve["D"])
+    P = model.predict_path(s.X_test)  # (n_test, n_dims)
+    test_path = 100.0 * np.mean(P != s.y_test[:, None], axis=0)
+    err_at = lambda D: float(test_path[min(D, test_path.size) - 1])
+    d_cv = int(dims[select_cv(dims, curve["cv_error"])])
+    i_sl, lam_jump, _ = slope_heuristic(dims, curve["clipped_risk"], slope_factor)
+    d_sl = int(dims[i_sl])
+    d_pen = int(model.dim_)
+    return {
+        "cv": {"error": err_at(d_cv), "D": d_cv},
+        "penalty": {"error": err_at(d_pen), "D": d_pen, "lambda": float(model.penalty_)},
+        "slope": {"error": err_at(d_sl), "D": d_sl, "lambda": float(slope_factor * lam_jump)},
+        "max_dim": int(dims.max()),
+        "test_error_path": np.round(test_path, 4),
+        "cv_error_path": np.round(100.0 * np.asarray(curve["cv_error"]), 4),
+        "published": s.published,
+        "time_fit_s": t1 - t0,
+        "time_predict_s": time.perf_counter() - t1,
+    }
+
+
 def kpm_fixed_task(dataset, realization, sigma, D, data_dir=None, params=None):
     """KPM with a fixed dimension D (Table 1); test error in percent."""
     from kpm.projection_machine import KernelProjectionMachine
@@ -268,7 +328,8 @@ class Settings:
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, cv=5, kpm_params=None,
                  data_dir=None, out="docs/results", jobs=1, scheduler=None, resume=False,
-                 progress=True, figure=True, report_only=False, scheduler_timeout=10.0):
+                 progress=True, figure=True, report_only=False, scheduler_timeout=10.0,
+                 kpm_max_dim=None):
         from kpm.datasets import _check_name, n_realizations as _nr
 
         self.datasets = tuple(_check_name(d) for d in (datasets or KPM_DATASETS))
@@ -291,6 +352,9 @@ class Settings:
             raise ValueError(f"cv must be an int >= 2, got {cv!r}")
         self.cv = int(cv)
         self.kpm_params = dict(kpm_params or {})
+        self.kpm_max_dim = int(KPM_MAX_DIM if kpm_max_dim is None else kpm_max_dim)
+        if self.kpm_max_dim < 1:
+            raise ValueError(f"kpm_max_dim must be >= 1, got {kpm_max_dim!r}")
         self.data_dir = data_dir
         self.out = Path(out)
         self.jobs, self.scheduler = jobs, scheduler
@@ -321,7 +385,9 @@ def _family_path(st, family, cfg):
 
 def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
     """Run one method family on every (dataset, realization) in ``per_task_kwargs``."""
-    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, kw) for (d, r), kw in per_task_kwargs.items()]
+    # realization-major order: a partial run covers every data set evenly
+    order = sorted(per_task_kwargs, key=lambda dr: (dr[1], st.datasets.index(dr[0])))
+    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)]) for (d, r) in order]
     path = _family_path(st, family, cfg)
     if st.report_only:  # no computation: whatever the results file already holds
         done = load_results(path)["results"] if path.exists() else {}
@@ -340,6 +406,28 @@ def _svm_cv(st, realizations=None):
            for d in st.datasets for r in (realizations or st.realizations)[d]}
     # the SVM CV results are a cache shared by kpm-table2, sfds-table and kpm-table1
     return _run_family(st, "svm_cv", svm_cv_task, kws, cfg, resume=True, label="SVM (C by CV)")
+
+
+def _kpm_all(st, realizations=None, resume=None):
+    """The combined KPM fits (D by CV, λ by CV, slope) shared by Table 2, sfds and Table 1."""
+    cfg = _family_cfg("kpm_all", st, max_dim=st.kpm_max_dim, slope_factor=2.0)
+    kws = {(d, r): dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv,
+                        max_dim=st.kpm_max_dim, data_dir=st.data_dir, params=st.kpm_params)
+           for d in st.datasets for r in (realizations or st.realizations)[d]}
+    return _run_family(st, "kpm_all", kpm_all_task, kws, cfg,
+                       resume=st.resume if resume is None else resume,
+                       label="KPM (CV, λ-CV, slope)")
+
+
+def _pick(res, which):
+    """Extract one selection rule's results from the combined KPM results."""
+    out = {}
+    for key, r in res.items():
+        row = dict(r[which])
+        row["published"] = r["published"]
+        row["time_fit_s"] = r["time_fit_s"]
+        out[key] = row
+    return out
 
 
 def _kpm(st, selection, family, label, realizations=None, resume=None):
@@ -482,7 +570,8 @@ def run_table2(st):
         The JSON report (also written to ``<out>/kpm_table2.json`` and ``.md``).
     """
     svm = _svm_cv(st)
-    kpm = _kpm(st, "cv", "kpm_cv", "KPM (D by CV)")
+    kall = _kpm_all(st)
+    kpm = _pick(kall, "cv")
     cells = []
     for d in st.datasets:
         cells.append(_cell(_by_dataset(kpm, d), d, "KPM (D by CV)", PAPER_TABLE2["kpm"][d], "D"))
@@ -501,8 +590,8 @@ def run_table2(st):
 def run_sfds(st):
     """Zwald & Blanchard, SFdS 2005: SVM, KPM with λ·D penalty (λ by CV), KPM slope heuristic."""
     svm = _svm_cv(st)
-    kcv = _kpm(st, "penalty", "kpm_penalty_cv", "KPM (λ by CV)")
-    ksl = _kpm(st, "slope", "kpm_slope", "KPM (slope heuristic)")
+    kall = _kpm_all(st)
+    kcv, ksl = _pick(kall, "penalty"), _pick(kall, "slope")
     cells = []
     for d in st.datasets:
         cells.append(_cell(_by_dataset(svm, d), d, "SVM (C by CV)", PAPER_SFDS["svm"][d], "C"))
@@ -521,7 +610,7 @@ def run_table1(st):
     """NIPS 2004 Table 1 (Rätsch's protocol): median of the CV choices on realizations 1..5."""
     first5 = {d: [r for r in st.realizations[d] if r <= 5] for d in st.datasets}
     svm5 = _svm_cv(st, realizations=first5)
-    kpm5 = _kpm(st, "cv", "kpm_cv", "KPM (D by CV), realizations 1-5", realizations=first5)
+    kpm5 = _pick(_kpm_all(st, realizations=first5), "cv")
     missing = [d for d in st.datasets
                if any((d, r) not in svm5 or (d, r) not in kpm5 for r in first5[d])]
     if missing:  # only in report-only mode: the first five CV runs are not all done yet
@@ -597,3 +686,28 @@ def figure1(st, realization=1):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _kpm_panel(ax, st, s, sigma, realization):
+    """Left panel of Figure 1: KPM test risk, empirical risk and 5-fold CV risk versus D."""
+    from kpm.projection_machine import KernelProjectionMachine
+
+    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="cv", cv=st.cv,
+                                    max_dim=st.kpm_max_dim, random_state=realization,
+                                    **st.kpm_params).fit(s.X_train, s.y_train)
+    curve = model.selection_curve_
+    D = np.asarray(curve["D"])
+    m = model.predict_path(s.X_test).shape[1]
+    test = 100.0 * np.mean(model.predict_path(s.X_test) != s.y_test[:, None], axis=0)
+    train = 100.0 * np.mean(model.predict_path(s.X_train) != s.y_train[:, None], axis=0)
+    # the estimator solves the full path only as far as the folds needed; beyond it the
+    # solution (and so every curve) is constant
+    pad = lambda v: np.concatenate([v, np.full(max(0, D.size - v.size), v[-1])])[: D.size]
+    ax.plot(D, pad(test), "-", label="test risk")
+    ax.plot(D, pad(train), "--", label="empirical risk")
+    ax.plot(D, 100.0 * np.asarray(curve["cv_error"]), ":", label="5-fold CV risk")
+    ax.axvline(model.dim_, color="grey", lw=0.8)
+    ax.set_xlabel(f"dimension D (selected: {model.dim_}; path solved to {m})")
+    ax.set_ylabel("error (%)")
+    ax.set_title(f"KPM, flare_solar, realization {realization}")
+    ax.legend()
