@@ -126,3 +126,16 @@ def test_dask_localcluster_matches_local(tmp_path):
     for k in local:
         assert local[k]["y"] == dist[k]["y"] and local[k]["arr"] == dist[k]["arr"]
     assert load_results(tmp_path / "d.json")["complete"]
+
+
+def blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return {"n": [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]}
+
+
+def test_tasks_run_with_one_blas_thread(tmp_path):
+    import numpy  # noqa: F401  (loads the BLAS)
+
+    res = run_tasks([Task("t", blas_threads)], tmp_path / "r.json", progress=False)
+    assert res["t"]["n"] and all(n == 1 for n in res["t"]["n"])
