@@ -1,0 +1,182 @@
+"""PCA-L1 and kernel PCA-L1 (Kwak 2008; Kwak 2013 Section IV-D)."""
+
+import numpy as np
+import pytest
+
+from kpm.pca_l1 import PCAL1, KernelPCAL1, l1_dispersion, pca_l1_component
+from kpm.projection import KernelProjection
+
+
+def _angle_deg(u, v):
+    c = abs(u @ v) / (np.linalg.norm(u) * np.linalg.norm(v))
+    return float(np.degrees(np.arccos(min(1.0, c))))
+
+
+@pytest.fixture(scope="module")
+def X():
+    rng = np.random.RandomState(0)
+    return rng.randn(150, 5) * np.array([4.0, 2.0, 1.0, 0.7, 0.3]) + rng.randn(5)
+
+
+def test_dispersion_never_decreases(X):
+    est = PCAL1(4, init="random", random_state=1).fit(X)
+    for h in est.dispersion_history_:
+        assert len(h) >= 2
+        assert np.all(np.diff(h) >= -1e-12 * h[-1])
+    # the recorded final value is the dispersion of the returned component
+    Xc = X - est.mean_
+    assert np.isclose(est.dispersion_history_[0][-1], l1_dispersion(Xc, est.components_[0]))
+
+
+def test_result_is_a_local_maximum(X):
+    Xc = X - X.mean(axis=0)
+    rng = np.random.RandomState(0)
+    for seed in range(3):
+        w, hist, n_iter, conv = pca_l1_component(Xc, init="random", random_state=seed)
+        assert conv
+        d0 = l1_dispersion(Xc, w)
+        # fixed point of the polarity iteration: w = X^T p / ||X^T p||
+        p = np.where(Xc @ w < 0, -1.0, 1.0)
+        v = Xc.T @ p
+        assert np.allclose(w, v / np.linalg.norm(v), atol=1e-12)
+        # no single-sample sign flip improves the objective max_w p^T X w = ||X^T p||
+        s = np.linalg.norm(v)
+        for i in range(len(Xc)):
+            q = p.copy()
+            q[i] = -q[i]
+            assert np.linalg.norm(Xc.T @ q) <= s * (1 + 1e-12)
+        # no small rotation of w improves the dispersion
+        for _ in range(50):
+            d = rng.randn(Xc.shape[1])
+            w2 = w + 1e-4 * d / np.linalg.norm(d)
+            assert l1_dispersion(Xc, w2 / np.linalg.norm(w2)) <= d0 * (1 + 1e-12)
+
+
+def test_zero_projection_perturbation_step():
+    # From w0 = e1 the polarity iteration stops at w = e1 with two zero projections
+    # (dispersion 2); Kwak's perturbation step moves it to the optimum (1,1)/sqrt 2 (2 sqrt 2).
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    w, hist, _, conv = pca_l1_component(X, init=np.array([1.0, 0.0]), flip_check=False,
+                                        random_state=0)
+    assert conv
+    assert np.isclose(l1_dispersion(X, w), 2 * np.sqrt(2))
+    assert np.allclose(np.abs(w), [1 / np.sqrt(2)] * 2)
+    assert np.all(np.diff(hist) >= 0)
+
+
+def test_components_orthonormal_and_transform(X):
+    est = PCAL1(3, random_state=0).fit(X)
+    W = est.components_
+    assert np.allclose(W @ W.T, np.eye(3), atol=1e-10)
+    Z = est.transform(X)
+    assert np.allclose(Z, (X - X.mean(axis=0)) @ W.T)
+    assert np.allclose(est.l1_dispersion(X), np.abs(Z).sum(axis=0))
+    assert est.n_iter_ >= 1 and est.n_iter_per_component_.shape == (3,)
+
+
+def test_deterministic_given_random_state(X):
+    a = PCAL1(3, init="random", random_state=5).fit(X).components_
+    b = PCAL1(3, init="random", random_state=5).fit(X).components_
+    assert np.array_equal(a, b)
+
+
+def test_kernel_pca_l1_with_linear_kernel_equals_pca_l1(X):
+    Xt = np.random.RandomState(9).randn(20, 5)
+    lin = PCAL1(3, random_state=0).fit(X)
+    ker = KernelPCAL1(3, kernel="linear", random_state=0).fit(X)
+    assert np.max(np.abs(ker.transform(Xt) - lin.transform(Xt))) < 1e-8 * np.abs(lin.transform(Xt)).max()
+    for h1, h2 in zip(lin.dispersion_history_, ker.dispersion_history_):
+        assert np.isclose(h1[-1], h2[-1], rtol=1e-10)
+
+
+def test_kernel_pca_l1_dual_coefficients(X):
+    ker = KernelPCAL1(2, kernel="rbf", sigma=3.0, random_state=0).fit(X)
+    Xt = np.random.RandomState(1).randn(10, 5)
+    proj = ker.projection_
+    from kpm.kernels import make_kernel
+    from kpm._eigensolvers import center_cross_gram
+
+    Kt = make_kernel("rbf", sigma=3.0)(Xt, X)
+    kt = center_cross_gram(Kt, proj.kernel_col_means_, proj.kernel_mean_)
+    assert np.allclose(kt @ ker.dual_coef_, ker.transform(Xt), atol=1e-8)
+    # L1 dispersion in feature space is that of the coordinates
+    Y = proj.transform(X)
+    assert np.isclose(np.abs(Y @ ker.components_[0]).sum(), ker.dispersion_history_[0][-1])
+
+
+def _outlier_data(seed):
+    rng = np.random.RandomState(seed)
+    d = 10
+    u = np.zeros(d)
+    u[0] = 1.0  # inlier principal direction
+    inl = rng.randn(200, d) * 0.5
+    inl[:, 0] *= 6.0  # std 3 along e1, 0.5 elsewhere
+    out = np.zeros((10, d))
+    out[:, 1] = rng.choice([-1.0, 1.0], 10) * 15.0  # 10 gross outliers (5 %) along e2
+    out[:, 2] = rng.randn(10) * 2.0
+    return np.vstack([inl, out]), u
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_l1_components_resist_outliers(seed):
+    from sklearn.decomposition import PCA
+
+    X, u = _outlier_data(seed)
+    w_l2 = PCA(1).fit(X).components_[0]
+    w_l1 = PCAL1(1, random_state=0).fit(X).components_[0]
+    a2, a1 = _angle_deg(w_l2, u), _angle_deg(w_l1, u)
+    # L2 PCA is pulled to the outliers' direction (measured: 86-90 degrees from the inlier
+    # axis); PCA-L1 is tilted much less (measured: 17-20 degrees)
+    assert a2 > 60.0
+    assert a1 < 25.0
+
+
+def test_kernel_pca_l1_resists_outliers_in_feature_space():
+    """Inlier directions in feature space: kernel PCA of the inliers alone, computed in the
+    same (isometric) coordinates Y of all points; angles are feature-space angles."""
+    rng = np.random.RandomState(0)
+    inl = rng.randn(200, 10) * 0.5
+    inl[:, 0] *= 6.0
+    out = rng.randn(20, 10) * 0.5
+    out[:, 1] += 25.0  # a cluster of 20 outliers (9 %) far away
+    X = np.vstack([inl, out])
+    n_in = 200
+    proj = KernelProjection(kernel="rbf", sigma=6.0)
+    Y = proj.fit_transform(X)
+    Yin = Y[:n_in] - Y[:n_in].mean(axis=0)
+    u = np.linalg.svd(Yin, full_matrices=False)[2][0]  # inlier kernel PC 1
+    w_l2 = np.linalg.svd(Y, full_matrices=False)[2][0]  # kernel PCA on all points
+    w_l1 = PCAL1(1, center=False, random_state=0).fit(Y).components_[0]
+    a2, a1 = _angle_deg(w_l2, u), _angle_deg(w_l1, u)
+    # measured: kernel PCA's first axis is the outlier cluster (~90 degrees from the inlier
+    # axis), kernel PCA-L1's stays within ~22 degrees
+    assert a2 > 60.0
+    assert a1 < 30.0
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_input(X):
+    with pytest.raises(ValueError, match="n_components"):
+        PCAL1(0).fit(X)
+    with pytest.raises(ValueError, match="n_components=9 is larger"):
+        PCAL1(9).fit(X)
+    with pytest.raises(ValueError, match="rank 2"):
+        PCAL1(3).fit(np.column_stack([X[:, :2], X[:, 0] + X[:, 1]]))
+    with pytest.raises(ValueError, match="init"):
+        PCAL1(2, init="bogus").fit(X)
+    with pytest.raises(ValueError, match="max_iter"):
+        PCAL1(2, max_iter=0).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        PCAL1(2).fit(np.where(X > 3, np.nan, X))
+    with pytest.raises(ValueError, match="2D array"):
+        PCAL1(1).fit(X[:, 0])
+    with pytest.raises(ValueError, match="features"):
+        PCAL1(2).fit(X).transform(X[:, :3])
+    with pytest.raises(ValueError, match="rank of the centred kernel"):
+        KernelPCAL1(8, kernel="linear").fit(X)
+    with pytest.raises(ValueError, match="eigen_solver"):
+        KernelPCAL1(2, eigen_solver="arpack").fit(X)
+    with pytest.raises(ValueError, match="sigma"):
+        KernelPCAL1(2, sigma=-1.0).fit(X)
+    with pytest.raises(ValueError, match="rank 0"):
+        PCAL1(1).fit(np.ones((5, 3)))
