@@ -113,3 +113,16 @@ def test_bad_arguments(tmp_path):
         run_braun_table(tmp_path, datasets=["nope"], progress=False)
     with pytest.raises(ValueError, match="realizations"):
         run_braun_table(tmp_path, datasets=["heart"], realizations=0, progress=False)
+
+
+def test_splice_spectra_figure(tmp_path, data_dir):
+    from kpm.experiments.braun_table import splice_spectra_figure
+
+    results = {
+        "splice-select/onehot/r001": {"params": [3.0, 5.0], "nll": [0.1, -0.2], "dim": [40, 15],
+                                      "sigma_median": 5.0},
+    }
+    path = splice_spectra_figure(tmp_path, data_dir=str(data_dir), results=results)
+    assert path.exists() and path.stat().st_size > 0
+    with pytest.raises(ValueError, match="no splice"):
+        splice_spectra_figure(tmp_path, data_dir=str(data_dir), results={})

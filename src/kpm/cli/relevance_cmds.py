@@ -120,5 +120,12 @@ def register(app, reproduce):
                 select_realizations=select_realizations, splice_encodings=splice_encodings,
                 jobs=jobs, scheduler=scheduler, resume=resume, data_dir=dd, progress=not quiet,
             )
+        if splice_encodings and "splice" in names:
+            from kpm.experiments.braun_table import splice_spectra_figure
+
+            try:
+                console.print(f"wrote {splice_spectra_figure(out, data_dir=dd)}")
+            except ValueError as exc:  # no encoding results (e.g. an old runs file)
+                console.print(f"no splice spectra figure: {exc}")
         console.print((out / "braun_table.md").read_text())
         console.print(f"wrote {out / 'braun_table.md'} and {out / 'braun_table.json'}")

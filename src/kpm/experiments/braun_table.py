@@ -62,6 +62,7 @@ __all__ = [
     "splice_evaluation_task",
     "run_braun_table",
     "summarize_runs",
+    "splice_spectra_figure",
     "choices_from_results",
     "summarize",
 ]
@@ -486,6 +487,53 @@ def summarize_runs(out_dir, *, data_dir=None, datasets=None):
     summary = summarize(results, chosen, chosen_enc, R, data.get("config", {}))
     write_outputs(summary, out_dir)
     return summary
+
+
+def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None):
+    """The slides' "three spectra compared": |s_i| of each splice encoding (one realization).
+
+    Uses the parameters chosen by the selection tasks in ``<out_dir>/braun_table_runs.json``
+    (or ``results``). Writes ``<out_dir>/splice_encodings_spectra.png`` and returns its path.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kpm.experiments.runner import load_results
+    from kpm.relevance import RelevantDimension
+
+    out_dir = Path(out_dir)
+    if results is None:
+        results = load_results(out_dir / "braun_table_runs.json")["results"]
+    _, chosen_enc = choices_from_results(results)
+    if not chosen_enc:
+        raise ValueError("no splice-encoding selection results found")
+    sp = _load("splice", realization, data_dir)
+    Str, _ = _splice_strings(sp)
+    y = sp.y_train.astype(float)
+    fig, axes = plt.subplots(1, len(chosen_enc), figsize=(4 * len(chosen_enc), 3.4), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, e in zip(axes, [e for e in SPLICE_ENCODINGS if e in chosen_enc]):
+        p = chosen_enc[e]["param"]
+        K, _ = _splice_grams(e, p, Str, None)
+        m = RelevantDimension(kernel="precomputed").fit(K, y)
+        a = np.abs(m.s_)
+        ax.plot(np.arange(1, len(a) + 1), a, ".", ms=2, color="0.3")
+        ax.axvline(m.dim_ + 0.5, color="C3", lw=1)
+        ax.hlines(np.sqrt(m.sigma1_sq_), 1, m.dim_, colors="C0", lw=2)
+        ax.hlines(np.sqrt(m.sigma2_sq_), m.dim_ + 1, len(a), colors="C1", lw=2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        label = f"WD degree {p}" if e == "wd" else f"RBF σ={p:.3g}"
+        ax.set_title(f"{e}: {label}, d̂={m.dim_}", fontsize=9)
+        ax.set_xlabel("component i")
+    axes[0].set_ylabel(r"$|u_i^\top y|$")
+    fig.tight_layout()
+    path = out_dir / "splice_encodings_spectra.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _ms(values):
