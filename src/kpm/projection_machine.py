@@ -1,0 +1,538 @@
+"""The Kernel Projection Machine (Blanchard, Massart, Vert & Zwald, NIPS 2004).
+
+Hinge-loss empirical risk minimisation over the nested subspaces
+``S_D = span{1, V_1, ..., V_D}`` spanned by the leading eigenvectors of the
+kernel matrix, with the dimension D chosen by cross-validation, by a penalty
+``lam * D`` on the clipped hinge risk (Zwald & Blanchard 2005) or by the slope
+heuristic. See SPEC §3 and :mod:`kpm._lp_path` / :mod:`kpm.selection`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import KernelParamsMixin
+from ._eigensolvers import center_cross_gram, center_gram, top_eigh
+from ._lp_path import HingePath, LPSolverError, hinge_lp_path
+from .kernels import Kernel, make_kernel
+from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
+
+__all__ = ["KernelProjectionMachine", "LPSolverError"]
+
+_SELECTIONS = ("cv", "penalty", "slope")
+
+
+def numerical_rank(eigenvalues, n: int) -> int:
+    """Number of eigenvalues above ``n * eps * lambda_1`` (numpy's matrix-rank tolerance)."""
+    w = np.asarray(eigenvalues, dtype=float)
+    if len(w) == 0 or w[0] <= 0:
+        return 0
+    return int(np.sum(w > w[0] * n * np.finfo(float).eps))
+
+
+class _Subspace:
+    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere."""
+
+    def __init__(self, K, centered, n_components=None, random_state=None):
+        n = K.shape[0]
+        if centered:
+            Kc, self.col_means, self.total_mean = center_gram(K)
+        else:
+            Kc, self.col_means, self.total_mean = K, None, None
+        w, V = top_eigh(Kc, n_components, random_state=random_state)
+        r = numerical_rank(w, n)
+        self.rank = r
+        self.eigenvalues = w[:r]
+        self.V = V[:, :r]
+
+    def features(self, K_new, m):
+        """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows."""
+        if self.col_means is not None:
+            K_new = center_cross_gram(K_new, self.col_means, self.total_mean)
+        return (K_new @ self.V[:, :m]) / self.eigenvalues[:m]
+
+
+def _fit_paths(Z, Y, max_dim):
+    """One LP path per column of Y (one-vs-rest; binary: one column)."""
+    return [hinge_lp_path(Z, Y[:, c], max_dim) for c in range(Y.shape[1])]
+
+
+def _decisions(paths, Z):
+    """Decision values of every D: (n, max_dim, n_paths)."""
+    return np.stack([p.decision_values(Z) for p in paths], axis=2)
+
+
+_TIE_DECIMALS = 9
+
+
+def _predict_codes(F):
+    """Predicted class codes from decision values (..., n_paths).
+
+    Decision values equal to ``1e-9`` are ties (the hinge LP puts many points exactly
+    on the margin, e.g. two one-vs-rest scores of exactly -1): they go to the first
+    class, and a zero decision value to the negative class, whatever the rounding.
+    """
+    F = np.round(F, _TIE_DECIMALS)
+    if F.shape[-1] == 1:
+        return (F[..., 0] > 0).astype(int)
+    return np.argmax(F, axis=-1)
+
+
+def _clipped_risk(F, Y):
+    """Mean hinge loss of the clipped decision values, averaged over the paths: (max_dim,)."""
+    Fc = np.clip(F, -1.0, 1.0)
+    return np.maximum(0.0, 1.0 - Y[:, None, :] * Fc).mean(axis=(0, 2))
+
+
+def _fold_task(K, tr, va, Y, codes, centered, max_dim, random_state):
+    """Fit the paths of one CV fold; return validation errors and the fold's risk curves."""
+    sub = _Subspace(K[np.ix_(tr, tr)], centered, random_state=random_state)
+    m = min(max_dim, sub.rank)
+    if m < 1:
+        raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+    paths = _fit_paths(sub.V[:, :m], Y[tr], m)
+    n_solved = max(p.n_solved for p in paths)
+    F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], n_solved))  # (n_va, m, C)
+    F_tr = _decisions(paths, sub.V[:, :n_solved])
+    errors = (_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)  # (m,)
+    clipped = _clipped_risk(F_tr, Y[tr])
+    # dimensions beyond the fold's rank: the subspace cannot grow, keep the last solution
+    if m < max_dim:
+        errors = np.concatenate([errors, np.full(max_dim - m, errors[-1])])
+        clipped = np.concatenate([clipped, np.full(max_dim - m, clipped[-1])])
+    return {"errors": errors, "clipped": clipped, "n_solved": n_solved}
+
+
+class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator):
+    """Kernel Projection Machine: hinge-loss ERM on kernel-PCA subspaces of chosen dimension.
+
+    For each dimension D the classifier minimises the empirical hinge loss over
+    ``f = sum_{j<=D} beta_j V_j + b`` where ``V_j`` are the eigenvectors of the
+    (uncentred, as in the paper) kernel matrix -- a linear programme solved for
+    the whole path ``D = 1..max_dim`` with warm-started HiGHS -- and returns
+    ``f_D(x) = sum_i alpha_i k(x_i, x) + b`` with ``alpha = sum_j (beta_j/lambda_j) V_j``.
+    The dimension is chosen by cross-validation (the NIPS 2004 paper), by a
+    penalty ``lam * D`` on the clipped hinge risk, or by the slope heuristic
+    (Zwald & Blanchard 2005).
+
+    Parameters
+    ----------
+    kernel : str, callable, Kernel, or list, default='rbf'
+        The kernel (see :func:`kpm.kernels.make_kernel`). A list of kernels, or of
+        parameter dicts such as ``{'kernel': 'rbf', 'sigma': 2.0}``, searches the
+        family ``{S_D(k)}`` over all kernels jointly (the paper's closing proposal);
+        ``kernel_`` and ``kernel_index_`` report the winner.
+    sigma, gamma : float, optional
+        RBF width (``sigma``: ``exp(-|x-y|^2/(2 sigma^2))``, as in the KPM papers;
+        ``'median'`` for the median heuristic) or ``gamma``. Default ``gamma='scale'``.
+    degree, coef0 : float
+        Polynomial / sigmoid parameters.
+    kernel_params : dict, optional
+        Extra kernel parameters.
+    selection : {'cv', 'penalty', 'slope'} or int, default='cv'
+        How D is chosen: K-fold CV of the 0-1 error (ties -> smaller D); the
+        penalised clipped hinge risk ``R_n(clip f_D) + lam D`` with ``lam =
+        penalty``; the slope heuristic (``lam = slope_factor * lam_jump``); or a
+        fixed D.
+    cv : int or CV splitter, default=5
+        Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
+        :class:`~sklearn.model_selection.StratifiedKFold` seeded by ``random_state``.
+    penalty : float or 'cv', default='cv'
+        ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
+        over the exact breakpoints of the folds' penalty paths.
+    slope_factor : float, default=2.0
+        Factor of the slope heuristic (Birgé-Massart's 2).
+    max_dim : int, optional
+        Largest D considered. Default: the numerical rank of the kernel matrix
+        (eigenvalues above ``n * eps * lambda_1``): beyond it the eigenvectors are
+        rounding noise and the Nyström extension divides by ``lambda_j ~ eps``.
+        In practice the path also stops at the first D with zero training hinge
+        risk, beyond which every D has the same solution (see :mod:`kpm._lp_path`).
+    centered : bool, default=False
+        Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
+    random_state : int, RandomState or None
+        Seeds the CV shuffling.
+    n_jobs : int, optional
+        Parallel jobs over the CV folds (joblib).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    dim_ : int
+        The selected dimension.
+    alpha_ : ndarray (n_samples,) or (n_classes, n_samples)
+        Kernel expansion coefficients, ``f(x) = alpha_ @ k(X_fit_, x) + intercept_``.
+    intercept_ : float or ndarray (n_classes,)
+    eigenvalues_ : ndarray
+        Eigenvalues of the (winning kernel's) training kernel matrix, up to the rank.
+    kernel_ : Kernel
+        The kernel used (the winner of a list).
+    kernel_index_ : int
+        Its position in the list (0 for a single kernel).
+    X_fit_ : ndarray
+    selection_curve_ : dict of ndarray
+        Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``,
+        ``cv_error`` (pooled CV 0-1 error, NaN when no CV was run),
+        ``hinge_risk`` (training ``R_n(f_D)``), ``clipped_risk`` (``R_n(clip f_D)``),
+        ``criterion`` (``clipped_risk + penalty_ * D``, NaN without a penalty).
+    penalty_ : float or None
+        The ``lam`` used by the penalty or slope rule.
+    slope_lambda_ : float or None
+        ``lam_jump`` of the slope heuristic.
+    coef_path_ : list of ndarray
+        ``beta`` for every D of the winning kernel (one array (n_dims, n_dims) per
+        one-vs-rest problem); with ``intercept_path_`` the whole path is kept.
+    fit_time_ : float
+        Seconds spent in :meth:`fit`.
+    """
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        selection="cv",
+        cv=5,
+        penalty="cv",
+        slope_factor=2.0,
+        max_dim=None,
+        centered=False,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.selection = selection
+        self.cv = cv
+        self.penalty = penalty
+        self.slope_factor = slope_factor
+        self.max_dim = max_dim
+        self.centered = centered
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------ helpers
+    def _is_precomputed(self):
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _kernel_list(self, X):
+        specs = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]
+        if len(specs) == 0:
+            raise ValueError("kernel is an empty list")
+        kernels = []
+        for spec in specs:
+            if isinstance(spec, dict):
+                params = dict(spec)
+                name = params.pop("kernel", "rbf")
+                base = {
+                    "sigma": self.sigma if "gamma" not in params and "c" not in params else None,
+                    "gamma": self.gamma if "sigma" not in params and "c" not in params else None,
+                    "degree": self.degree,
+                    "coef0": self.coef0,
+                }
+                for key in ("sigma", "gamma", "degree", "coef0"):
+                    if key in params:
+                        base[key] = params.pop(key)
+                k = make_kernel(name, kernel_params=params or None, X=X, **base)
+            elif isinstance(spec, (list, tuple)):
+                raise ValueError("kernel lists cannot be nested")
+            else:
+                if isinstance(spec, str) and spec == "precomputed" and len(specs) > 1:
+                    raise ValueError("'precomputed' cannot be part of a kernel list")
+                k = make_kernel(
+                    spec,
+                    sigma=self.sigma,
+                    gamma=self.gamma,
+                    degree=self.degree,
+                    coef0=self.coef0,
+                    kernel_params=self.kernel_params,
+                    X=X,
+                )
+            kernels.append(k)
+        return kernels
+
+    def _validate_params(self):
+        sel = self.selection
+        if isinstance(sel, str):
+            if sel not in _SELECTIONS:
+                raise ValueError(f"selection must be one of {_SELECTIONS} or a positive int, got {sel!r}")
+        elif isinstance(sel, bool) or not isinstance(sel, numbers.Integral) or sel < 1:
+            raise ValueError(f"selection must be one of {_SELECTIONS} or a positive int, got {sel!r}")
+        pen = self.penalty
+        if not (isinstance(pen, str) and pen == "cv"):
+            if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not np.isfinite(pen) or pen < 0:
+                raise ValueError(f"penalty must be a number >= 0 or 'cv', got {pen!r}")
+        sf = self.slope_factor
+        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not np.isfinite(sf) or sf <= 0:
+            raise ValueError(f"slope_factor must be a number > 0, got {sf!r}")
+        md = self.max_dim
+        if md is not None and (isinstance(md, bool) or not isinstance(md, numbers.Integral) or md < 1):
+            raise ValueError(f"max_dim must be None or a positive int, got {md!r}")
+        if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) and self.cv < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {self.cv}")
+
+    def _splits(self, X, y):
+        cv = self.cv
+        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+            cv = StratifiedKFold(int(cv), shuffle=True, random_state=self.random_state)
+        cv = check_cv(cv, y, classifier=True)
+        splits = list(cv.split(X, y))
+        for k, (tr, va) in enumerate(splits):
+            if len(np.unique(y[tr])) < len(self.classes_):
+                raise ValueError(
+                    f"cross-validation fold {k} has training samples of only "
+                    f"{len(np.unique(y[tr]))} of the {len(self.classes_)} classes; use fewer "
+                    "folds or a stratified splitter"
+                )
+            if len(va) == 0:
+                raise ValueError(f"cross-validation fold {k} has an empty validation set")
+        return splits
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit the path of every D, select D, and keep the selected function.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), or (n_samples, n_samples) kernel
+            matrix for ``kernel='precomputed'``.
+        y : array-like (n_samples,)
+            Class labels (two or more classes; more: one-vs-rest).
+
+        Returns
+        -------
+        self
+        """
+        t0 = time.perf_counter()
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=float, ensure_min_samples=2)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        if n_classes < 2:
+            raise ValueError(
+                f"y has only one class ({self.classes_[0]!r}); the Kernel Projection Machine "
+                "needs samples of at least 2 classes"
+            )
+        n = X.shape[0]
+        if self._is_precomputed() and X.shape[0] != X.shape[1]:
+            raise ValueError(f"a precomputed kernel must be a square (n, n) matrix, got {X.shape}")
+        # one-vs-rest targets in {-1, +1}; binary: one problem, classes_[1] positive
+        if n_classes == 2:
+            Y = np.where(codes == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+
+        kernels = self._kernel_list(X)
+        sel = self.selection
+        use_cv = sel == "cv" or (sel == "penalty" and isinstance(self.penalty, str))
+        splits = self._splits(X, y) if use_cv else None
+
+        results = []
+        for kern in kernels:
+            K = X if kern.is_precomputed else kern(X)
+            if not np.all(np.isfinite(K)):
+                raise ValueError("the kernel matrix contains NaN or infinite values")
+            results.append(self._fit_one_kernel(K, Y, codes, splits, n))
+
+        self._select(results, kernels, n, splits)
+        self.X_fit_ = X
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def _fit_one_kernel(self, K, Y, codes, splits, n):
+        full = _Subspace(K, self.centered, random_state=self.random_state)
+        if full.rank < 1:
+            raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
+        if self.max_dim is not None:
+            if self.max_dim > full.rank:
+                raise ValueError(
+                    f"max_dim={self.max_dim} is larger than the rank {full.rank} of the "
+                    f"{'centred ' if self.centered else ''}kernel matrix"
+                )
+            max_dim = int(self.max_dim)
+        else:
+            max_dim = full.rank
+        if not isinstance(self.selection, str):
+            if self.selection > max_dim:
+                raise ValueError(
+                    f"selection={self.selection} (a fixed D) is larger than "
+                    f"{'max_dim' if self.max_dim is not None else 'the rank of the kernel matrix'} = {max_dim}"
+                )
+            max_dim = int(self.selection)
+        out = {"full": full, "max_dim": max_dim}
+        if splits is not None:
+            from joblib import Parallel, delayed
+
+            folds = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fold_task)(K, tr, va, Y, codes, self.centered, max_dim, self.random_state)
+                for tr, va in splits
+            )
+            out["folds"] = folds
+            out["cv_error"] = sum(f["errors"] for f in folds) / n
+            # the full path is needed only as far as any fold's path went (beyond it the
+            # CV curve is flat and ties go to the smaller D), unless a penalty rule uses it
+            if self.selection == "cv":
+                max_dim = min(max_dim, max(f["n_solved"] for f in folds))
+                out["max_dim"] = max_dim
+        paths = _fit_paths(full.V[:, :max_dim], Y, max_dim)
+        n_solved = max(p.n_solved for p in paths)
+        F = _decisions(paths, full.V[:, :n_solved])
+        out["paths"] = paths
+        out["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)
+        out["clipped_risk"] = _clipped_risk(F, Y)
+        return out
+
+    def _select(self, results, kernels, n, splits):
+        dims = np.concatenate([np.arange(1, r["max_dim"] + 1) for r in results])
+        kidx = np.concatenate([np.full(r["max_dim"], i) for i, r in enumerate(results)])
+        hinge = np.concatenate([r["hinge_risk"] for r in results])
+        clipped = np.concatenate([r["clipped_risk"] for r in results])
+        cv_err = np.full(len(dims), np.nan)
+        if splits is not None:
+            cv_err = np.concatenate([r["cv_error"][: r["max_dim"]] for r in results])
+        self.penalty_ = None
+        self.slope_lambda_ = None
+        sel = self.selection
+        if not isinstance(sel, str):
+            idx = int(np.flatnonzero(dims == sel)[0])
+        elif sel == "cv":
+            idx = select_cv(dims, cv_err)
+        elif sel == "slope":
+            idx, lam_jump, _ = slope_heuristic(dims, clipped, self.slope_factor)
+            self.slope_lambda_ = lam_jump
+            self.penalty_ = self.slope_factor * lam_jump
+        else:  # penalty
+            if isinstance(self.penalty, str):
+                self.penalty_ = self._cv_penalty(results, splits, n)
+            else:
+                self.penalty_ = float(self.penalty)
+            idx = select_penalty(dims, clipped, self.penalty_)
+        crit = clipped + (self.penalty_ if self.penalty_ is not None else np.nan) * dims
+        self.selection_curve_ = {
+            "D": dims,
+            "kernel": kidx,
+            "cv_error": cv_err,
+            "hinge_risk": hinge,
+            "clipped_risk": clipped,
+            "criterion": crit,
+        }
+        k = int(kidx[idx])
+        D = int(dims[idx])
+        res = results[k]
+        self.kernel_ = kernels[k]
+        self.kernel_index_ = k
+        self.dim_ = D
+        full: _Subspace = res["full"]
+        self.eigenvalues_ = full.eigenvalues
+        alphas, intercepts = [], []
+        for p in res["paths"]:
+            beta, b = p.coef_at(D)
+            a = full.V[:, :D] @ (beta / full.eigenvalues[:D])
+            if self.centered:
+                a = a - a.mean()
+                b = b - float(a @ full.col_means)
+            alphas.append(a)
+            intercepts.append(b)
+        if len(alphas) == 1:
+            self.alpha_ = alphas[0]
+            self.intercept_ = intercepts[0]
+        else:
+            self.alpha_ = np.vstack(alphas)
+            self.intercept_ = np.asarray(intercepts)
+        self.coef_path_ = [p.coef for p in res["paths"]]
+        self.intercept_path_ = [p.intercept for p in res["paths"]]
+        self._subspace = full
+        self._path_max_dim = res["max_dim"]
+
+    def _cv_penalty(self, results, splits, n):
+        """lam minimising the pooled CV error of the penalty rule (ties -> larger lam)."""
+        fold_models = []  # per fold: dims, clipped risks, validation predictions per model
+        for k_fold in range(len(splits)):
+            dims = np.concatenate([np.arange(1, r["max_dim"] + 1) for r in results])
+            clipped = np.concatenate([r["folds"][k_fold]["clipped"][: r["max_dim"]] for r in results])
+            errs = np.concatenate([r["folds"][k_fold]["errors"][: r["max_dim"]] for r in results])
+            fold_models.append((dims, clipped, errs))
+        paths = [penalty_path(d, c) for d, c, _ in fold_models]
+        cands = candidate_penalties(paths)
+        totals = np.array(
+            [sum(errs[p.selected(lam)] for (_, _, errs), p in zip(fold_models, paths)) for lam in cands]
+        )
+        best = np.flatnonzero(totals == totals.min())
+        self.penalty_cv_curve_ = {"penalty": cands, "cv_error": totals / n}
+        return float(cands[best[0]])  # cands decrease: the first minimiser is the largest lam
+
+    # ------------------------------------------------------------ predict
+    def _kernel_rows(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        if self.kernel_.is_precomputed:
+            if X.shape[1] != self.X_fit_.shape[0]:
+                raise ValueError(
+                    f"a precomputed kernel for prediction must have {self.X_fit_.shape[0]} columns, got {X.shape[1]}"
+                )
+            return X
+        return self.kernel_(X, self.X_fit_)
+
+    def decision_function(self, X):
+        """``f(x) = sum_i alpha_i k(x_i, x) + b``: shape (n,) binary, (n, n_classes) otherwise.
+
+        The values are rounded to 9 decimals: the hinge LP puts many points exactly on
+        the margin (one-vs-rest scores of exactly -1, say), and rounding makes such ties
+        -- resolved to the first class -- independent of floating-point noise and of
+        the batch the point is predicted in.
+        """
+        Kx = self._kernel_rows(X)
+        if self.alpha_.ndim == 1:
+            F = Kx @ self.alpha_ + self.intercept_
+        else:
+            F = Kx @ self.alpha_.T + self.intercept_[None, :]
+        return np.round(F, _TIE_DECIMALS)
+
+    def predict(self, X):
+        """Predicted class labels."""
+        F = self.decision_function(X)
+        return self.classes_[_predict_codes(F[:, None] if F.ndim == 1 else F)]
+
+    def decision_function_path(self, X):
+        """Decision values of the winning kernel's solution for every D.
+
+        Returns
+        -------
+        ndarray (n, n_dims) for two classes, (n, n_dims, n_classes) otherwise.
+        """
+        Kx = self._kernel_rows(X)
+        sub = self._subspace
+        m = max(c.shape[0] for c in self.coef_path_)
+        Z = sub.features(Kx, m)
+        F = []
+        for coef, b in zip(self.coef_path_, self.intercept_path_):
+            p = HingePath(coef, b, np.zeros(len(b)), self._path_max_dim, 1, np.zeros(len(b), int))
+            F.append(p.decision_values(Z))
+        F = np.stack(F, axis=2)
+        return F[:, :, 0] if F.shape[2] == 1 else F
+
+    def predict_path(self, X):
+        """Predicted labels for every D: (n, n_dims)."""
+        F = self.decision_function_path(X)
+        return self.classes_[_predict_codes(F[:, :, None] if F.ndim == 2 else F)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._is_precomputed()
+        return tags

@@ -1,0 +1,106 @@
+"""The warm-started HiGHS path of the KPM linear programme against cold scipy solves."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from kpm._lp_path import LPSolverError, hinge_lp_path
+
+
+def _problem(n=60, m=25, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.8 * rng.normal(size=n) > 0.3, 1.0, -1.0)
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    w, V = np.linalg.eigh(K)
+    return V[:, ::-1][:, :m], y
+
+
+def _cold(Z, y, D):
+    """Cold solve: variables (beta_1..beta_D, b, xi_1..xi_n)."""
+    n = len(y)
+    c = np.concatenate([np.zeros(D + 1), np.ones(n)])
+    A = -np.hstack([y[:, None] * Z[:, :D], y[:, None], np.eye(n)])
+    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
+    res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
+    assert res.status == 0
+    return res
+
+
+def _decision_range(Z, y, D, opt, w):
+    """min and max of w . f over the optimal face (f = Z beta + b on the training points)."""
+    n = len(y)
+    cw = np.concatenate([Z[:, :D].T @ w, [w.sum()], np.zeros(n)])
+    A = -np.hstack([y[:, None] * Z[:, :D], y[:, None], np.eye(n)])
+    A = np.vstack([A, np.concatenate([np.zeros(D + 1), np.ones(n)])])
+    b = np.concatenate([-np.ones(n), [opt + 1e-9]])
+    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
+    lo = linprog(cw, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    hi = linprog(-cw, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    if lo.status != 0 or hi.status != 0:  # unbounded face: not unique
+        return -np.inf, np.inf
+    return lo.fun, -hi.fun
+
+
+@pytest.mark.parametrize("strategy", ["primal", "dual"])
+def test_path_matches_cold_linprog(strategy):
+    Z, y = _problem()
+    path = hinge_lp_path(Z, y, 25, strategy=strategy, stop_at_zero=False)
+    rng = np.random.default_rng(1)
+    n_unique = 0
+    for D in (1, 2, 3, 5, 8, 13, 20, 25):
+        res = _cold(Z, y, D)
+        assert path.objective[D - 1] == pytest.approx(res.fun, rel=1e-9, abs=1e-9)
+        beta, b = path.coef_at(D)
+        f_path = Z[:, :D] @ beta + b
+        f_cold = Z[:, :D] @ res.x[:D] + res.x[D]
+        # our solution is optimal: its hinge loss equals the optimum
+        assert np.maximum(0, 1 - y * f_path).sum() == pytest.approx(res.fun, rel=1e-7, abs=1e-7)
+        w = rng.normal(size=len(y))
+        lo, hi = _decision_range(Z, y, D, res.fun, w)
+        if hi - lo < 1e-6:  # the decision values are unique on the optimal face
+            n_unique += 1
+            np.testing.assert_allclose(f_path, f_cold, atol=1e-6)
+    assert n_unique >= 4  # the comparison of decision values really happened
+
+
+def test_hinge_risk_non_increasing_and_early_stop():
+    Z, y = _problem(n=50, m=50, seed=3)
+    path = hinge_lp_path(Z, y)
+    r = path.hinge_risk
+    assert len(r) == 50
+    assert np.all(np.diff(r) <= 1e-12)
+    # stopped at the first zero: everything after reuses that solution
+    assert path.objective[-1] <= 1e-9 * 50
+    assert path.n_solved < 50
+    assert np.all(path.objective[:-1] > 1e-9 * 50)
+    D = path.n_solved + 3
+    beta, b = path.coef_at(D)
+    assert np.all(beta[path.n_solved :] == 0)
+    f = Z[:, :D] @ beta + b
+    assert np.all(y * f >= 1 - 1e-7)  # still optimal (zero risk) at D
+    F = path.decision_values(Z)
+    assert F.shape == (50, 50)
+    np.testing.assert_allclose(F[:, D - 1], f)
+
+
+def test_solver_failure_reports_highs_status():
+    Z, y = _problem()
+    with pytest.raises(LPSolverError, match="Iteration limit"):
+        hinge_lp_path(Z, y, 10, iteration_limit=0)
+
+
+def test_bad_input():
+    Z, y = _problem(n=20, m=5)
+    with pytest.raises(ValueError, match="-1 and \\+1"):
+        hinge_lp_path(Z, np.where(y > 0, 1.0, 0.0))
+    Zn = Z.copy()
+    Zn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        hinge_lp_path(Zn, y)
+    with pytest.raises(ValueError, match="max_dim"):
+        hinge_lp_path(Z, y, 6)
+    with pytest.raises(ValueError, match="strategy"):
+        hinge_lp_path(Z, y, 2, strategy="barrier")
+    with pytest.raises(ValueError, match="D must be"):
+        hinge_lp_path(Z, y, 3).coef_at(4)

@@ -1,0 +1,133 @@
+"""KernelProjectionMachine: scikit-learn conformance, accuracy, selection rules, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_moons
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm.projection_machine import KernelProjectionMachine
+from kpm.selection import select_cv, select_penalty, slope_heuristic
+
+
+@parametrize_with_checks(
+    [
+        KernelProjectionMachine(max_dim=6, cv=3, random_state=0),
+        KernelProjectionMachine(selection="slope", random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(400, noise=0.3, random_state=0)
+    Xt, yt = make_moons(2000, noise=0.3, random_state=1)
+    return X, y, Xt, yt
+
+
+@pytest.fixture(scope="module")
+def moons_cv(moons):
+    X, y, _, _ = moons
+    return KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0).fit(X, y)
+
+
+def test_moons_close_to_cv_tuned_svc(moons, moons_cv):
+    X, y, Xt, yt = moons
+    kpm_err = np.mean(moons_cv.predict(Xt) != yt)
+    svc = GridSearchCV(SVC(gamma=1 / (2 * 0.5**2)), {"C": np.logspace(-2, 3, 30)}, cv=5).fit(X, y)
+    svc_err = np.mean(svc.predict(Xt) != yt)
+    assert kpm_err <= svc_err + 0.015, (kpm_err, svc_err)
+
+
+def test_learned_attributes_and_expansion(moons, moons_cv):
+    X, y, Xt, _ = moons
+    m = moons_cv
+    curve = m.selection_curve_
+    assert set(curve) >= {"D", "cv_error", "hinge_risk", "clipped_risk", "criterion"}
+    assert m.dim_ == curve["D"][select_cv(curve["D"], curve["cv_error"])]
+    assert np.all(np.diff(curve["hinge_risk"]) <= 1e-12)
+    assert np.all(curve["clipped_risk"] <= curve["hinge_risk"] + 1e-12)
+    assert m.alpha_.shape == (len(X),)
+    assert m.eigenvalues_[0] >= m.eigenvalues_[-1] > 0
+    # the kernel expansion equals the eigen-feature form of the selected D
+    F = m.decision_function_path(Xt[:50])
+    np.testing.assert_allclose(m.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(m.predict(Xt[:50]), m.predict_path(Xt[:50])[:, m.dim_ - 1])
+    # fixed D = the same function as the path's D
+    fixed = KernelProjectionMachine(sigma=0.5, selection=m.dim_).fit(X, y)
+    np.testing.assert_allclose(fixed.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
+
+
+def test_penalty_and_slope_rules(moons):
+    X, y, Xt, yt = moons
+    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=60).fit(X, y)
+    c = slope.selection_curve_
+    idx, lam_jump, _ = slope_heuristic(c["D"], c["clipped_risk"], 2.0)
+    assert slope.slope_lambda_ == pytest.approx(lam_jump)
+    assert slope.penalty_ == pytest.approx(2 * lam_jump)
+    assert slope.dim_ == c["D"][idx]
+    fixed = KernelProjectionMachine(sigma=0.5, selection="penalty", penalty=0.01, max_dim=60).fit(X, y)
+    c = fixed.selection_curve_
+    assert fixed.dim_ == c["D"][select_penalty(c["D"], c["clipped_risk"], 0.01)]
+    np.testing.assert_allclose(c["criterion"], c["clipped_risk"] + 0.01 * c["D"])
+    pcv = KernelProjectionMachine(sigma=0.5, selection="penalty", max_dim=60, random_state=0).fit(X, y)
+    assert pcv.penalty_ > 0
+    assert np.mean(pcv.predict(Xt) != yt) < 0.13
+    assert np.mean(slope.predict(Xt) != yt) < 0.13
+
+
+def test_multiclass_and_kernel_list():
+    X, y = load_iris(return_X_y=True)
+    m = KernelProjectionMachine(sigma=1.0, max_dim=30, random_state=0).fit(X, y)
+    assert m.alpha_.shape == (3, len(X))
+    assert m.decision_function(X).shape == (len(X), 3)
+    assert m.score(X, y) > 0.9
+    # kernel list: an absurdly narrow width cannot win against a sensible one
+    mk = KernelProjectionMachine(
+        kernel=[{"kernel": "rbf", "sigma": 0.01}, {"kernel": "rbf", "sigma": 1.0}],
+        max_dim=30,
+        random_state=0,
+    ).fit(X, y)
+    assert mk.kernel_index_ == 1
+    assert mk.kernel_.sigma == pytest.approx(1.0)
+    assert set(np.unique(mk.selection_curve_["kernel"])) == {0, 1}
+
+
+def test_centered_and_precomputed(moons):
+    X, y, Xt, _ = moons
+    m = KernelProjectionMachine(sigma=0.5, centered=True, selection=8).fit(X, y)
+    F = m.decision_function_path(Xt[:40])
+    np.testing.assert_allclose(m.decision_function(Xt[:40]), F[:, 7], rtol=1e-6, atol=1e-6)
+    from kpm.kernels import make_kernel
+
+    k = make_kernel("rbf", sigma=0.5)
+    a = KernelProjectionMachine(sigma=0.5, selection=8).fit(X, y)
+    p = KernelProjectionMachine(kernel="precomputed", selection=8).fit(k(X), y)
+    np.testing.assert_allclose(a.decision_function(Xt[:40]), p.decision_function(k(Xt[:40], X)), atol=1e-8)
+
+
+def test_bad_input(moons):
+    X, y, _, _ = moons
+    with pytest.raises(ValueError, match="one class"):
+        KernelProjectionMachine(selection=3).fit(X, np.ones(len(y)))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KernelProjectionMachine(selection=3).fit(Xn, y)
+    with pytest.raises(ValueError, match="rank"):
+        KernelProjectionMachine(kernel="linear", max_dim=5).fit(X, y)  # rank 2
+    with pytest.raises(ValueError, match="larger than"):
+        KernelProjectionMachine(kernel="linear", selection=4).fit(X, y)
+    with pytest.raises(ValueError, match="selection"):
+        KernelProjectionMachine(selection="aic").fit(X, y)
+    with pytest.raises(ValueError, match="penalty"):
+        KernelProjectionMachine(selection="penalty", penalty=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        KernelProjectionMachine(selection=3).fit(X, np.linspace(0, 1, len(y)))
+    # an unstratified splitter on sorted labels leaves a fold with one class
+    order = np.argsort(y)
+    with pytest.raises(ValueError, match="fold"):
+        KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5).fit(X[order], y[order])
