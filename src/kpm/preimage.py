@@ -35,6 +35,7 @@ import numbers
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from .kernels import Kernel, _sq_dists, make_kernel
 
@@ -479,17 +480,16 @@ def gradient_preimage(
     max_iter=500,
     tol=1e-6,
     ctc=None,
-    chunk_size=256,
     history=False,
     return_info=True,
 ):
     """Pre-images for any differentiable kernel by L-BFGS with analytic gradients.
 
-    Minimises, for each row j, ``rho_j(z) = k(z, z) - 2 sum_i coefs[j, i] k(z, x_i)
-    + c_j^T K c_j`` with :func:`scipy.optimize.minimize` (``method='L-BFGS-B'``). The
-    rows are independent; they are optimised ``chunk_size`` at a time as one
-    separable problem (the sum of their objectives), so a chunk costs one kernel
-    block per function evaluation.
+    Minimises, for each row j independently, ``rho_j(z) = k(z, z) - 2 sum_i
+    coefs[j, i] k(z, x_i) + c_j^T K c_j`` with :func:`scipy.optimize.minimize`
+    (``method='L-BFGS-B'``), started at ``z0[j]``. Each function evaluation is one
+    vectorised kernel row; the rows are solved one after another, so the result
+    for a row does not depend on the other rows.
 
     Parameters
     ----------
@@ -504,17 +504,16 @@ def gradient_preimage(
     z0 : array-like of shape (m, d) or (d,)
         Starting points.
     max_iter : int, default=500
-        L-BFGS iteration cap per chunk.
+        L-BFGS iteration cap per row.
     tol : float, default=1e-6
-        A row has converged when the infinity norm of its gradient has dropped
-        to ``tol`` times its value at ``z0`` (or is exactly 0).
+        L-BFGS stops when the infinity norm of the gradient has dropped to ``tol``
+        times its value at ``z0``, or when the relative decrease of the objective
+        per step falls below ``1e-13``.
     ctc : array-like of shape (m,), optional
         ``coefs[j] @ K @ coefs[j]``; computed blockwise when omitted.
-    chunk_size : int, default=256
-        Rows per L-BFGS problem.
     history : bool, default=False
-        If True, ``info['history']`` holds, per chunk, the list of summed objective
-        values after each L-BFGS iteration.
+        If True, ``info['history']`` holds, per row, the list of objective values
+        after each L-BFGS iteration.
     return_info : bool, default=True
         Return ``(Z, info)`` rather than ``Z`` alone.
 
@@ -522,9 +521,11 @@ def gradient_preimage(
     -------
     Z : ndarray of shape (m, d) (or (d,) for a single target)
     info : dict
-        ``n_iter`` (L-BFGS iterations of the row's chunk), ``converged`` (bool),
-        ``objective`` (``||phi(z) - Psi||^2`` from kernels), ``grad_norm`` (final
-        infinity norm of each row's gradient) and optionally ``history``.
+        ``n_iter`` (L-BFGS iterations per row), ``converged`` (scipy reported
+        convergence — gradient or objective-decrease criterion — and not the
+        iteration cap), ``objective`` (``||phi(z) - Psi||^2`` from kernels),
+        ``grad_norm`` (final infinity norm of each row's gradient) and optionally
+        ``history``.
     """
     coefs, points, z0, single = _check_inputs(coefs, points, z0)
     kernel = make_kernel(kernel)
@@ -533,50 +534,59 @@ def gradient_preimage(
             f"the gradient pre-image needs a differentiable kernel {_DIFFERENTIABLE}, got {kernel.name!r}"
         )
     max_iter = _check_positive_int("max_iter", max_iter)
-    chunk_size = _check_positive_int("chunk_size", chunk_size)
     tol = _check_tol(tol)
     ctc = _ctc(kernel, coefs, points, ctc)
     m, d = z0.shape
     X_sq = np.einsum("ij,ij->i", points, points)
     Z = z0.copy()
     n_iter = np.zeros(m, dtype=int)
+    converged = np.zeros(m, dtype=bool)
+    _, g0 = _value_grad(kernel, z0, points, X_sq, coefs)
+    g0n = np.abs(g0).max(axis=1)
     hist = []
-    for start in range(0, m, chunk_size):
-        rows = slice(start, min(start + chunk_size, m))
-        C = coefs[rows]
-        r = C.shape[0]
-        _, g0 = _value_grad(kernel, z0[rows], points, X_sq, C)
-        g0n = np.abs(g0).max(axis=1)
-        gtol = float(max(tol * g0n.min(), 1e-300))
+    # one small kernel row per evaluation: multi-threaded BLAS only adds contention
+    with threadpool_limits(limits=1, user_api="blas"):
+        _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z, n_iter, converged, hist)
 
-        def fun(v, C=C, r=r):
-            val, grad = _value_grad(kernel, v.reshape(r, d), points, X_sq, C)
-            return float(val.sum()), grad.ravel()
-
-        trace = []
-        res = minimize(
-            fun,
-            z0[rows].ravel(),
-            jac=True,
-            method="L-BFGS-B",
-            callback=(lambda xk, trace=trace: trace.append(fun(xk)[0])) if history else None,
-            options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-15, "maxfun": max(15000, 3 * max_iter),
-                     "maxcor": 20},
-        )
-        Z[rows] = res.x.reshape(r, d)
-        n_iter[rows] = res.nit
-        hist.append(trace)
     val, grad = _value_grad(kernel, Z, points, X_sq, coefs)
     gnorm = np.abs(grad).max(axis=1)
-    _, g0 = _value_grad(kernel, z0, points, X_sq, coefs)
-    converged = (gnorm <= tol * np.abs(g0).max(axis=1)) | (gnorm == 0)
-    objective = np.maximum(val + ctc, 0.0)
+    converged |= gnorm <= tol * g0n
+    objective = val + ctc
     if not return_info:
         return Z[0] if single else Z
     info = {"n_iter": n_iter, "converged": converged, "objective": objective, "grad_norm": gnorm}
     if history:
         info["history"] = hist
     if single:
-        info = {k: (v[0] if k != "history" else v) for k, v in info.items()}
+        info = {k: (v[0] if k != "history" else v[0]) for k, v in info.items()}
         return Z[0], info
     return Z, info
+
+
+def _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z, n_iter, converged, hist):
+    """Per-row L-BFGS for :func:`gradient_preimage` (fills Z, n_iter, converged, hist)."""
+    for j in range(z0.shape[0]):
+        C = coefs[j : j + 1]
+
+        def fun(v, C=C):
+            val, grad = _value_grad(kernel, v[None, :], points, X_sq, C)
+            return float(val[0]), grad[0]
+
+        if g0n[j] == 0.0:  # already stationary
+            converged[j] = True
+            hist.append([])
+            continue
+        trace = []
+        res = minimize(
+            fun,
+            z0[j],
+            jac=True,
+            method="L-BFGS-B",
+            callback=(lambda xk, trace=trace: trace.append(fun(xk)[0])) if history else None,
+            options={"maxiter": max_iter, "gtol": tol * g0n[j], "ftol": 1e-13,
+                     "maxfun": max(15000, 3 * max_iter), "maxcor": 20},
+        )
+        Z[j] = res.x
+        n_iter[j] = res.nit
+        converged[j] = bool(res.success) and res.nit < max_iter
+        hist.append(trace)

@@ -1,0 +1,497 @@
+"""Kernel PCA denoising by approximate pre-images (Schölkopf et al. 1999 §IV; Mika et al. 1999).
+
+A noisy point ``x`` is mapped to feature space, projected onto the first
+``n_components`` (centred) kernel PCA directions, and mapped back by an
+approximate pre-image ``z`` of the projection (SPEC §2)::
+
+    alpha^k = u_k / sqrt(lambda_k)                  (eigenpairs of the centred Gram matrix)
+    beta_k  = sum_i alpha_i^k k~(x)_i               (kernel PCA features of x)
+    P_m phi(x) = phi_bar + sum_k beta_k V^k = sum_i gamma_i phi(x_i),
+    gamma_i = sum_k beta_k alpha_i^k + (1/n) (1 - sum_j sum_k beta_k alpha_j^k)
+
+    z = argmin_z ||phi(z) - P_m phi(x)||^2
+
+Pre-image methods: ``'fixed-point'`` (Gaussian kernel only; the paper's
+iteration, :func:`kpm.preimage.gaussian_fixed_point`), ``'gradient'``
+(L-BFGS with analytic gradients for rbf, poly, sigmoid, imq and linear;
+:func:`kpm.preimage.gradient_preimage`), and ``'learned'`` — scikit-learn's
+:class:`~sklearn.decomposition.KernelPCA` with ``fit_inverse_transform=True``
+(a kernel ridge regression from kernel PCA features back to inputs, Bakır et
+al. 2004), for comparison.
+
+:class:`LinearPCADenoiser` is the linear PCA baseline (reconstruction from the
+first principal components).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import KernelParamsMixin, check_n_components
+from ._eigensolvers import center_cross_gram, center_gram, top_eigh
+from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
+
+__all__ = ["KernelPCADenoiser", "LinearPCADenoiser"]
+
+_PREIMAGES = ("fixed-point", "gradient", "learned")
+_RANK_RTOL = 1e-10
+
+
+def _check_components_param(n_components):
+    if n_components is None:
+        return None
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"n_components must be a positive integer or None, got {n_components!r}")
+    if n_components < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}")
+    return int(n_components)
+
+
+def _resolve_components(n_components, fitted, name="n_components"):
+    """Number of components to use at denoising time (at most the fitted number)."""
+    if n_components is None:
+        return fitted
+    q = _check_components_param(n_components)
+    if q > fitted:
+        raise ValueError(
+            f"{name}={q} is larger than the {fitted} components fitted; refit with a larger "
+            "n_components"
+        )
+    return q
+
+
+class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
+    """Denoise inputs by kernel PCA projection followed by an approximate pre-image.
+
+    ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
+    kernel PCA directions of the training data and returns the approximate
+    pre-images (points of input space whose images are closest to the
+    projections), following Schölkopf et al. (1999) §IV and SPEC §2.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Number of kernel PCA directions kept. ``None`` keeps all directions with a
+        numerically nonzero eigenvalue (``> 1e-10 * lambda_max``).
+    kernel : {'rbf', 'poly', 'sigmoid', 'imq', 'linear'} or callable, default='rbf'
+        Kernel (see :func:`kpm.kernels.make_kernel`). ``'precomputed'`` is not
+        possible: pre-images need input vectors. A callable kernel works only with
+        ``preimage='learned'``.
+    sigma : float or 'median', optional
+        RBF width, ``exp(-||x-y||^2 / (2 sigma^2))``.
+    gamma : float or 'scale', optional
+        RBF ``exp(-gamma ||x-y||^2)`` (default ``'scale'``: ``1/(n_features X.var())``);
+        poly/sigmoid inner-product scale. Schölkopf's ``exp(-||x-y||^2/c)`` is
+        ``gamma = 1/c`` (or ``kernel_params={'c': c}``).
+    degree : int, default=3
+        Polynomial degree.
+    coef0 : float, default=1.0
+        Constant of poly and sigmoid.
+    kernel_params : dict, optional
+        Other kernel parameters (e.g. ``{'c': 128}``).
+    preimage : {'fixed-point', 'gradient', 'learned'}, default='fixed-point'
+        Pre-image method. ``'fixed-point'`` needs the Gaussian kernel.
+    max_iter : int, default=500
+        Iteration cap of the pre-image solver.
+    tol : float, default=1e-6
+        Tolerance of the pre-image solver (fixed-point: step in kernel widths;
+        gradient: relative reduction of the gradient's infinity norm).
+    restart : {'nearest', 'best'}, default='nearest'
+        Restart rule of the fixed-point iteration when its denominator vanishes.
+    alpha : float, default=1.0
+        Ridge parameter of the learned inverse (``preimage='learned'`` only).
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+        Eigensolver for the centred Gram matrix (:func:`kpm._eigensolvers.top_eigh`).
+        ``'auto'``: ARPACK when ``n_components < 10`` and ``n_samples > 200``, else
+        dense (LAPACK, only the leading eigenpairs) — ARPACK is slow for hundreds of
+        components.
+    random_state : int, RandomState or None, default=None
+        Seeds the partial eigensolvers.
+
+    Attributes
+    ----------
+    n_components_ : int
+        Number of components kept.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues of the centred Gram matrix, decreasing.
+    eigenvectors_ : ndarray of shape (n_samples, n_components_)
+        Unit eigenvectors ``u_k``.
+    alphas_ : ndarray of shape (n_samples, n_components_)
+        ``u_k / sqrt(lambda_k)``: expansion coefficients of unit feature-space directions.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        Training data (the expansion points of the pre-images).
+    kernel_ : kpm.kernels.Kernel
+        The kernel used.
+    n_features_in_ : int
+        Number of input features.
+    kpca_ : sklearn.decomposition.KernelPCA
+        The fitted scikit-learn model (``preimage='learned'`` only).
+    n_iter_ : ndarray of shape (n_last,)
+        Iterations of the pre-image solver per point of the last ``transform`` call.
+    converged_ : ndarray of bool, shape (n_last,)
+        Whether each pre-image of the last call met the tolerance (``'learned'``:
+        always True, there is no iteration).
+    objective_ : ndarray of shape (n_last,)
+        ``||phi(z) - P_m phi(x)||^2`` per point of the last call, from kernels (can be
+        negative for the sigmoid kernel, which is not positive definite).
+
+    Notes
+    -----
+    Calling ``transform`` records the diagnostics of that call (``n_iter_``,
+    ``converged_``, ``objective_``); pre-images that did not converge are returned
+    (the best iterate found) and reported by a :class:`ConvergenceWarning`.
+
+    References
+    ----------
+    Schölkopf, Mika, Burges, Knirsch, Müller, Rätsch, Smola (1999). Input space
+    versus feature space in kernel-based methods. IEEE TNN 10(5).
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="rbf",
+        sigma=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+        preimage="fixed-point",
+        max_iter=500,
+        tol=1e-6,
+        restart="nearest",
+        alpha=1.0,
+        eigen_solver="auto",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.preimage = preimage
+        self.max_iter = max_iter
+        self.tol = tol
+        self.restart = restart
+        self.alpha = alpha
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        """Fit kernel PCA on the training data (clean or noisy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        if self.preimage not in _PREIMAGES:
+            raise ValueError(f"preimage must be one of {_PREIMAGES}, got {self.preimage!r}")
+        n_components = _check_components_param(self.n_components)
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "kernel='precomputed' cannot be used for denoising: pre-images live in input space"
+            )
+        kernel = self._make_kernel(X)
+        if self.preimage == "fixed-point" and kernel.name != "rbf":
+            raise ValueError(
+                f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
+                "needs preimage='gradient' (poly, sigmoid, imq, linear) or 'learned'"
+            )
+        if self.preimage == "gradient" and kernel.name not in _DIFFERENTIABLE:
+            raise ValueError(
+                f"preimage='gradient' needs a kernel with analytic gradients {_DIFFERENTIABLE}, "
+                f"got {kernel.name!r}; use preimage='learned'"
+            )
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
+            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if self.eigen_solver not in ("auto", "dense", "arpack", "randomized"):
+            raise ValueError(
+                f"eigen_solver must be 'auto', 'dense', 'arpack' or 'randomized', got {self.eigen_solver!r}"
+            )
+        if self.restart not in ("nearest", "best"):
+            raise ValueError(f"restart must be 'nearest' or 'best', got {self.restart!r}")
+        n = X.shape[0]
+        if n_components is not None:
+            # the centred Gram matrix has rank at most n - 1
+            check_n_components(n_components, n - 1)
+
+        K = kernel(X)
+        Kc, col_means, total_mean = center_gram(K)
+        solver = self.eigen_solver
+        if solver == "auto":
+            # scikit-learn's KernelPCA rule: ARPACK pays off only for very few components
+            small = n_components is not None and n > 200 and n_components < 10
+            solver = "arpack" if small else "dense"
+        w, U = top_eigh(Kc, n_components, solver=solver, random_state=self.random_state)
+        lam_max = max(float(w[0]), 0.0)
+        rank = int(np.sum(w > _RANK_RTOL * lam_max)) if lam_max > 0 else 0
+        if rank == 0:
+            raise ValueError(
+                "the centred kernel matrix is zero (all training points map to the same feature "
+                "vector): nothing to project onto"
+            )
+        if n_components is None:
+            q = rank
+        else:
+            q = check_n_components(n_components, rank)
+        self.eigenvalues_ = w[:q]
+        self.eigenvectors_ = U[:, :q]
+        self.alphas_ = U[:, :q] / np.sqrt(w[:q])
+        self.n_components_ = q
+        self.X_fit_ = X
+        self.kernel_ = kernel
+        self._col_means = col_means
+        self._total_mean = total_mean
+        # <phi_bar, V^k> for the squared norm of the projection
+        self._mean_dot_v = self.alphas_.T @ (col_means - total_mean)
+        if self.preimage == "learned":
+            self.kpca_ = self._fit_learned(X, q)
+        return self
+
+    def _sklearn_kernel(self):
+        k = self.kernel_
+        if k.name == "rbf":
+            return {"kernel": "rbf", "gamma": k.gamma}
+        if k.name in ("poly", "sigmoid"):
+            return {"kernel": k.name, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0}
+        if k.name == "linear":
+            return {"kernel": "linear"}
+
+        def pair(a, b, _k=k):
+            return float(_k(a[None, :], b[None, :])[0, 0])
+
+        return {"kernel": pair}
+
+    def _fit_learned(self, X, q):
+        from sklearn.decomposition import KernelPCA
+
+        kpca = KernelPCA(
+            n_components=q,
+            fit_inverse_transform=True,
+            alpha=self.alpha,
+            eigen_solver="dense" if self.eigen_solver in ("auto", "dense") else self.eigen_solver,
+            random_state=self.random_state,
+            **self._sklearn_kernel(),
+        )
+        return kpca.fit(X)
+
+    # ------------------------------------------------------------ transform
+    def _projection(self, X, q):
+        """gamma coefficients (m, n) and ||P_q phi(x)||^2 (m,) of the projections."""
+        Kx = self.kernel_(X, self.X_fit_)
+        Kxc = center_cross_gram(Kx, self._col_means, self._total_mean)
+        A = self.alphas_[:, :q]
+        beta = Kxc @ A
+        G = beta @ A.T
+        n = A.shape[0]
+        G += ((1.0 - G.sum(axis=1)) / n)[:, None]
+        sq_norm = self._total_mean + 2.0 * beta @ self._mean_dot_v[:q] + np.einsum("ij,ij->i", beta, beta)
+        return G, sq_norm
+
+    def transform_features(self, X, n_components=None):
+        """Kernel PCA features ``beta_k`` of X (projections onto the unit directions).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_components : int, optional
+            Number of leading components (at most ``n_components_``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        q = _resolve_components(n_components, self.n_components_)
+        Kxc = center_cross_gram(self.kernel_(X, self.X_fit_), self._col_means, self._total_mean)
+        return Kxc @ self.alphas_[:, :q]
+
+    def denoise(self, X, n_components=None):
+        """Denoise X using the first ``n_components`` fitted components.
+
+        Same as :meth:`transform`, but with fewer components than were fitted if
+        asked (no refit needed; not available for ``preimage='learned'`` whose
+        learned inverse depends on the number of components).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_components : int, optional
+            At most ``n_components_`` (default: all fitted components).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_features)
+            Approximate pre-images of the projections.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        q = _resolve_components(n_components, self.n_components_)
+        if self.preimage == "learned":
+            if q != self.n_components_:
+                raise ValueError(
+                    "preimage='learned' learns its inverse for the fitted n_components only; refit "
+                    "with the number of components wanted"
+                )
+            Z = self.kpca_.inverse_transform(self.kpca_.transform(X))
+            G, sq_norm = self._projection(X, q)
+            self.objective_ = preimage_objective(Z, G, self.X_fit_, self.kernel_, ctc=sq_norm)
+            self.n_iter_ = np.zeros(len(X), dtype=int)
+            self.converged_ = np.ones(len(X), dtype=bool)
+            return Z
+        G, sq_norm = self._projection(X, q)
+        if self.preimage == "fixed-point":
+            Z, info = gaussian_fixed_point(
+                G,
+                self.X_fit_,
+                self.kernel_.gamma,
+                X,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                restart=self.restart,
+                ctc=sq_norm,
+            )
+        else:
+            Z, info = gradient_preimage(
+                G, self.X_fit_, self.kernel_, X, max_iter=self.max_iter, tol=self.tol, ctc=sq_norm
+            )
+        self.n_iter_ = info["n_iter"]
+        self.converged_ = info["converged"]
+        self.objective_ = info["objective"]
+        n_bad = int(np.sum(~self.converged_))
+        if n_bad:
+            warnings.warn(
+                f"{n_bad} of {len(X)} pre-images did not converge (preimage={self.preimage!r}, "
+                f"max_iter={self.max_iter}, tol={self.tol}); the best iterates are returned and "
+                "flagged in converged_",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return Z
+
+    def transform(self, X):
+        """Denoise X: approximate pre-images of its kernel PCA projections.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_features)
+        """
+        return self.denoise(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = False
+        return tags
+
+
+class LinearPCADenoiser(TransformerMixin, BaseEstimator):
+    """Linear PCA denoising baseline: reconstruction from the first principal components.
+
+    ``transform(X) = mean + (X - mean) W W^T`` with ``W`` the first
+    ``n_components`` principal directions of the training data.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Number of principal components kept; ``None`` keeps all with a nonzero
+        singular value (a mere change of basis: no denoising).
+
+    Attributes
+    ----------
+    n_components_ : int
+    components_ : ndarray of shape (n_components_, n_features)
+        Principal directions (rows, unit norm).
+    explained_variance_ : ndarray of shape (n_components_,)
+    mean_ : ndarray of shape (n_features,)
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_components=None):
+        self.n_components = n_components
+
+    def fit(self, X, y=None):
+        """Fit linear PCA.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n_components = _check_components_param(self.n_components)
+        n, d = X.shape
+        if n_components is not None:
+            check_n_components(n_components, min(n - 1, d))
+        self.mean_ = X.mean(axis=0)
+        _, s, Vt = linalg.svd(X - self.mean_, full_matrices=False, check_finite=False)
+        rank = int(np.sum(s > _RANK_RTOL * s[0])) if s[0] > 0 else 0
+        if rank == 0:
+            raise ValueError("all training points are identical: nothing to project onto")
+        q = rank if n_components is None else check_n_components(n_components, rank)
+        # deterministic signs
+        idx = np.argmax(np.abs(Vt[:q]), axis=1)
+        signs = np.sign(Vt[np.arange(q), idx])
+        signs[signs == 0] = 1.0
+        self.components_ = Vt[:q] * signs[:, None]
+        self.explained_variance_ = s[:q] ** 2 / (n - 1)
+        self.n_components_ = q
+        return self
+
+    def denoise(self, X, n_components=None):
+        """Reconstruct X from its first ``n_components`` (at most ``n_components_``) components.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_components : int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        q = _resolve_components(n_components, self.n_components_)
+        W = self.components_[:q]
+        return self.mean_ + ((X - self.mean_) @ W.T) @ W
+
+    def transform(self, X):
+        """Denoise X by projection onto the principal subspace.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        return self.denoise(X)

@@ -1,0 +1,179 @@
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
+from kpm.kernels import make_kernel
+from kpm.preimage import preimage_objective
+
+_TRANSFORM_STATE = (
+    "transform records the pre-image diagnostics of its last call (n_iter_, converged_, "
+    "objective_) as learned state, as issue 6 requires"
+)
+_N_ITER = (
+    "max_iter caps the pre-image iteration run by transform, not fit; per-point n_iter_ "
+    "exists after transform"
+)
+_EXPECTED = {"check_dict_unchanged": _TRANSFORM_STATE, "check_transformer_n_iter": _N_ITER}
+
+
+def _expected(est):
+    return _EXPECTED if isinstance(est, KernelPCADenoiser) else {}
+
+
+@parametrize_with_checks(
+    [
+        KernelPCADenoiser(),
+        KernelPCADenoiser(kernel="poly", gamma=0.1, preimage="gradient", n_components=3),
+        LinearPCADenoiser(),
+    ],
+    expected_failed_checks=_expected,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _circle(rng, n, noise):
+    t = rng.uniform(0, 2 * np.pi, n)
+    clean = np.c_[np.cos(t), np.sin(t), 0.5 * np.cos(2 * t)]  # a closed curve in R^3
+    return clean, clean + noise * rng.normal(size=clean.shape)
+
+
+@pytest.mark.parametrize("preimage", ["fixed-point", "gradient", "learned"])
+def test_denoising_a_noisy_manifold_reduces_the_error(preimage):
+    rng = np.random.default_rng(0)
+    _, X = _circle(rng, 250, 0.1)
+    clean, noisy = _circle(rng, 80, 0.1)
+    den = KernelPCADenoiser(n_components=8, gamma=2.0, preimage=preimage).fit(X)
+    Z = den.transform(noisy)
+    before = np.mean(np.sum((noisy - clean) ** 2, axis=1))
+    after = np.mean(np.sum((Z - clean) ** 2, axis=1))
+    assert after < 0.75 * before
+    assert den.converged_.all()
+    assert den.objective_.shape == (80,)
+    # linear PCA onto a plane cannot do this well on a curved manifold
+    lin = LinearPCADenoiser(1).fit(X)
+    assert np.mean(np.sum((lin.transform(noisy) - clean) ** 2, axis=1)) > after
+
+
+def test_fixed_point_objective_is_the_projection_distance():
+    rng = np.random.default_rng(1)
+    _, X = _circle(rng, 120, 0.1)
+    _, T = _circle(rng, 20, 0.1)
+    den = KernelPCADenoiser(n_components=5, gamma=1.5).fit(X)
+    Z = den.transform(T)
+    G, sq = den._projection(T, 5)
+    kern = make_kernel("rbf", gamma=1.5)
+    K = kern(X)
+    # ||P phi(x)||^2 from the closed form equals gamma^T K gamma
+    np.testing.assert_allclose(sq, np.einsum("ij,jk,ik->i", G, K, G), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(den.objective_, preimage_objective(Z, G, X, kern), atol=1e-10)
+    # and the projection is what kernel PCA says: beta = <P phi(x) - phi_bar, V^k>
+    beta = den.transform_features(T)
+    Kc = K - K.mean(0) - K.mean(1)[:, None] + K.mean()
+    V = den.alphas_
+    np.testing.assert_allclose(V.T @ Kc @ V, np.eye(5), atol=1e-8)
+    np.testing.assert_allclose(beta, (G - 1 / 120) @ (K @ V - K.mean(0) @ V), atol=1e-8)
+
+
+def test_kernel_projection_features_match_sklearn():
+    from sklearn.decomposition import KernelPCA
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 4))
+    T = rng.normal(size=(10, 4))
+    den = KernelPCADenoiser(n_components=4, gamma=0.3).fit(X)
+    ref = KernelPCA(4, kernel="rbf", gamma=0.3).fit(X).transform(T)
+    ours = den.transform_features(T)
+    np.testing.assert_allclose(np.abs(ours), np.abs(ref), atol=1e-8)
+
+
+def test_gradient_and_fixed_point_denoisers_agree():
+    rng = np.random.default_rng(3)
+    _, X = _circle(rng, 150, 0.1)
+    _, T = _circle(rng, 30, 0.1)
+    a = KernelPCADenoiser(n_components=6, gamma=2.0, tol=1e-9, max_iter=3000).fit(X)
+    b = KernelPCADenoiser(n_components=6, gamma=2.0, preimage="gradient", tol=1e-8).fit(X)
+    np.testing.assert_allclose(a.transform(T), b.transform(T), atol=1e-4)
+    np.testing.assert_allclose(a.objective_, b.objective_, atol=1e-8)
+
+
+@pytest.mark.parametrize("kernel,params", [("poly", {"gamma": 0.5, "degree": 2}), ("imq", {"kernel_params": {"c": 1.0}}),
+                                           ("sigmoid", {"gamma": 0.2, "coef0": 0.1})])
+def test_gradient_preimage_other_kernels(kernel, params):
+    rng = np.random.default_rng(4)
+    _, X = _circle(rng, 100, 0.1)
+    _, T = _circle(rng, 15, 0.1)
+    den = KernelPCADenoiser(n_components=4, kernel=kernel, preimage="gradient", **params).fit(X)
+    Z = den.transform(T)
+    G, sq = den._projection(T, 4)
+    start = preimage_objective(T, G, X, den.kernel_, ctc=sq)
+    assert np.all(den.objective_ <= start + 1e-10)
+    assert Z.shape == T.shape
+
+
+def test_denoise_fewer_components_equals_refit():
+    rng = np.random.default_rng(5)
+    _, X = _circle(rng, 100, 0.1)
+    _, T = _circle(rng, 10, 0.1)
+    big = KernelPCADenoiser(n_components=8, gamma=1.0).fit(X)
+    small = KernelPCADenoiser(n_components=3, gamma=1.0).fit(X)
+    np.testing.assert_allclose(big.denoise(T, 3), small.transform(T), atol=1e-8)
+    lin = LinearPCADenoiser(3).fit(X)
+    np.testing.assert_allclose(LinearPCADenoiser().fit(X).denoise(T, 2), LinearPCADenoiser(2).fit(X).transform(T))
+    # all components of linear PCA: a change of basis, no denoising
+    np.testing.assert_allclose(lin.transform(T), T, atol=1e-10)
+
+
+def test_non_convergence_is_warned_and_reported():
+    rng = np.random.default_rng(6)
+    _, X = _circle(rng, 100, 0.1)
+    _, T = _circle(rng, 10, 0.1)
+    den = KernelPCADenoiser(n_components=4, gamma=1.0, max_iter=1, tol=1e-12).fit(X)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        den.transform(T)
+    assert not den.converged_.any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelPCADenoiser(n_components=4, gamma=1.0).fit(X).transform(T)
+
+
+def test_bad_input():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 3))
+    with pytest.raises(ValueError, match="fixed-point.*Gaussian"):
+        KernelPCADenoiser(kernel="poly").fit(X)
+    with pytest.raises(ValueError, match="larger than the rank"):
+        KernelPCADenoiser(n_components=30).fit(X)
+    # rank-deficient data: 3 distinct points -> centred rank 2
+    Y = np.repeat(rng.normal(size=(3, 3)), 10, axis=0)
+    with pytest.raises(ValueError, match="larger than the rank 2"):
+        KernelPCADenoiser(n_components=3, gamma=1.0).fit(Y)
+    with pytest.raises(ValueError, match="larger than the rank"):
+        LinearPCADenoiser(n_components=4).fit(X)
+    Xn = X.copy()
+    Xn[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KernelPCADenoiser().fit(Xn)
+    den = KernelPCADenoiser(n_components=2).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        den.transform(Xn)
+    with pytest.raises(ValueError, match="features"):
+        den.transform(X[:, :2])
+    with pytest.raises(ValueError, match="features"):
+        LinearPCADenoiser(2).fit(X).transform(X[:, :2])
+    with pytest.raises(ValueError, match="preimage"):
+        KernelPCADenoiser(preimage="newton").fit(X)
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelPCADenoiser(kernel="precomputed").fit(X @ X.T)
+    with pytest.raises(ValueError, match="n_components"):
+        KernelPCADenoiser(n_components=0).fit(X)
+    with pytest.raises(ValueError, match="fitted"):
+        den.denoise(X, n_components=5)
+    with pytest.raises(ValueError, match="gradient"):
+        KernelPCADenoiser(kernel=lambda A, B: A @ B.T, preimage="gradient").fit(X)
+    with pytest.raises(ValueError, match="learned"):
+        KernelPCADenoiser(n_components=3, preimage="learned").fit(X).denoise(X, 2)
