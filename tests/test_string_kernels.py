@@ -38,6 +38,11 @@ def test_equals_naive_reference(degree):
     R = np.array([[naive_wd(a, b, degree) for b in B] for a in A])
     assert K.shape == (15, 9)
     assert np.array_equal(K, R)
+    assert np.array_equal(weighted_degree_kernel(A, B, degree, method="broadcast"), R)
+    # an alphabet the other set lacks, and unicode letters
+    C = np.array(["".join(x) for x in np.random.default_rng(degree).choice(list("ACGTNé"), (6, 11))])
+    R2 = np.array([[naive_wd(a, b, degree) for b in C] for a in A])
+    assert np.array_equal(weighted_degree_kernel(A, C, degree), R2)
     KA = weighted_degree_kernel(A, degree=degree)
     assert np.array_equal(KA, np.array([[naive_wd(a, b, degree) for b in A] for a in A]))
 
@@ -53,6 +58,7 @@ def test_psd_symmetric_and_blockwise():
     assert np.array_equal(_wd_codes(C, C, 6, block_rows=3), K)
     with config_context(block_bytes=1000):
         assert np.array_equal(weighted_degree_kernel(S, S, 6), K)
+        assert np.array_equal(weighted_degree_kernel(S, S, 6, method="broadcast"), K)
 
 
 def test_degree_one_is_one_hot_linear_kernel():
@@ -91,6 +97,8 @@ def test_bad_input():
         weighted_degree_kernel(["ACGT"], degree=0)
     with pytest.raises(ValueError, match="degree"):
         WeightedDegreeKernel(degree=2.5)
+    with pytest.raises(ValueError, match="method"):
+        weighted_degree_kernel(["ACGT"], degree=2, method="fast")
 
 
 def test_decode_splice_matches_raw_sequences(data_dir):

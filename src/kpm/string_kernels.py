@@ -9,7 +9,11 @@ The slides print the inner sum as ``i = 1 .. N - d`` for every j; that would dro
 the last windows of each length and is taken to be a typo: this module uses the
 standard definition above (all ``L - j + 1`` windows of length j).
 
-Vectorised computation: for a block of string pairs, compare all positions at
+Vectorised computation. Default (``method='sparse'``): every string becomes a sparse
+vector of position-specific k-mer indicators (k = 1..d, weight w_k on the left factor),
+and ``K = Phi_A W Phi_B^T`` is one ``scipy.sparse`` product (k-mers are labelled by
+extending (k-1)-mer labels one letter at a time, re-compressed with ``np.unique``).
+Alternative (``method='broadcast'``): for a block of string pairs, compare all positions at
 once (numpy broadcasting, ``(a, b, L)`` booleans), turn the match pattern into
 the length ``r_i`` of the run of matches starting at each position i (a reverse
 running minimum of the next mismatch index), and use that a window of length j
@@ -18,7 +22,8 @@ starting at i matches iff ``r_i >= j``. Hence
     k(x, x') = sum_i W[min(r_i, d)],   W[m] = sum_{j<=m} w_j,
 
 one table lookup per position — no loop over pairs, positions or lengths in
-Python (only a loop over row blocks that bounds memory).
+Python (only a loop over row blocks that bounds memory). Both are checked against a
+naive reference in the tests; see ``benchmarks/bench_string_kernel.py`` for timings.
 
 Using the WD kernel with kpm estimators
 ---------------------------------------
@@ -144,7 +149,62 @@ def _wd_codes(A, B, degree, block_rows=None) -> np.ndarray:
     return out
 
 
-def weighted_degree_kernel(A, B=None, degree=3) -> np.ndarray:
+def _wd_sparse(A, B, degree) -> np.ndarray:
+    """WD kernel via sparse position-specific k-mer indicator features.
+
+    ``k(x, x') = sum_j w_j <phi_j(x), phi_j(x')>`` where ``phi_j`` has one indicator per
+    (position i, j-mer starting at i). The k-mers are labelled by extending the labels of
+    the (j-1)-mers one letter at a time and re-compressing them with ``np.unique`` (no
+    overflow for any degree); then ``K = Phi_A W Phi_B^T`` is one sparse product
+    (``scipy.sparse``), computed in row blocks of A.
+    """
+    from scipy import sparse
+
+    a, L = A.shape
+    b = B.shape[0]
+    if B.shape[1] != L:
+        raise ValueError(
+            f"the weighted-degree kernel needs strings of equal length: got lengths {L} and {B.shape[1]}"
+        )
+    d = min(degree, L)
+    both = np.concatenate([A, B]) if B is not A else A
+    _, letters = np.unique(both, return_inverse=True)
+    letters = letters.reshape(both.shape).astype(np.int64)
+    n_letters = int(letters.max()) + 1
+    cols, vals = [], []
+    offset = 0
+    ids = np.zeros((len(both), L), dtype=np.int64)
+    for j in range(1, d + 1):
+        m = L - j + 1  # windows of length j
+        ids = ids[:, :m] * n_letters + letters[:, j - 1 : j - 1 + m]
+        # compress (position, k-mer) pairs to consecutive column ids; the labels stay
+        # below n * L, so the next extension and this key cannot overflow int64
+        key = ids * m + np.arange(m, dtype=np.int64)
+        uniq, inv = np.unique(key.ravel(), return_inverse=True)
+        ids = inv.reshape(len(both), m).astype(np.int64)
+        cols.append(ids + offset)
+        vals.append(np.full(ids.shape, float(degree - j + 1)))
+        offset += len(uniq)
+    C = np.concatenate(cols, axis=1)
+    V = np.concatenate(vals, axis=1)
+    nnz = C.shape[1]
+    rows = np.repeat(np.arange(len(both)), nnz)
+    Phi = sparse.csr_matrix((V.ravel(), (rows, C.ravel())), shape=(len(both), offset))
+    PA = Phi[:a]
+    PB = Phi[a:] if B is not A else Phi
+    PB = PB.copy()
+    PB.data[:] = 1.0
+    PBt = PB.T.tocsr()
+    out = np.empty((a, b))
+    budget = get_config()["block_bytes"]
+    step = max(1, int(budget // max(1, 24 * b)))
+    for start in range(0, a, step):
+        stop = min(a, start + step)
+        out[start:stop] = (PA[start:stop] @ PBt).toarray()
+    return out
+
+
+def weighted_degree_kernel(A, B=None, degree=3, *, method="sparse") -> np.ndarray:
     """Weighted-degree kernel matrix of two sets of equal-length strings.
 
     Parameters
@@ -154,6 +214,10 @@ def weighted_degree_kernel(A, B=None, degree=3) -> np.ndarray:
         Defaults to A.
     degree : int, default=3
         Longest matched substring length d; weights ``w_j = d - j + 1``.
+    method : {'sparse', 'broadcast'}, default='sparse'
+        ``'sparse'``: one sparse product of position-specific k-mer indicator features
+        (fast); ``'broadcast'``: pairwise run lengths of matches by numpy broadcasting
+        (see the module docstring). Both give identical (integer-valued) results.
 
     Returns
     -------
@@ -167,7 +231,11 @@ def weighted_degree_kernel(A, B=None, degree=3) -> np.ndarray:
     degree = _check_degree(degree)
     CA = encode_strings(check_strings(A, "A"))
     CB = CA if B is None else encode_strings(check_strings(B, "B"))
-    return _wd_codes(CA, CB, degree)
+    if method == "sparse":
+        return _wd_sparse(CA, CB, degree)
+    if method == "broadcast":
+        return _wd_codes(CA, CB, degree)
+    raise ValueError(f"method must be 'sparse' or 'broadcast', got {method!r}")
 
 
 class WeightedDegreeKernel:
@@ -188,9 +256,12 @@ class WeightedDegreeKernel:
     validation, so they accept string arrays. See the module docstring.
     """
 
-    def __init__(self, degree=3, normalize=False):
+    def __init__(self, degree=3, normalize=False, method="sparse"):
         self.degree = _check_degree(degree)
         self.normalize = bool(normalize)
+        if method not in ("sparse", "broadcast"):
+            raise ValueError(f"method must be 'sparse' or 'broadcast', got {method!r}")
+        self.method = method
 
     def check_input(self, X):
         """Validate X: a 1-D array (or (n, 1) column) of equal-length strings."""
@@ -202,7 +273,7 @@ class WeightedDegreeKernel:
         return float(np.sum((self.degree - j + 1) * (L - j + 1)))
 
     def __call__(self, A, B=None):
-        K = weighted_degree_kernel(A, B, self.degree)
+        K = weighted_degree_kernel(A, B, self.degree, method=self.method)
         if self.normalize:
             L = int(np.char.str_len(np.asarray(A).ravel()[:1])[0])
             K /= self._self_value(L)
