@@ -146,3 +146,33 @@ def test_combined_kpm_fit_equals_separate_fits(data_dir):
         assert m.dim_ == r[key]["D"], sel
         assert 100 * np.mean(m.predict(s.X_test) != s.y_test) == pytest.approx(r[key]["error"])
     assert len(r["test_error_path"]) == 15
+
+
+def test_repeated_points_merged_with_weights_same_svm():
+    """Merging repeated (x, y) pairs with sample_weight solves the same SVM problem."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((30, 3))
+    yb = np.where(base[:, 0] + 0.5 * rng.standard_normal(30) > 0, 1, -1)
+    rep = rng.integers(1, 5, size=30)
+    X, y = np.repeat(base, rep, axis=0), np.repeat(yb, rep)
+    K = kt._gram(1.5, X)
+    idx = np.arange(len(y))
+    rows, counts = kt._unique_rows(X, y, idx)
+    assert rows.size == 30 and np.array_equal(np.sort(counts), np.sort(rep))
+    Xt = rng.standard_normal((200, 3))
+    for C in (0.1, 1.0, 30.0):
+        merged, used = kt._fit_svc(K, X, y, idx, C)
+        plain = SVC(C=C, kernel="precomputed").fit(K, y)
+        f1 = merged.decision_function(kt._gram(1.5, Xt, X[used]))
+        f2 = plain.decision_function(kt._gram(1.5, Xt, X))
+        np.testing.assert_allclose(f1, f2, atol=2e-2)
+        assert np.mean(np.sign(f1) != np.sign(f2)) <= 0.01
+
+
+def test_figure1_smoke(tmp_path, data_dir):
+    st = kt.Settings(datasets=["flare_solar"], n_realizations=1, C_grid=np.logspace(-1, 1, 3),
+                     kpm_max_dim=6, data_dir=data_dir, out=tmp_path, progress=False)
+    path = kt.figure1(st)
+    assert path.exists() and path.stat().st_size > 10_000

@@ -127,35 +127,32 @@ def _folds(y, cv, realization):
         np.zeros(len(y)), y))
 
 
-def _fit_svc(K, y, idx, C):
+def _fit_svc(K, X, y, idx, C):
     """SVC(C) on the training rows ``idx`` of the precomputed Gram matrix ``K``.
 
-    Repeated (x, y) pairs (flare_solar: ~530 rows but ~90 distinct pairs per fold;
-    breast_cancer: a few) are merged into one row with ``sample_weight`` = multiplicity:
-    the hinge loss of m identical points is m times that of one, so the optimisation
-    problem is exactly the same; libsvm just solves it on fewer variables. Sets without
-    repeats take the unweighted path. Returns (model, rows used).
+    Repeated (x, y) pairs (flare_solar: ~530 rows but ~90-115 distinct pairs per training
+    set; breast_cancer: a few) are merged into one row with ``sample_weight`` =
+    multiplicity: the hinge loss of m identical points is m times that of one, so the
+    optimisation problem is exactly the same; libsvm just solves it on fewer variables.
+    Returns (model, rows used).
     """
     from sklearn.svm import SVC
 
-    if _has_repeats(K, y, idx):
-        rows, counts = _unique_rows(K, y, idx)
-        m = SVC(C=C, kernel="precomputed", cache_size=200).fit(
-            K[np.ix_(rows, rows)], y[rows], sample_weight=counts.astype(float))
-        return m, rows
-    return SVC(C=C, kernel="precomputed", cache_size=200).fit(K[np.ix_(idx, idx)], y[idx]), idx
+    rows, counts = _unique_rows(X, y, idx)
+    w = counts.astype(float) if rows.size < len(idx) else None
+    if w is None:
+        rows = idx
+    m = SVC(C=C, kernel="precomputed", cache_size=200).fit(K[np.ix_(rows, rows)], y[rows],
+                                                           sample_weight=w)
+    return m, rows
 
 
-def _unique_rows(K, y, idx):
-    # identical points have identical Gram rows; unique over (row of K restricted to idx, y)
-    Z = np.column_stack([K[np.ix_(idx, idx)], y[idx]])
+def _unique_rows(X, y, idx):
+    """First index (in ``idx`` order) and multiplicity of each distinct (x, y) pair."""
+    Z = np.column_stack([X[idx], y[idx]])
     _, first, counts = np.unique(Z, axis=0, return_index=True, return_counts=True)
     order = np.argsort(first)
-    return idx[first[order]], counts[order]
-
-
-def _has_repeats(K, y, idx):
-    return _unique_rows(K, y, idx)[0].size < len(idx)
+    return np.asarray(idx)[first[order]], counts[order]
 
 
 def _pct(y_true, y_pred):
@@ -184,7 +181,7 @@ def svm_cv_task(dataset, realization, sigma, C_grid, cv=5, data_dir=None):
     y = s.y_train
     wrong = np.zeros(len(C_grid))
     for tr, va in _folds(y, cv, realization):
-        rows, counts = _unique_rows(K, y, tr)
+        rows, counts = _unique_rows(s.X_train, y, tr)
         if rows.size < tr.size:  # repeated (x, y) pairs: merge them (see _fit_svc)
             Ktr, ytr, w = K[np.ix_(rows, rows)], y[rows], counts.astype(float)
         else:
@@ -196,7 +193,7 @@ def svm_cv_task(dataset, realization, sigma, C_grid, cv=5, data_dir=None):
     cv_err = 100.0 * wrong / len(y)
     j = int(np.argmin(cv_err))  # first minimum = smallest C among ties
     t1 = time.perf_counter()
-    model, rows = _fit_svc(K, y, np.arange(len(y)), C_grid[j])
+    model, rows = _fit_svc(K, s.X_train, y, np.arange(len(y)), C_grid[j])
     err = _pct(s.y_test, model.predict(_gram(sigma, s.X_test, s.X_train[rows])))
     t2 = time.perf_counter()
     return {
@@ -216,12 +213,10 @@ def svm_cv_task(dataset, realization, sigma, C_grid, cv=5, data_dir=None):
 
 def svm_fixed_task(dataset, realization, sigma, C, data_dir=None):
     """SVM with a fixed C (Table 1); test error in percent."""
-    from sklearn.svm import SVC
-
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
     K = _gram(sigma, s.X_train)
-    model, rows = _fit_svc(K, s.y_train, np.arange(len(s.y_train)), float(C))
+    model, rows = _fit_svc(K, s.X_train, s.y_train, np.arange(len(s.y_train)), float(C))
     err = _pct(s.y_test, model.predict(_gram(sigma, s.X_test, s.X_train[rows])))
     return {"error": err, "C": float(C), "published": s.published,
             "time_fit_s": time.perf_counter() - t0}
@@ -698,7 +693,6 @@ def figure1(st, realization=1):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from sklearn.svm import SVC
 
     d = "flare_solar"
     s = _split(d, realization, st.data_dir)
@@ -707,15 +701,15 @@ def figure1(st, realization=1):
     Cs = st.C_grid
     svm_test, svm_train = [], []
     for C in Cs:
-        m = SVC(C=C, kernel="precomputed").fit(K, s.y_train)
-        svm_test.append(_pct(s.y_test, m.predict(Kt)))
-        svm_train.append(_pct(s.y_train, m.predict(K)))
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+        m, rows = _fit_svc(K, s.X_train, s.y_train, np.arange(len(s.y_train)), C)
+        svm_test.append(np.mean(s.y_test != m.predict(Kt[:, rows])))
+        svm_train.append(np.mean(s.y_train != m.predict(K[:, rows])))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     _kpm_panel(ax1, st, s, sig, realization)
     ax2.semilogx(Cs, svm_test, "-", label="test risk")
     ax2.semilogx(Cs, svm_train, "--", label="empirical risk")
     ax2.set_xlabel("C")
-    ax2.set_ylabel("error (%)")
+    ax2.set_ylabel("risk (0-1 error)")
     ax2.set_title(f"SVM, {d}, realization {realization}")
     ax2.legend()
     fig.tight_layout()
@@ -727,25 +721,12 @@ def figure1(st, realization=1):
 
 
 def _kpm_panel(ax, st, s, sigma, realization):
-    """Left panel of Figure 1: KPM test risk, empirical risk and 5-fold CV risk versus D."""
+    """Left panel of Figure 1 (:func:`kpm.plots.selection_curve`): risks versus D."""
+    from kpm.plots import selection_curve
     from kpm.projection_machine import KernelProjectionMachine
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="cv", cv=st.cv,
                                     max_dim=st.kpm_max_dim, random_state=realization,
                                     **st.kpm_params).fit(s.X_train, s.y_train)
-    curve = model.selection_curve_
-    D = np.asarray(curve["D"])
-    m = model.predict_path(s.X_test).shape[1]
-    test = 100.0 * np.mean(model.predict_path(s.X_test) != s.y_test[:, None], axis=0)
-    train = 100.0 * np.mean(model.predict_path(s.X_train) != s.y_train[:, None], axis=0)
-    # the estimator solves the full path only as far as the folds needed; beyond it the
-    # solution (and so every curve) is constant
-    pad = lambda v: np.concatenate([v, np.full(max(0, D.size - v.size), v[-1])])[: D.size]
-    ax.plot(D, pad(test), "-", label="test risk")
-    ax.plot(D, pad(train), "--", label="empirical risk")
-    ax.plot(D, 100.0 * np.asarray(curve["cv_error"]), ":", label="5-fold CV risk")
-    ax.axvline(model.dim_, color="grey", lw=0.8)
-    ax.set_xlabel(f"dimension D (selected: {model.dim_}; path solved to {m})")
-    ax.set_ylabel("error (%)")
-    ax.set_title(f"KPM, flare_solar, realization {realization}")
-    ax.legend()
+    selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
+                    title=f"KPM, flare_solar, realization {realization} (D by 5-fold CV)")
