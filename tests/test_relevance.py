@@ -169,3 +169,21 @@ def test_plot_relevance(tmp_path):
     assert (tmp_path / "r.png").stat().st_size > 0
     with pytest.raises(ValueError, match="fitted"):
         plot_relevance(RelevantDimension())
+
+
+def test_null_space_option():
+    # few distinct inputs, label noise within groups (like titanic): 'noise' keeps the
+    # within-group contributions in the noise component, the cut stays within the rank
+    rng = np.random.default_rng(8)
+    centres = rng.standard_normal((6, 2)) * 2
+    g = rng.integers(0, 6, 200)
+    X = centres[g]
+    y = np.where(rng.random(200) < 0.8, np.sign(centres[g, 0]), -np.sign(centres[g, 0]))
+    ex = RelevantDimension(sigma=1.0).fit(X, y)
+    no = RelevantDimension(sigma=1.0, null_space="noise").fit(X, y)
+    assert ex.rank_ == no.rank_ == 6
+    assert ex.n_directions_ == 6 and no.n_directions_ == 200
+    assert len(ex.neg_log_likelihood_) == 5 and len(no.neg_log_likelihood_) == 6
+    assert 1 <= no.dim_ <= 6
+    with pytest.raises(ValueError, match="null_space"):
+        RelevantDimension(null_space="keep").fit(X, y)

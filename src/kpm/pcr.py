@@ -41,6 +41,7 @@ from .relevance import (
     _accepts_raw_input,
     _cross_gram,
     _eigh_all,
+    _cap,
     _model_directions,
     _numerical_rank,
     _train_gram,
@@ -67,6 +68,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         kernel_params=None,
         cv=5,
         max_components=None,
+        null_space="exclude",
         random_state=None,
     ):
         self.n_components = n_components
@@ -78,6 +80,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.cv = cv
         self.max_components = max_components
+        self.null_space = null_space
         self.random_state = random_state
 
     # ------------------------------------------------------------ helpers
@@ -175,10 +178,12 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if rank == 0:
             raise ValueError("the kernel matrix is zero: kernel PCR has no direction to use")
         s = U.T @ Y  # (m, c)
-        s_used, total, n_used, _ = _model_directions(w, s, float((Y**2).sum()), n)
+        s_used, total, n_used, _, max_cut = _model_directions(
+            w, s, float((Y**2).sum()), n, self.null_space
+        )
         if n_used >= 2:
             rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
-                s_used, total=total, n=n_used, max_dim=self.max_components
+                s_used, total=total, n=n_used, max_dim=_cap(self.max_components, max_cut)
             )
         else:  # rank-1 kernel matrix: one direction is all there is
             rel_dim, nll, s1, s2 = 1, np.zeros(1), np.full(1, total), np.zeros(1)
@@ -247,6 +252,9 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     max_components : int, optional
         Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
         d, allows a partial eigensolver).
+    null_space : {'exclude', 'noise'}, default='exclude'
+        Treatment of the null space of a singular K in the relevant-dimension estimate,
+        see :class:`kpm.relevance.RelevantDimension`.
     random_state : int, RandomState or None
         Seeds the CV shuffling and partial eigensolvers.
 

@@ -141,22 +141,34 @@ def _numerical_rank(w) -> int:
     return int(np.count_nonzero(w > _RANK_TOL * w[0]))
 
 
-def _model_directions(w, s, total_all, n):
+def _model_directions(w, s, total_all, n, null_space="exclude"):
     """The contributions the two-component model is fitted to.
 
-    Directions of the numerical null space of K (eigenvalue <= 1e-10 lambda_1) are left
-    out: their order is arbitrary (degenerate zero eigenvalues) and, with duplicated inputs,
-    their contributions are exactly 0 when the duplicates agree in y, which would otherwise
-    reward a spurious ``d`` close to n. Returns ``(s_used, total, n_used, rank)``; when only
-    the leading eigenpairs were computed and all are above the tolerance, the tail is
-    ``total_all`` minus the computed part over ``n`` directions.
+    ``null_space='exclude'`` (default): directions of the numerical null space of K
+    (eigenvalue <= 1e-10 lambda_1) are left out: their order is arbitrary (degenerate zero
+    eigenvalues) and, with duplicated inputs, their contributions are exactly 0 when the
+    duplicates agree in y, which would otherwise reward a spurious ``d`` close to n.
+    ``null_space='noise'``: all n directions are kept (as on the slides), but the null
+    space always belongs to the noise component: the cut d is at most the rank.
+
+    Returns ``(s_used, total, n_used, rank, max_cut)``; when only the leading eigenpairs were
+    computed and all are above the tolerance, the tail is ``total_all`` minus the computed
+    part over ``n`` directions.
     """
+    if null_space not in ("exclude", "noise"):
+        raise ValueError(f"null_space must be 'exclude' or 'noise', got {null_space!r}")
     r = _numerical_rank(w)
+    if null_space == "noise":
+        return s, float(total_all), n, r, max(1, min(r, n - 1))
     if r < len(w) or len(w) == n:
         s_used = s[:r]
         s2 = s_used**2
-        return s_used, float(s2.sum()), r, r
-    return s, float(total_all), n, r
+        return s_used, float(s2.sum()), r, r, max(1, r - 1)
+    return s, float(total_all), n, r, n - 1
+
+
+def _cap(max_dim, max_cut):
+    return max_cut if max_dim is None else min(int(max_dim), max_cut)
 
 
 def _eigh_all(K, n_components=None, *, solver="auto", random_state=None):
@@ -250,6 +262,11 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         variance is then computed from ``||y||^2`` minus the leading contributions
         over all n directions, which equals the full fit when K is nonsingular (the
         partial solve cannot see the null space of a singular K).
+    null_space : {'exclude', 'noise'}, default='exclude'
+        What to do with the numerical null space of a singular K (duplicated inputs, few
+        distinct inputs): leave it out of the model ('exclude'), or keep its contributions
+        in the noise component with the cut d limited to the rank ('noise', closer to the
+        slides, which use all n directions). No effect when K is nonsingular.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
         Passed to :func:`kpm._eigensolvers.top_eigh` when ``max_dim`` is given.
     random_state : int, RandomState or None
@@ -272,9 +289,9 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
     rank_ : int
         Numerical rank of K (eigenvalues > 1e-10 lambda_1).
     n_directions_ : int
-        Number of directions the two-component model is fitted to: ``rank_`` (the
-        numerical null space of K is left out, see ``_model_directions``; the slides use
-        all n, which only differs when K is singular, e.g. with duplicated inputs).
+        Number of directions the two-component model is fitted to: ``rank_`` with
+        ``null_space='exclude'`` (the slides use all n, which only differs when K is
+        singular, e.g. with duplicated inputs), n with ``null_space='noise'``.
     eigenvectors_ : ndarray (n, m)
         The matching unit eigenvectors.
     kernel_ : Kernel
@@ -305,6 +322,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         coef0=1.0,
         kernel_params=None,
         max_dim=None,
+        null_space="exclude",
         eigen_solver="auto",
         random_state=None,
     ):
@@ -315,6 +333,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.max_dim = max_dim
+        self.null_space = null_space
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
@@ -352,14 +371,16 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
             m = min(n, self.max_dim + 1)
             w, U = _eigh_all(K, m, solver=self.eigen_solver, random_state=self.random_state)
         s = U.T @ y
-        s_used, total, n_used, rank = _model_directions(w, s, float(y @ y), n)
-        if n_used < 2:
+        s_used, total, n_used, rank, max_cut = _model_directions(
+            w, s, float(y @ y), n, self.null_space
+        )
+        if n_used < 2 or rank < 1:
             raise ValueError(
                 f"the kernel matrix has numerical rank {rank}: the two-component model needs at "
                 "least 2 directions with nonzero eigenvalue"
             )
         dim, nll, s1, s2 = relevant_dimension_from_contributions(
-            s_used, total=total, n=n_used, max_dim=self.max_dim
+            s_used, total=total, n=n_used, max_dim=_cap(self.max_dim, max_cut)
         )
         self.rank_ = rank
         self.n_directions_ = n_used
