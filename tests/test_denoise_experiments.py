@@ -1,0 +1,82 @@
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from kpm.cli import app
+from kpm.experiments.denoise import add_noise, usps_subset
+
+runner = CliRunner()
+
+
+def _ok(result):
+    assert result.exit_code == 0, result.output + repr(result.exception)
+
+
+def test_denoise_gaussians_smoke(tmp_path):
+    res = runner.invoke(app, ["reproduce", "denoise-gaussians", "--sigmas", "0.05,0.4", "--components", "1,3",
+                              "--seeds", "0", "--n-train", "12", "--n-test", "3", "--extra-c-factors", "2",
+                              "--out", str(tmp_path), "--quiet"])
+    _ok(res)
+    rep = json.loads((tmp_path / "denoise_gaussians.json").read_text())
+    ratio = np.array(rep["tables"][0]["ratio"])
+    assert ratio.shape == (2, 2) and np.all(np.isfinite(ratio))
+    assert ratio[0].min() > 1.0  # tiny clusters: kernel PCA far better than linear PCA
+    assert len(rep["tables"]) == 2
+    md = (tmp_path / "denoise_gaussians.md").read_text()
+    assert "| 0.05 |" in md and (tmp_path / "denoise_gaussians.png").stat().st_size > 0
+
+
+def test_denoise_2d_smoke(tmp_path):
+    res = runner.invoke(app, ["reproduce", "denoise-2d", "--n-points", "40", "--c-grid", "0.2,1",
+                              "--alpha-grid", "0.1", "--out", str(tmp_path), "--quiet"])
+    _ok(res)
+    rep = json.loads((tmp_path / "denoise_2d.json").read_text())
+    for name in ("half circle", "square"):
+        r = rep["results"][name]
+        assert r["kernel_pca"]["curve_mse"] < r["noisy"]["curve_mse"]
+        assert r["kernel_pca"]["curve_mse"] < r["linear_pca"]["curve_mse"]
+    assert (tmp_path / "denoise_2d.png").stat().st_size > 0
+
+
+def test_denoise_usps_smoke(tmp_path, data_dir):
+    res = runner.invoke(app, ["reproduce", "denoise-usps", "--n-train-per-digit", "8", "--n-test-per-digit", "2",
+                              "--kpca-components", "2,8,32", "--linear-components", "2,8",
+                              "--grid-components", "2,8", "--extra-c", "128", "--learned-alphas", "1",
+                              "--gradient-images", "2", "--perf-images", "10", "--perf-components", "8",
+                              "--data-dir", str(data_dir), "--out", str(tmp_path), "--quiet"])
+    _ok(res)
+    rep = json.loads((tmp_path / "denoise_usps.json").read_text())
+    assert set(rep["ratios"]) == {"gaussian", "speckle"}
+    for r in rep["ratios"].values():
+        assert r["optimal_ratio"] > 0 and np.isfinite(r["optimal_ratio"])
+    methods = {r["method"] for r in rep["comparison"]}
+    assert methods == {"fixed-point", "learned", "gradient"}
+    for r in rep["comparison"]:
+        if r["method"] == "gradient":
+            assert r["max_abs_diff_to_fixed_point"] < 1e-3
+    assert rep["performance"]["n_images"] == 10
+    for f in ("denoise_usps.md", "denoise_usps_digits.png", "denoise_usps_mse.png"):
+        assert (tmp_path / f).stat().st_size > 0
+
+
+def test_usps_protocol_helpers(data_dir):
+    X, y, T, yt = usps_subset(data_dir, 5, 2, seed=0)
+    assert X.shape == (50, 256) and T.shape == (20, 256)
+    assert np.all(np.bincount(y) == 5) and np.all(np.bincount(yt) == 2)
+    assert X.min() >= -1 and X.max() <= 1 and X.min() < -0.5  # scaled to [-1, 1]
+    rng = np.random.default_rng(0)
+    S = add_noise(T, "speckle", 0.4, rng)
+    changed = S != T
+    assert 0.2 < changed.mean() < 0.45  # p=0.4, some pixels already black/white
+    assert set(np.unique(S[changed])) <= {-1.0, 1.0}
+    G = add_noise(T, "gaussian", 0.5, rng)
+    assert abs(np.std(G - T) - 0.5) < 0.05
+    with pytest.raises(ValueError, match="noise"):
+        add_noise(T, "salt", 0.1, rng)
+
+
+def test_bad_cli_values(tmp_path):
+    res = runner.invoke(app, ["reproduce", "denoise-gaussians", "--sigmas", "0.1,-1", "--out", str(tmp_path)])
+    assert res.exit_code != 0
