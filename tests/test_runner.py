@@ -139,3 +139,22 @@ def test_tasks_run_with_one_blas_thread(tmp_path):
 
     res = run_tasks([Task("t", blas_threads)], tmp_path / "r.json", progress=False)
     assert res["t"]["n"] and all(n == 1 for n in res["t"]["n"])
+
+
+def boom(x):
+    if x == 1:
+        raise RuntimeError("solver failed")
+    return {"y": x}
+
+
+def test_on_error_record_keeps_going_and_resume_retries(tmp_path):
+    path = tmp_path / "r.json"
+    tasks = [Task(f"b/{i}", boom, {"x": i}) for i in range(3)]
+    with pytest.raises(RuntimeError, match="solver failed"):
+        run_tasks(tasks, path, progress=False)
+    res = run_tasks(tasks, path, progress=False, on_error="record")
+    assert sorted(res) == ["b/0", "b/2"]
+    data = load_results(path)
+    assert data["complete"] is False and "solver failed" in data["errors"]["b/1"]
+    with pytest.raises(ValueError, match="on_error"):
+        run_tasks(tasks, path, progress=False, on_error="ignore")

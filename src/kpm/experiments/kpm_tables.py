@@ -393,6 +393,7 @@ class Settings:
         self.resume, self.progress, self.figure = resume, progress, figure
         self.report_only = bool(report_only)
         self.scheduler_timeout = float(scheduler_timeout)
+        self.failures = {}  # task key -> error message (tasks that raised)
 
 
 def _hash(cfg):
@@ -423,13 +424,19 @@ def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
     tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)]) for (d, r) in order]
     path = _family_path(st, family, cfg)
     if st.report_only:  # no computation: whatever the results file already holds
-        done = load_results(path)["results"] if path.exists() else {}
+        data = load_results(path) if path.exists() else {"results": {}}
+        done = data["results"]
+        st.failures.update({k: v for k, v in data.get("errors", {}).items()
+                            if k.split("/", 1)[1].rsplit("/", 1)[0] in st.datasets})
         return {(d, r): done[f"{family}/{d}/r{r:03d}"] for (d, r) in per_task_kwargs
                 if f"{family}/{d}/r{r:03d}" in done}
     res = run_tasks(tasks, path, jobs=st.jobs, scheduler=st.scheduler, resume=resume,
                     config=cfg, progress=st.progress, description=label,
-                    scheduler_timeout=st.scheduler_timeout)
-    return {(d, r): res[f"{family}/{d}/r{r:03d}"] for (d, r) in per_task_kwargs}
+                    scheduler_timeout=st.scheduler_timeout, on_error="record")
+    failed = load_results(path).get("errors", {})
+    st.failures.update({k: v for k, v in failed.items() if k in {t.key for t in tasks}})
+    return {(d, r): res[f"{family}/{d}/r{r:03d}"] for (d, r) in per_task_kwargs
+            if f"{family}/{d}/r{r:03d}" in res}
 
 
 def _svm_cv(st, realizations=None):
@@ -564,6 +571,10 @@ def _write_report(st, name, title, intro, cells, methods, extra_json=None, notes
            "'published' = the realizations that are the published IDA splits (see "
            "`shared/data/raetsch/SOURCES.md`; diabetis and flare_solar have none). "
            "Δ = (ours − paper) / paper std; ** marks |Δ| > 1.", ""]
+    if st.failures:
+        md += [f"**{len(st.failures)} task(s) failed** (not counted in the table; listed in "
+               "the JSON under `failures`):", ""]
+        md += [f"- `{k}`: {v}" for k, v in sorted(st.failures.items())] + [""]
     if notes:
         md += [notes, ""]
     md_path = st.out / f"{name}.md"
@@ -574,7 +585,8 @@ def _write_report(st, name, title, intro, cells, methods, extra_json=None, notes
                          "C_grid": [float(st.C_grid[0]), float(st.C_grid[-1]), int(st.C_grid.size)],
                          "C_grid_spacing": "log", "cv": st.cv, "sigmas": SIGMAS,
                          "kpm_params": st.kpm_params},
-            "cells": cells, "per_realization": _per_realization(st, methods)}
+            "cells": cells, "failures": st.failures,
+            "per_realization": _per_realization(st, methods)}
     data.update(extra_json or {})
     st.out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(json_path, data)

@@ -159,6 +159,7 @@ class ResultsFile:
         self.config = to_jsonable(dict(config or {}))
         self.keys = list(keys)
         self.results = dict(previous or {})
+        self.errors = {}
 
     @property
     def complete(self):
@@ -172,6 +173,7 @@ class ResultsFile:
             "n_tasks": len(self.keys),
             "n_done": sum(k in self.results for k in self.keys),
             "updated": _now(),
+            "errors": self.errors,
             "results": self.results,
         }
 
@@ -180,6 +182,11 @@ class ResultsFile:
 
     def add(self, key, result):
         self.results[key] = result
+        self.errors.pop(key, None)
+        self.write()
+
+    def fail(self, key, message):
+        self.errors[key] = message
         self.write()
 
 
@@ -206,8 +213,13 @@ def _call(fn, kwargs, threads=1):
     return out
 
 
-def _keyed_call(key, fn, kwargs, threads=1):
-    return key, _call(fn, kwargs, threads)
+def _keyed_call(key, fn, kwargs, threads=1, record_errors=False):
+    if not record_errors:
+        return key, _call(fn, kwargs, threads)
+    try:
+        return key, _call(fn, kwargs, threads)
+    except Exception as exc:  # recorded in the results file; KeyboardInterrupt passes
+        return key, {"_error": f"{type(exc).__name__}: {exc}"}
 
 
 def _connect(scheduler, timeout):
@@ -229,22 +241,22 @@ def _connect(scheduler, timeout):
         ) from exc
 
 
-def _iter_local(todo, jobs, threads):
+def _iter_local(todo, jobs, threads, rec):
     if jobs == 1:
         for t in todo:
-            yield t.key, _call(t.fn, t.kwargs, threads)
+            yield _keyed_call(t.key, t.fn, t.kwargs, threads, rec)
         return
     from joblib import Parallel, delayed
 
     par = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads) for t in todo)
+    yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads, rec) for t in todo)
 
 
-def _iter_dask(todo, client, threads):
+def _iter_dask(todo, client, threads, rec):
     from distributed import as_completed
 
     futures = [
-        client.submit(_keyed_call, t.key, t.fn, t.kwargs, threads,
+        client.submit(_keyed_call, t.key, t.fn, t.kwargs, threads, rec,
                       key=f"kpm-{t.key}-{os.getpid()}", pure=False)
         for t in todo
     ]
@@ -269,6 +281,7 @@ def run_tasks(
     scheduler_timeout=10.0,
     on_result=None,
     threads_per_task=1,
+    on_error="raise",
 ):
     """Run tasks locally (joblib) or on Dask, saving each result as it finishes.
 
@@ -300,11 +313,16 @@ def run_tasks(
     threads_per_task : int or None, default=1
         BLAS/OpenMP threads inside each task (``threadpoolctl``); parallelism comes from
         running tasks side by side. None leaves the thread pools alone.
+    on_error : {'raise', 'record'}, default='raise'
+        ``'record'``: a task that raises is written to the file's ``errors`` (message) and
+        the run goes on; it is not a result, the file stays incomplete, and ``resume``
+        retries it. The returned dict then lacks that key.
 
     Returns
     -------
     dict
-        ``{key: result}`` for every task of ``tasks`` (the run is complete).
+        ``{key: result}`` for every task of ``tasks`` that succeeded (all of them unless
+        ``on_error='record'``).
 
     Raises
     ------
@@ -323,6 +341,9 @@ def run_tasks(
     for t in tasks:
         if not isinstance(t, Task):
             raise ValueError(f"tasks must be Task instances, got {type(t).__name__}")
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    rec = on_error == "record"
     if scheduler is None:
         if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs == 0 or jobs < -1:
             raise ValueError(f"jobs must be a positive int or -1, got {jobs!r}")
@@ -358,10 +379,13 @@ def run_tasks(
                             transient=False)
             prog.start()
             bar = prog.add_task(description, total=len(todo))
-        stream = (_iter_dask(todo, client, threads_per_task) if client is not None
-                  else _iter_local(todo, jobs, threads_per_task))
+        stream = (_iter_dask(todo, client, threads_per_task, rec) if client is not None
+                  else _iter_local(todo, jobs, threads_per_task, rec))
         for key, result in stream:
-            state.add(key, result)
+            if "_error" in result:
+                state.fail(key, result["_error"])
+            else:
+                state.add(key, result)
             if prog is not None:
                 prog.advance(bar)
             if on_result is not None:
@@ -377,4 +401,4 @@ def run_tasks(
         if client is not None:
             client.close()
     state.write()
-    return {k: state.results[k] for k in keys}
+    return {k: state.results[k] for k in keys if k in state.results}
