@@ -177,3 +177,20 @@ def test_bad_input():
         KernelPCADenoiser(kernel=lambda A, B: A @ B.T, preimage="gradient").fit(X)
     with pytest.raises(ValueError, match="learned"):
         KernelPCADenoiser(n_components=3, preimage="learned").fit(X).denoise(X, 2)
+
+
+@pytest.mark.parametrize("safeguard", [False, True])
+def test_fixed_point_never_increases_the_denoising_objective(safeguard):
+    """The paper's plain iteration (safeguard=False) on real denoising targets, test set."""
+    from kpm.preimage import gaussian_fixed_point
+
+    rng = np.random.default_rng(8)
+    _, X = _circle(rng, 200, 0.15)
+    _, T = _circle(rng, 60, 0.15)
+    den = KernelPCADenoiser(n_components=10, gamma=1.0).fit(X)
+    G, sq = den._projection(T, 10)
+    assert (G < 0).any()  # mixed-sign expansions, the case without a guarantee
+    _, info = gaussian_fixed_point(G, X, 1.0, T, ctc=sq, history=True, safeguard=safeguard, tol=1e-9)
+    H = info["history"]
+    assert np.nanmax(np.diff(H, axis=0)) <= 1e-10
+    assert info["n_restarts"].sum() == 0 and info["converged"].all()
