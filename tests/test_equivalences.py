@@ -176,3 +176,38 @@ def test_regularised_lda_on_Y_equals_regularised_kfd(moons):
     zk = center_cross_gram(k(Xt, X), cm, tm) @ alpha
     zy = proj.transform(Xt) @ beta
     assert _cos(zk, zy) > 1 - 1e-9
+
+
+def test_kpm_demo_smoke():
+    from typer.testing import CliRunner
+
+    from kpm.cli import app
+
+    result = CliRunner().invoke(app, ["demo", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "linear SVM on Y" in result.output
+    assert "kernel PCA-L1" in result.output
+
+
+def test_projection_demo_numbers():
+    import io
+
+    from rich.console import Console
+
+    from kpm.cli.demo import run_projection_demo
+
+    out = run_projection_demo(Console(file=io.StringIO()), quick=True)
+    svm = out["svm"]
+    assert svm["same_predictions"] == 1.0
+    assert svm["max_abs_decision_diff"] < 1e-5 * svm["max_abs_decision"]
+    assert svm["acc_rbf"] == svm["acc_linear_on_Y"]
+    rows = {
+        (r["n_outliers"] > 0, r["method"]): r
+        for r in out["outliers"]["rows"]
+        if r["outlier_fraction"] in (0.0, 0.1)
+    }
+    # without outliers kernel PCA is (by definition) the inlier optimum
+    assert rows[(False, "kernel PCA")]["inlier_variance_captured"] > 0.999
+    # with 10 % outliers kernel PCA-L1 keeps more of the inlier structure
+    assert (rows[(True, "kernel PCA-L1")]["inlier_variance_captured"]
+            > rows[(True, "kernel PCA")]["inlier_variance_captured"])
