@@ -55,6 +55,9 @@ def test_smoke_one_realization(tmp_path, data_dir):
     assert saved["rows"]["heart"]["kpcr"] == s["rows"]["heart"]["kpcr"]
     runs = json.loads((tmp_path / "braun_table_runs.json").read_text())
     assert "eval/heart/r001" in runs["results"] and "select/titanic/r001" in runs["results"]
+    z = s["rows"]["titanic"]["null_space_noise"]
+    assert z["n_realizations"] == 1 and 1 <= z["dim_median"] <= z["rank_median"] <= 150
+    assert "Sensitivity" in md
     # resuming recomputes nothing and gives the same table
     before = runs["results"]["eval/heart/r001"]["_elapsed_s"]
     s2 = run_braun_table(
