@@ -69,6 +69,15 @@ def test_cv_errors_match_refitting_each_fold():
             wrong += np.sum(c.predict(X[va]) != y[va])
         assert np.isclose(m.cv_errors_[d - 1], wrong / len(y))
     assert m.n_components_ == int(np.argmin(m.cv_errors_)) + 1
+    sq = KernelPCRClassifier("cv", sigma=1.0, cv=cv, max_components=20, cv_loss="squared").fit(X, y)
+    for d in (2, 9):
+        se = 0.0
+        for tr, va in cv.split(X):
+            c = KernelPCRClassifier(d, sigma=1.0).fit(X[tr], y[tr])
+            se += np.sum((c.decision_function(X[va]) - y[va]) ** 2)
+        assert np.isclose(sq.cv_errors_[d - 1], se / len(y))
+    with pytest.raises(ValueError, match="cv_loss"):
+        KernelPCRRegressor("cv", cv_loss="zero_one").fit(X, y.astype(float))
 
 
 def test_classifier_label_noise_and_labels():

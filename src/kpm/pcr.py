@@ -68,6 +68,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         kernel_params=None,
         cv=5,
         max_components=None,
+        cv_loss="auto",
         null_space="exclude",
         random_state=None,
     ):
@@ -80,6 +81,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.cv = cv
         self.max_components = max_components
+        self.cv_loss = cv_loss
         self.null_space = null_space
         self.random_state = random_state
 
@@ -102,6 +104,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         mc = self.max_components
         if mc is not None and (isinstance(mc, bool) or not isinstance(mc, numbers.Integral) or mc < 1):
             raise ValueError(f"max_components must be a positive integer or None, got {mc!r}")
+        allowed = ("auto", "zero_one", "squared") if self._is_classifier else ("auto", "squared")
+        if self.cv_loss not in allowed:
+            raise ValueError(f"cv_loss must be one of {allowed}, got {self.cv_loss!r}")
         if nc == "cv":
             if not hasattr(self.cv, "split") and (
                 isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2
@@ -144,7 +149,11 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             coef = (U[:, :D].T @ Y[tr]) / w[:D, None]  # (D, c)
             A = K[np.ix_(va, tr)] @ U[:, :D]  # (n_va, D)
             pred = np.cumsum(A[:, :, None] * coef[None, :, :], axis=1)  # (n_va, D, c)
-            errs += self._errors(pred, va, y, Y) * len(va)
+            if self.cv_loss == "squared":
+                err = ((pred - Y[va][:, None, :]) ** 2).mean(axis=(0, 2))
+            else:
+                err = self._errors(pred, va, y, Y)
+            errs += err * len(va)
         errs /= n
         return int(np.argmin(errs)) + 1, errs
 
@@ -252,6 +261,10 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     max_components : int, optional
         Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
         d, allows a partial eigensolver).
+    cv_loss : {'auto', 'squared', 'zero_one'}, default='auto'
+        CV criterion for ``n_components='cv'``: 'auto' is the squared error for the
+        regressor and the 0-1 error for the classifier; the classifier also accepts
+        'squared' (squared error of the ±1 coded decision values).
     null_space : {'exclude', 'noise'}, default='exclude'
         Treatment of the null space of a singular K in the relevant-dimension estimate,
         see :class:`kpm.relevance.RelevantDimension`.
@@ -327,7 +340,8 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     n_components_, relevant_dim_, dim_, s_, neg_log_likelihood_, sigma1_sq_,
     sigma2_sq_, eigenvalues_, dual_coef_, fitted_train_, cv_errors_, kernel_,
     X_fit_, n_features_in_
-        As in :class:`KernelPCRRegressor` (``cv_errors_`` is the 0-1 error).
+        As in :class:`KernelPCRRegressor` (``cv_errors_`` is the 0-1 error, or the
+        squared error with ``cv_loss='squared'``).
     """
 
     _is_classifier = True

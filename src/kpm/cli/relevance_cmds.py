@@ -89,9 +89,9 @@ def register(app, reproduce):
         splice_encodings: bool = typer.Option(
             True, "--splice-encodings/--no-splice-encodings",
             help="Also compare splice's encodings (naive, one-hot, weighted degree)."),
-        null_space_check: bool = typer.Option(
-            True, "--null-space-check/--no-null-space-check",
-            help="Also run kPCR with the null space of K kept in the noise component."),
+        sensitivity: bool = typer.Option(
+            True, "--sensitivity/--no-sensitivity",
+            help="Also run the two sensitivity checks (null space of K kept as noise; squared CV loss)."),
         jobs: int = typer.Option(1, "--jobs", "-j", help="Local parallel jobs (-1: all cores)."),
         scheduler: Optional[str] = typer.Option(
             None, "--scheduler", help="Dask scheduler address tcp://host:port."),
@@ -121,7 +121,7 @@ def register(app, reproduce):
             run_braun_table(
                 out, datasets=names, realizations=realizations,
                 select_realizations=select_realizations, splice_encodings=splice_encodings,
-                null_space_check=null_space_check,
+                sensitivity=sensitivity,
                 jobs=jobs, scheduler=scheduler, resume=resume, data_dir=dd, progress=not quiet,
             )
         if splice_encodings and "splice" in names:
