@@ -349,3 +349,25 @@ def test_top_eigh_bad_input():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_rbf_fast_path_matches_kernel_and_respects_budget():
+    from kpm import config_context
+    from kpm.kernels import KernelMemoryError
+    from kpm.projection import _gram, _kernel_blocks
+
+    rng = np.random.RandomState(0)
+    X, Z = rng.randn(300, 3), rng.randn(70, 3)
+    k = make_kernel("rbf", gamma=0.7)
+    with config_context(block_bytes=8 * 300 * 2 * 40):  # force many blocks
+        G = _gram(k, X)
+        B = np.vstack([blk.copy() for _, blk in _kernel_blocks(k, Z, X)])
+    assert np.allclose(G, k(X), atol=1e-13, rtol=0)
+    assert np.array_equal(G, G.T)
+    assert np.allclose(B, k(Z, X), atol=1e-13, rtol=0)
+    with config_context(max_kernel_bytes=8 * 100 * 100):
+        with pytest.raises(KernelMemoryError):
+            KernelProjection(kernel="rbf").fit(X)
+        # the Nystroem variant works within the budget
+        ny = KernelProjection(5, kernel="rbf", n_landmarks=50, random_state=0).fit(X)
+        assert ny.transform(Z).shape == (70, 5)
