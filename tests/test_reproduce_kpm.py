@@ -176,3 +176,10 @@ def test_figure1_smoke(tmp_path, data_dir):
                      kpm_max_dim=6, data_dir=data_dir, out=tmp_path, progress=False)
     path = kt.figure1(st)
     assert path.exists() and path.stat().st_size > 10_000
+
+
+def test_fixed_D_read_off_the_path_equals_a_fixed_D_fit(data_dir):
+    r = kt.kpm_all_task("heart", 3, kt.SIGMAS["heart"], max_dim=15, data_dir=data_dir)
+    for D in (1, 4, 9):
+        fixed = kt.kpm_fixed_task("heart", 3, kt.SIGMAS["heart"], D, data_dir=data_dir)
+        assert fixed["error"] == pytest.approx(r["test_error_path"][D - 1], abs=1e-3)
