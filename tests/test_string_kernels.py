@@ -120,3 +120,14 @@ def test_decode_bad_input():
     with pytest.raises(ValueError, match="integer"):
         decode_splice(np.array([[1.5, 2.0]]))
     assert decode_splice(np.array([[1, 3, 2, 4]]))[0] == "ACGT"
+
+
+def test_select_kernel_over_wd_degrees():
+    from kpm.relevance import select_kernel
+
+    S = _random_strings(60, 20, 9)
+    y = np.array([1.0 if s[5:8] == s[12:15] or s[10] == "A" else -1.0 for s in S])
+    ranking = select_kernel([WeightedDegreeKernel(d) for d in (1, 3, 6)], S, y)
+    assert sorted(r.index for r in ranking) == [0, 1, 2]
+    assert all(isinstance(r.candidate, WeightedDegreeKernel) for r in ranking)
+    assert ranking[0].neg_log_likelihood <= ranking[-1].neg_log_likelihood
