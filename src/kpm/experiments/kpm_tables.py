@@ -466,6 +466,8 @@ def _pick(res, which):
         row = dict(r[which])
         row["published"] = r["published"]
         row["time_fit_s"] = r["time_fit_s"]
+        row["_elapsed_s"] = r.get("_elapsed_s", 0.0)
+        row["_task"] = f"kpm_all/{key[0]}/r{key[1]:03d}"  # the shared fit behind this row
         out[key] = row
     return out
 
@@ -562,7 +564,18 @@ def _total_r(st):
 def _write_report(st, name, title, intro, cells, methods, extra_json=None, notes=""):
     total = _total_r(st)
     complete = all(c["n"] == total[c["dataset"]] for c in cells)
-    md = [f"# {title}", "", intro, ""]
+    cmd = name.replace("_", "-")
+    tasks = {}
+    for mname, res in methods.items():
+        for key, r in res.items():
+            tasks[r.get("_task", (mname, key))] = r.get("_elapsed_s", 0.0)
+    secs = sum(tasks.values())
+    md = [f"# {title}", "", intro, "",
+          f"Reproduce: `kpm reproduce {cmd}` (all realizations; `--jobs N` or "
+          "`--scheduler tcp://host:port` to parallelise, `--resume` to continue an interrupted "
+          "run, `--report-only` to tabulate what is finished). Sum of the task times behind "
+          f"this table: {secs / 3600:.2f} h (shared 2-core machine, BLAS limited to 1 thread "
+          "per task; a fit shared by several columns counted once).", ""]
     if not complete:
         md += ["**PARTIAL RESULTS**: not every cell covers all realizations; the "
                "'realizations' column says how many each covers.", ""]
