@@ -104,3 +104,15 @@ def test_bad_input():
         hinge_lp_path(Z, y, 2, strategy="barrier")
     with pytest.raises(ValueError, match="D must be"):
         hinge_lp_path(Z, y, 3).coef_at(4)
+
+
+def test_grid_path_matches_every_d_path():
+    Z, y = _problem()
+    every = hinge_lp_path(Z, y, 25, stop_at_zero=False)
+    grid = hinge_lp_path(Z, y, 25, dims=[3, 7, 12, 25], stop_at_zero=False)
+    np.testing.assert_allclose(grid.objective, every.objective[[2, 6, 11, 24]], rtol=1e-9, atol=1e-9)
+    assert grid.decision_values(Z).shape == (60, 4)
+    with pytest.raises(ValueError, match="dimensions"):
+        grid.coef_at(5)
+    with pytest.raises(ValueError, match="increasing"):
+        hinge_lp_path(Z, y, 25, dims=[3, 3, 7])

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LPSolverError", "HingePath", "hinge_lp_path"]
+__all__ = ["LPSolverError", "HingePath", "hinge_lp_path", "check_dims"]
 
 
 class LPSolverError(RuntimeError):
@@ -36,62 +36,73 @@ class LPSolverError(RuntimeError):
 
 @dataclass
 class HingePath:
-    """The LP solutions for ``D = 1..n_dims`` (``n_dims`` may be < max_dim after an early stop).
+    """The LP solutions at the dimensions of a grid (by default every ``D = 1..max_dim``).
 
     Attributes
     ----------
-    coef : ndarray (n_solved, max_dim)
-        Row ``D-1`` holds ``beta`` for dimension D (zeros beyond column D).
+    dims : ndarray of int (n_grid,)
+        The grid of dimensions (increasing).
+    coef : ndarray (n_solved, m)
+        Row ``k`` holds ``beta`` for ``dims[k]`` (zeros beyond column ``dims[k]``).
+        ``n_solved <= n_grid``: after an early stop at zero risk the remaining grid
+        dimensions reuse the last solution (see the module docstring).
     intercept : ndarray (n_solved,)
     objective : ndarray (n_solved,)
         ``sum_i xi_i`` at the optimum (``n *`` the empirical hinge risk).
-    max_dim : int
-        The requested last dimension; ``D > n_solved`` reuses the last solution
-        (the LP optimum is 0 there, see the module docstring).
     n_samples : int
     iterations : ndarray (n_solved,)
-        Simplex iterations spent on each D (diagnostics).
+        Simplex iterations spent on each solve (diagnostics).
     restarts : int
-        Number of D at which the warm start failed numerically and HiGHS solved
-        the LP again from scratch (with presolve).
+        Number of solves at which the warm start failed numerically and HiGHS
+        solved the LP again from scratch (with presolve).
     """
 
+    dims: np.ndarray
     coef: np.ndarray
     intercept: np.ndarray
     objective: np.ndarray
-    max_dim: int
     n_samples: int
     iterations: np.ndarray
     restarts: int = 0
+
+    @property
+    def max_dim(self) -> int:
+        return int(self.dims[-1])
 
     @property
     def n_solved(self) -> int:
         return len(self.intercept)
 
     @property
+    def last_dim_solved(self) -> int:
+        return int(self.dims[self.n_solved - 1])
+
+    @property
     def hinge_risk(self) -> np.ndarray:
-        """Empirical hinge risk ``R_n(f_D)`` for ``D = 1..max_dim`` (extended by the last value)."""
-        return _extend(self.objective / self.n_samples, self.max_dim)
+        """Empirical hinge risk ``R_n(f_D)`` at every grid dimension."""
+        return _extend(self.objective / self.n_samples, len(self.dims))
 
     def coef_at(self, D: int) -> tuple[np.ndarray, float]:
-        """``(beta[:D], b)`` of dimension D (``D > n_solved``: the last solution, padded)."""
-        if not 1 <= D <= self.max_dim:
-            raise ValueError(f"D must be in [1, {self.max_dim}], got {D}")
-        k = min(D, self.n_solved) - 1
+        """``(beta[:D], b)`` of a grid dimension D."""
+        hit = np.flatnonzero(self.dims == D)
+        if len(hit) == 0:
+            raise ValueError(f"D must be one of the path's dimensions (1..{self.max_dim} on its grid), got {D}")
+        k = min(int(hit[0]), self.n_solved - 1)
         beta = np.zeros(D)
-        beta[: k + 1] = self.coef[k, : k + 1]
+        d = min(D, self.coef.shape[1])
+        beta[:d] = self.coef[k, :d]
         return beta, float(self.intercept[k])
 
     def decision_values(self, Z_new) -> np.ndarray:
-        """Decision values of every D on new features: shape (n_new, max_dim).
+        """Decision values at every grid dimension on new features: (n_new, n_grid).
 
         ``Z_new`` holds the (extended) eigenvector features of the new points, at
-        least ``n_solved`` columns.
+        least ``coef.shape[1]`` columns.
         """
         Z_new = np.asarray(Z_new, dtype=float)
         m = self.coef.shape[1]
         F = Z_new[:, :m] @ self.coef.T + self.intercept[None, :]
-        return _extend_cols(F, self.max_dim)
+        return _extend_cols(F, len(self.dims))
 
 
 def _extend(v, length):
@@ -104,6 +115,18 @@ def _extend_cols(F, length):
     if F.shape[1] >= length:
         return F[:, :length]
     return np.concatenate([F, np.repeat(F[:, -1:], length - F.shape[1], axis=1)], axis=1)
+
+
+def check_dims(dims, max_dim: int) -> np.ndarray:
+    """Validate a grid of dimensions: increasing positive ints ``<= max_dim``."""
+    if dims is None:
+        return np.arange(1, max_dim + 1)
+    d = np.asarray(dims)
+    if d.ndim != 1 or len(d) == 0 or not np.issubdtype(d.dtype, np.integer):
+        raise ValueError(f"dims must be a non-empty 1-D array of ints, got {dims!r}")
+    if np.any(np.diff(d) <= 0) or d[0] < 1 or d[-1] > max_dim:
+        raise ValueError(f"dims must be strictly increasing ints in [1, {max_dim}], got {dims!r}")
+    return d.astype(int)
 
 
 def _status_error(h, D):
@@ -119,6 +142,7 @@ def hinge_lp_path(
     y,
     max_dim: int | None = None,
     *,
+    dims=None,
     stop_at_zero: bool = True,
     zero_tol: float = 1e-9,
     strategy: str = "primal",
@@ -135,6 +159,9 @@ def hinge_lp_path(
         Labels in {-1, +1}.
     max_dim : int, optional
         Last dimension (default ``m``).
+    dims : array of int, optional
+        Solve only at these dimensions (increasing, ``<= max_dim``; default every
+        ``D = 1..max_dim``). Between two of them the columns are added without solving.
     stop_at_zero : bool, default=True
         Stop once the optimal objective is ``<= zero_tol * n`` (see module docstring).
     zero_tol : float
@@ -170,6 +197,7 @@ def hinge_lp_path(
     if not 1 <= int(max_dim) <= m:
         raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
     max_dim = int(max_dim)
+    grid = check_dims(dims, max_dim)
 
     inf = highspy.kHighsInf
     h = highspy.Highs()
@@ -202,15 +230,18 @@ def hinge_lp_path(
     h.addRows(n, np.ones(n), np.full(n, inf), 2 * n, starts, idx, vals)
 
     rows = np.arange(n, dtype=np.int32)
-    coef = np.zeros((max_dim, max_dim))
-    intercept = np.zeros(max_dim)
-    objective = np.zeros(max_dim)
-    iterations = np.zeros(max_dim, dtype=np.int64)
+    last = int(grid[-1])
+    coef = np.zeros((len(grid), last))
+    intercept = np.zeros(len(grid))
+    objective = np.zeros(len(grid))
+    iterations = np.zeros(len(grid), dtype=np.int64)
     n_solved = 0
-    it_prev = 0
     restarts = 0
-    for D in range(1, max_dim + 1):
-        h.addCol(0.0, -inf, inf, n, rows, y * Z[:, D - 1])
+    n_cols = 0
+    for k, D in enumerate(grid):
+        while n_cols < D:
+            h.addCol(0.0, -inf, inf, n, rows, y * Z[:, n_cols])
+            n_cols += 1
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal and iteration_limit is None:
             # the warm start ran into numerical trouble (HiGHS reports 'Unknown' on some
@@ -225,21 +256,20 @@ def hinge_lp_path(
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise _status_error(h, D)
         x = np.asarray(h.getSolution().col_value)
-        coef[D - 1, :D] = x[n + 1 :]
-        intercept[D - 1] = x[n]
-        # the objective from the primal values (robust to HiGHS's tolerance)
-        objective[D - 1] = max(float(h.getInfo().objective_function_value), 0.0)
-        it = int(h.getInfo().simplex_iteration_count)
-        iterations[D - 1] = it - it_prev if it >= it_prev else it
-        it_prev = it
-        n_solved = D
-        if stop_at_zero and objective[D - 1] <= zero_tol * n:
+        info = h.getInfo()
+        coef[k, :D] = x[n + 1 :]
+        intercept[k] = x[n]
+        objective[k] = max(float(info.objective_function_value), 0.0)
+        iterations[k] = int(info.simplex_iteration_count)
+        n_solved = k + 1
+        if stop_at_zero and objective[k] <= zero_tol * n:
             break
+    width = int(grid[n_solved - 1])
     return HingePath(
-        coef=coef[:n_solved, :n_solved],
+        dims=grid,
+        coef=coef[:n_solved, :width],
         intercept=intercept[:n_solved],
         objective=objective[:n_solved],
-        max_dim=max_dim,
         n_samples=n,
         iterations=iterations[:n_solved],
         restarts=restarts,

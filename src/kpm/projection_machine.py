@@ -59,13 +59,17 @@ class _Subspace:
         return (K_new @ self.V[:, :m]) / self.eigenvalues[:m]
 
 
-def _fit_paths(Z, Y, max_dim):
-    """One LP path per column of Y (one-vs-rest; binary: one column)."""
-    return [hinge_lp_path(Z, Y[:, c], max_dim) for c in range(Y.shape[1])]
+def _fit_paths(Z, Y, grid):
+    """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``."""
+    return [hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid) for c in range(Y.shape[1])]
+
+
+def _width(paths):
+    return max(p.coef.shape[1] for p in paths)
 
 
 def _decisions(paths, Z):
-    """Decision values of every D: (n, max_dim, n_paths)."""
+    """Decision values at every grid D: (n, n_grid, n_paths)."""
     return np.stack([p.decision_values(Z) for p in paths], axis=2)
 
 
@@ -86,28 +90,42 @@ def _predict_codes(F):
 
 
 def _clipped_risk(F, Y):
-    """Mean hinge loss of the clipped decision values, averaged over the paths: (max_dim,)."""
+    """Mean hinge loss of the clipped decision values, averaged over the paths: (n_grid,)."""
     Fc = np.clip(F, -1.0, 1.0)
     return np.maximum(0.0, 1.0 - Y[:, None, :] * Fc).mean(axis=(0, 2))
 
 
-def _fold_task(K, tr, va, Y, codes, centered, max_dim, random_state):
-    """Fit the paths of one CV fold; return validation errors and the fold's risk curves."""
-    sub = _Subspace(K[np.ix_(tr, tr)], centered, random_state=random_state)
-    m = min(max_dim, sub.rank)
+def _pad(v, length):
+    return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
+
+
+def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state):
+    """Fit the paths of one CV fold; return validation errors and risks on the grid."""
+    sub = _Subspace(K[np.ix_(tr, tr)], centered, n_components, random_state=random_state)
+    m = min(int(grid[-1]), sub.rank)
     if m < 1:
         raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
-    paths = _fit_paths(sub.V[:, :m], Y[tr], m)
-    n_solved = max(p.n_solved for p in paths)
-    F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], n_solved))  # (n_va, m, C)
-    F_tr = _decisions(paths, sub.V[:, :n_solved])
-    errors = (_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)  # (m,)
-    clipped = _clipped_risk(F_tr, Y[tr])
     # dimensions beyond the fold's rank: the subspace cannot grow, keep the last solution
-    if m < max_dim:
-        errors = np.concatenate([errors, np.full(max_dim - m, errors[-1])])
-        clipped = np.concatenate([clipped, np.full(max_dim - m, clipped[-1])])
-    return {"errors": errors, "clipped": clipped, "n_solved": n_solved}
+    g = grid[grid <= m]
+    if len(g) == 0 or g[-1] != m:
+        g = np.append(g, m)
+    paths = _fit_paths(sub.V[:, :m], Y[tr], g)
+    w = _width(paths)
+    F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
+    F_tr = _decisions(paths, sub.V[:, :w])
+    n_grid = len(grid)
+    errors = _pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid)
+    clipped = _pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid)
+    n_used = min(max(p.n_solved for p in paths), n_grid)
+    return {"errors": errors, "clipped": clipped, "n_used": n_used}
+
+
+def auto_dim_grid(max_dim: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
+    """Every D up to ``dense``, then geometric steps of ``ratio`` up to ``max_dim``."""
+    dims = list(range(1, min(dense, max_dim) + 1))
+    while dims[-1] < max_dim:
+        dims.append(min(max_dim, max(dims[-1] + 1, int(round(dims[-1] * ratio)))))
+    return np.asarray(dims)
 
 
 class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator):
@@ -155,6 +173,12 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         rounding noise and the Nyström extension divides by ``lambda_j ~ eps``.
         In practice the path also stops at the first D with zero training hinge
         risk, beyond which every D has the same solution (see :mod:`kpm._lp_path`).
+    dim_grid : None, 'auto' or list of int, default=None
+        The dimensions at which the LP is solved and D selected: ``None`` every
+        ``D = 1..max_dim`` (the papers' protocol); ``'auto'`` every D up to 20, then
+        steps of 10 % (:func:`auto_dim_grid`); or an explicit list. Between grid
+        points the path adds columns without solving (faster, but D off the grid
+        can no longer be selected).
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
     random_state : int, RandomState or None
@@ -186,9 +210,15 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         The ``lam`` used by the penalty or slope rule.
     slope_lambda_ : float or None
         ``lam_jump`` of the slope heuristic.
+    path_dims_ : ndarray of int
+        The dimensions of the stored full-data path of the winning kernel. For
+        ``selection='cv'`` it ends a little past the selected D (at ``max(2D, D+10)``):
+        the selection needs nothing more, and the rest of ``selection_curve_``'s
+        training risks is NaN.
     coef_path_ : list of ndarray
-        ``beta`` for every D of the winning kernel (one array (n_dims, n_dims) per
-        one-vs-rest problem); with ``intercept_path_`` the whole path is kept.
+        ``beta`` at every D of ``path_dims_`` (one array per one-vs-rest problem);
+        with ``intercept_path_`` the whole path is kept (see
+        :meth:`decision_function_path`).
     fit_time_ : float
         Seconds spent in :meth:`fit`.
     """
@@ -207,6 +237,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         penalty="cv",
         slope_factor=2.0,
         max_dim=None,
+        dim_grid=None,
         centered=False,
         random_state=None,
         n_jobs=None,
@@ -222,6 +253,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.penalty = penalty
         self.slope_factor = slope_factor
         self.max_dim = max_dim
+        self.dim_grid = dim_grid
         self.centered = centered
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -350,13 +382,37 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 raise ValueError("the kernel matrix contains NaN or infinite values")
             results.append(self._fit_one_kernel(K, Y, codes, splits, n))
 
-        self._select(results, kernels, n, splits)
+        self._select(results, kernels, Y, n, splits)
         self.X_fit_ = X
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def _grid(self, max_dim):
+        g = self.dim_grid
+        if g is None:
+            return np.arange(1, max_dim + 1)
+        if isinstance(g, str):
+            if g != "auto":
+                raise ValueError(f"dim_grid must be None, 'auto' or a list of ints, got {g!r}")
+            return auto_dim_grid(max_dim)
+        grid = np.asarray(g)
+        if grid.ndim != 1 or len(grid) == 0 or not np.issubdtype(grid.dtype, np.integer):
+            raise ValueError(f"dim_grid must be None, 'auto' or a list of ints, got {g!r}")
+        grid = np.unique(grid)
+        if grid[0] < 1:
+            raise ValueError(f"dim_grid must hold positive ints, got {g!r}")
+        grid = grid[grid <= max_dim]
+        if len(grid) == 0:
+            raise ValueError(f"no dimension of dim_grid is <= the largest usable D = {max_dim}")
+        return grid
+
     def _fit_one_kernel(self, K, Y, codes, splits, n):
-        full = _Subspace(K, self.centered, random_state=self.random_state)
+        # a partial eigendecomposition when the largest D is known in advance
+        known = self.max_dim if self.max_dim is not None else None
+        if not isinstance(self.selection, str):
+            known = int(self.selection) if known is None else min(known, int(self.selection))
+        n_comp = known if known is not None and known < n - 1 else None
+        full = _Subspace(K, self.centered, n_comp, random_state=self.random_state)
         if full.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
         if self.max_dim is not None:
@@ -375,49 +431,78 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                     f"{'max_dim' if self.max_dim is not None else 'the rank of the kernel matrix'} = {max_dim}"
                 )
             max_dim = int(self.selection)
-        out = {"full": full, "max_dim": max_dim}
+        grid = self._grid(max_dim)
+        if not isinstance(self.selection, str) and grid[-1] != max_dim:
+            grid = np.append(grid, max_dim)
+        out = {"full": full, "grid": grid}
         if splits is not None:
             from joblib import Parallel, delayed
 
+            n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
             folds = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fold_task)(K, tr, va, Y, codes, self.centered, max_dim, self.random_state)
+                delayed(_fold_task)(
+                    K, tr, va, Y, codes, self.centered, grid,
+                    n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
+                    self.random_state,
+                )
                 for tr, va in splits
             )
             out["folds"] = folds
             out["cv_error"] = sum(f["errors"] for f in folds) / n
-            # the full path is needed only as far as any fold's path went (beyond it the
-            # CV curve is flat and ties go to the smaller D), unless a penalty rule uses it
-            if self.selection == "cv":
-                max_dim = min(max_dim, max(f["n_solved"] for f in folds))
-                out["max_dim"] = max_dim
-        paths = _fit_paths(full.V[:, :max_dim], Y, max_dim)
-        n_solved = max(p.n_solved for p in paths)
-        F = _decisions(paths, full.V[:, :n_solved])
-        out["paths"] = paths
-        out["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)
-        out["clipped_risk"] = _clipped_risk(F, Y)
+            # beyond the last grid point any fold solved, the CV curve is flat: ties go
+            # to the smaller D, so no later D can be selected
+            out["n_used"] = max(f["n_used"] for f in folds)
+        else:
+            out["n_used"] = len(grid)
         return out
 
-    def _select(self, results, kernels, n, splits):
-        dims = np.concatenate([np.arange(1, r["max_dim"] + 1) for r in results])
-        kidx = np.concatenate([np.full(r["max_dim"], i) for i, r in enumerate(results)])
-        hinge = np.concatenate([r["hinge_risk"] for r in results])
-        clipped = np.concatenate([r["clipped_risk"] for r in results])
-        cv_err = np.full(len(dims), np.nan)
-        if splits is not None:
-            cv_err = np.concatenate([r["cv_error"][: r["max_dim"]] for r in results])
+    def _full_path(self, res, Y, upto):
+        """Solve the full-data paths of one kernel on its grid up to grid index ``upto``."""
+        full, grid = res["full"], res["grid"][:upto]
+        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid)
+        F = _decisions(paths, full.V[:, : _width(paths)])
+        res["paths"] = paths
+        res["path_grid"] = grid
+        res["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)
+        res["clipped_risk"] = _clipped_risk(F, Y)
+
+    def _select(self, results, kernels, Y, n, splits):
+        sel = self.selection
         self.penalty_ = None
         self.slope_lambda_ = None
-        sel = self.selection
+        dims = np.concatenate([r["grid"][: r["n_used"]] for r in results])
+        kidx = np.concatenate([np.full(r["n_used"], i) for i, r in enumerate(results)])
+        cv_err = np.full(len(dims), np.nan)
+        if splits is not None:
+            cv_err = np.concatenate([r["cv_error"][: r["n_used"]] for r in results])
+        if sel == "cv":
+            idx = select_cv(dims, cv_err)
+            k = int(kidx[idx])
+            # the full-data path of the winner only, a little past the selected D (the
+            # selection needs nothing more; the extra part draws the selection curve)
+            D = int(dims[idx])
+            grid = results[k]["grid"][: results[k]["n_used"]]
+            upto = int(np.searchsorted(grid, max(2 * D, D + 10), side="right"))
+            self._full_path(results[k], Y, max(upto, int(np.searchsorted(grid, D)) + 1))
+        else:
+            for r in results:
+                self._full_path(r, Y, r["n_used"])
+        hinge = np.full(len(dims), np.nan)
+        clipped = np.full(len(dims), np.nan)
+        pos = 0
+        for r in results:
+            if "paths" in r:
+                m = len(r["path_grid"])
+                hinge[pos : pos + m] = r["hinge_risk"]
+                clipped[pos : pos + m] = r["clipped_risk"]
+            pos += r["n_used"]
         if not isinstance(sel, str):
             idx = int(np.flatnonzero(dims == sel)[0])
-        elif sel == "cv":
-            idx = select_cv(dims, cv_err)
         elif sel == "slope":
             idx, lam_jump, _ = slope_heuristic(dims, clipped, self.slope_factor)
             self.slope_lambda_ = lam_jump
             self.penalty_ = self.slope_factor * lam_jump
-        else:  # penalty
+        elif sel == "penalty":
             if isinstance(self.penalty, str):
                 self.penalty_ = self._cv_penalty(results, splits, n)
             else:
@@ -455,18 +540,18 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         else:
             self.alpha_ = np.vstack(alphas)
             self.intercept_ = np.asarray(intercepts)
+        self.path_dims_ = res["path_grid"]
         self.coef_path_ = [p.coef for p in res["paths"]]
         self.intercept_path_ = [p.intercept for p in res["paths"]]
         self._subspace = full
-        self._path_max_dim = res["max_dim"]
 
     def _cv_penalty(self, results, splits, n):
         """lam minimising the pooled CV error of the penalty rule (ties -> larger lam)."""
-        fold_models = []  # per fold: dims, clipped risks, validation predictions per model
+        fold_models = []  # per fold: dims, clipped risks, validation errors per model
+        dims = np.concatenate([r["grid"][: r["n_used"]] for r in results])
         for k_fold in range(len(splits)):
-            dims = np.concatenate([np.arange(1, r["max_dim"] + 1) for r in results])
-            clipped = np.concatenate([r["folds"][k_fold]["clipped"][: r["max_dim"]] for r in results])
-            errs = np.concatenate([r["folds"][k_fold]["errors"][: r["max_dim"]] for r in results])
+            clipped = np.concatenate([r["folds"][k_fold]["clipped"][: r["n_used"]] for r in results])
+            errs = np.concatenate([r["folds"][k_fold]["errors"][: r["n_used"]] for r in results])
             fold_models.append((dims, clipped, errs))
         paths = [penalty_path(d, c) for d, c, _ in fold_models]
         cands = candidate_penalties(paths)
@@ -510,7 +595,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         return self.classes_[_predict_codes(F[:, None] if F.ndim == 1 else F)]
 
     def decision_function_path(self, X):
-        """Decision values of the winning kernel's solution for every D.
+        """Decision values of the winning kernel's solution at every D of ``path_dims_``.
 
         Returns
         -------
@@ -518,11 +603,11 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         """
         Kx = self._kernel_rows(X)
         sub = self._subspace
-        m = max(c.shape[0] for c in self.coef_path_)
+        m = max(c.shape[1] for c in self.coef_path_)
         Z = sub.features(Kx, m)
         F = []
         for coef, b in zip(self.coef_path_, self.intercept_path_):
-            p = HingePath(coef, b, np.zeros(len(b)), self._path_max_dim, 1, np.zeros(len(b), int))
+            p = HingePath(self.path_dims_, coef, b, np.zeros(len(b)), 1, np.zeros(len(b), int))
             F.append(p.decision_values(Z))
         F = np.stack(F, axis=2)
         return F[:, :, 0] if F.shape[2] == 1 else F
