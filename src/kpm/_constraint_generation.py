@@ -1,0 +1,394 @@
+"""Exact hinge-loss ERM on a very large sample by constraint (row) generation.
+
+The Kernel Projection Machine fits, for each dimension D, the linear programme
+(SPEC §3.2)::
+
+    min_{beta, b, xi}  sum_i xi_i
+    s.t.  y_i (F_i[:D] . beta + b) + xi_i >= 1,   xi_i >= 0,   i = 1..n,
+
+where ``F`` holds the first D (approximate) eigenfunctions at the n training
+points. For n = 10^6 this LP has a million rows; most of them are inactive at the
+optimum (points classified with margin ``y_i f(x_i) >= 1`` have ``xi_i = 0``).
+
+Constraint generation
+---------------------
+Let ``W`` be a *working set* of points and ``LP_W`` the programme above with the
+sum and the constraints restricted to ``i in W``. Dropping the (non-negative)
+terms of the points outside ``W`` can only lower the optimum, so::
+
+    LP_W* <= LP*                                     (1: a lower bound)
+
+For the minimiser ``theta_W = (beta_W, b_W)`` of ``LP_W`` the *full* objective,
+in which every point outside ``W`` contributes its smallest feasible slack
+``max(0, 1 - y_i f(x_i))``, is an upper bound::
+
+    LP* <= H(theta_W) = LP_W* + sum_{i not in W} max(0, 1 - y_i f_W(x_i))    (2)
+
+so the gap ``H(theta_W) - LP_W*`` is exactly the hinge loss of the points
+outside the working set. When every point outside ``W`` has ``y_i f_W(x_i) >= 1``
+the gap is zero and ``theta_W`` is an optimal solution of the full LP: that is
+the termination test (the *certificate*), checked on all n points. Otherwise the
+most violated outside points are added to ``W`` and ``LP_W`` is re-solved from
+the previous basis. The loop terminates because ``W`` grows strictly within one
+D and is bounded by n.
+
+Which LP HiGHS sees. ``LP_W`` has ``|W|`` rows, so a simplex basis of order
+``|W|``; HiGHS is instead given its LP dual (the SVM-like form)::
+
+    max  sum_{i in W} alpha_i   s.t.  sum_{i in W} alpha_i y_i [1, F_i[:D]] = 0,
+                                      0 <= alpha_i <= 1,
+
+with D + 1 equality rows and one bounded column per working point: the basis
+has order D + 1 whatever n is. ``(b, beta)`` is minus the row duals (HiGHS's
+convention ``reduced cost = c - A^T pi`` with ``c = -1`` gives the reduced
+cost ``y_i f(x_i) - 1`` of point i, so a column outside ``W`` prices out
+exactly when ``y_i f(x_i) < 1``: constraint generation in the primal is column
+generation in this dual). New points enter nonbasic at the bound their reduced
+cost makes dual feasible (``alpha_i = 1`` when ``y_i f(x_i) < 1``), so the
+basis stays dual feasible and the dual simplex resumes from it.
+
+Warm start along D: the subspaces are nested, so the optimum for D is feasible
+for D + 1 (with ``beta_{D+1} = 0``). Going from D to D' > D adds the new rows
+(features) to the *same* HiGHS model, keeping the working set and the basis
+(still dual feasible: the new rows' duals start at beta_j = 0); the dual
+simplex resumes from it. Before a new D, points of ``W`` at ``alpha_i = 0``
+with a large margin (``y_i f(x_i) > 1 + prune_margin``) are dropped from the
+model to keep it small (never within one D, so termination is unaffected).
+
+Tolerances: the termination test uses ``tol`` (a point outside ``W`` with
+``1 - y_i f(x_i) <= tol`` is accepted), so the returned objective exceeds the
+optimum by at most ``tol`` times the number of such points; the report's
+``gap`` gives the exact value of that excess. HiGHS's primal/dual feasibility
+tolerances are set to ``lp_tol``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective"]
+
+
+@dataclass
+class HingeLPResult:
+    """Solution of the hinge-loss LP for one dimension D.
+
+    Attributes
+    ----------
+    n_components : int
+        D, the number of feature columns used.
+    coef : ndarray (D,)
+        ``beta``.
+    intercept : float
+        ``b``.
+    objective : float
+        ``sum_i max(0, 1 - y_i f(x_i))`` over *all* points of the problem (the
+        full LP objective at the returned solution).
+    lower_bound : float
+        Optimal value of the working-set LP (a lower bound on the full optimum).
+    gap : float
+        ``objective - lower_bound``: hinge loss of the points outside the working
+        set (bounded by ``tol`` times their number at termination) plus HiGHS's
+        feasibility slack inside it.
+    n_working : int
+        Size of the working set at termination.
+    n_rounds : int
+        Number of LP solves for this D.
+    simplex_iterations : int
+        Simplex iterations spent on this D.
+    """
+
+    n_components: int
+    coef: np.ndarray
+    intercept: float
+    objective: float
+    lower_bound: float
+    gap: float
+    n_working: int
+    n_rounds: int
+    simplex_iterations: int = 0
+    history: list = field(default_factory=list)
+
+
+def hinge_objective(F, y, coef, intercept, rows=None):
+    """``sum_i max(0, 1 - y_i (F_i[:D] . coef + intercept))`` (D = len(coef))."""
+    D = len(coef)
+    f = F[:, :D] @ coef + intercept
+    m = y * f
+    if rows is not None:
+        m = m[rows]
+    return float(np.maximum(0.0, 1.0 - m).sum())
+
+
+class ConstraintGenerationHingeLP:
+    """Exact path of hinge-loss LPs over nested feature sets by row generation.
+
+    Parameters
+    ----------
+    F : ndarray (n_samples, max_components)
+        Feature columns (e.g. eigenfunctions), the first D used for dimension D.
+        Fortran (column-major) order avoids copies when slicing ``F[:, :D]``.
+    y : ndarray (n_samples,)
+        Labels in {-1, +1}.
+    rows : ndarray of int, optional
+        Restrict the problem to these rows of ``F`` (a cross-validation fold)
+        without copying ``F``. Default: all rows.
+    init_size : int, default=5000
+        Size of the random initial working set.
+    max_add : int or None
+        Most points added per round (the most violated first). ``None``: no cap
+        (every violated point is added).
+    tol : float, default=1e-9
+        A point outside the working set with ``1 - y_i f(x_i) > tol`` is a
+        violated constraint.
+    lp_tol : float, default=1e-9
+        HiGHS primal and dual feasibility tolerances.
+    prune_margin : float or None, default=0.5
+        Before each new D, drop working points with ``alpha_i = 0`` and margin
+        above ``1 + prune_margin`` (``None``: never drop).
+    lp_solver : {'auto', 'simplex', 'ipm'}, default='auto'
+        How HiGHS solves each working-set LP. ``'simplex'``: dual simplex from
+        the previous basis. ``'ipm'``: interior point followed by crossover to a
+        basic (vertex) solution. ``'auto'``: the interior point method when the
+        working set has at least ``ipm_min_points`` points and D <= 10 (many
+        points at their bounds and few rows: there the dual simplex's bound
+        flipping becomes slow while an IPM iteration costs O(|W| D^2)), the warm
+        dual simplex otherwise. The choice only affects speed: the termination
+        test and the certificate are the same.
+    ipm_min_points : int, default=20000
+        See ``lp_solver``.
+    max_rounds : int, default=10000
+        Safety cap on LP solves per dimension (``RuntimeError`` when reached).
+    random_state : int or None
+        Seeds the initial working set.
+    """
+
+    def __init__(
+        self,
+        F,
+        y,
+        *,
+        rows=None,
+        init_size=5000,
+        max_add=None,
+        tol=1e-9,
+        lp_tol=1e-9,
+        prune_margin=0.5,
+        lp_solver="auto",
+        ipm_min_points=20000,
+        max_rounds=10000,
+        random_state=0,
+    ):
+        import highspy
+
+        F = np.asarray(F)
+        if F.ndim != 2:
+            raise ValueError(f"F must be a 2-D array (n_samples, n_components), got shape {F.shape}")
+        if F.dtype != np.float64:
+            F = np.asarray(F, dtype=np.float64, order="F")
+        if not np.all(np.isfinite(F)):
+            raise ValueError("F contains NaN or infinite values")
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if len(y) != F.shape[0]:
+            raise ValueError(f"F has {F.shape[0]} rows but y has {len(y)} entries")
+        if not np.all(np.isin(y, (-1.0, 1.0))):
+            raise ValueError("y must hold labels in {-1, +1}")
+        if rows is None:
+            rows = np.arange(F.shape[0])
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        rows = np.unique(rows.astype(np.int64))
+        if len(rows) == 0:
+            raise ValueError("the hinge LP needs at least one sample")
+        if rows[0] < 0 or rows[-1] >= F.shape[0]:
+            raise ValueError("rows out of range")
+        for name, v in (("tol", tol), ("lp_tol", lp_tol)):
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        if int(init_size) < 1:
+            raise ValueError(f"init_size must be >= 1, got {init_size!r}")
+        if lp_solver not in ("auto", "simplex", "ipm"):
+            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
+        self.lp_solver = lp_solver
+        self.ipm_min_points = int(ipm_min_points)
+
+        self.F = F
+        self.y = y
+        self.rows = rows
+        self.init_size = int(init_size)
+        self.max_add = max_add
+        self.tol = float(tol)
+        self.prune_margin = prune_margin
+        self.max_rounds = int(max_rounds)
+        self._rng = np.random.default_rng(random_state)
+        self._inf = highspy.kHighsInf
+        self._hs = highspy
+
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("dual_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
+        h.setOptionValue("simplex_strategy", 1)  # dual simplex
+        h.setOptionValue("threads", 1)
+        # row 0: sum_i alpha_i y_i = 0 (the intercept b)
+        h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
+        self._h = h
+        self._W = np.empty(0, np.int64)  # point index of each LP column, in column order
+        self._in_W = np.zeros(F.shape[0], dtype=bool)
+        self._D = 0
+        self._f = None  # decision values of the last solution (all n points)
+        self.results: list[HingeLPResult] = []
+
+    # ------------------------------------------------------------------ model
+    @property
+    def working_set(self) -> np.ndarray:
+        return self._W.copy()
+
+    def _add_features(self, D_new):
+        W = self._W
+        k = D_new - self._D
+        if k <= 0:
+            return
+        vals = self.y[W][:, None] * self.F[W, self._D : D_new]  # (|W|, k)
+        vals = np.ascontiguousarray(vals.T)  # row-major: one LP row per feature
+        nW = len(W)
+        idx = np.tile(np.arange(nW, dtype=np.int32), k)
+        starts = (np.arange(k, dtype=np.int64) * nW).astype(np.int32)
+        self._h.addRows(k, np.zeros(k), np.zeros(k), k * nW, starts, idx, vals.ravel())
+        self._D = D_new
+
+    def _add_points(self, idx, at_upper):
+        k = len(idx)
+        if k == 0:
+            return
+        D = self._D
+        h = self._h
+        yi = self.y[idx]
+        width = D + 1
+        vals = np.empty((k, width))
+        vals[:, 0] = yi
+        if D:
+            vals[:, 1:] = yi[:, None] * self.F[idx, :D]
+        ridx = np.tile(np.arange(width, dtype=np.int32), k)
+        starts = (np.arange(k, dtype=np.int64) * width).astype(np.int32)
+        basis = h.getBasis() if self._W.size else None
+        h.addCols(k, -np.ones(k), np.zeros(k), np.ones(k), k * width, starts, ridx, vals.ravel())
+        self._W = np.concatenate([self._W, idx])
+        self._in_W[idx] = True
+        if basis is not None and basis.valid:
+            # new columns nonbasic at their dual-feasible bound: the basis stays dual feasible
+            S = self._hs.HighsBasisStatus
+            status = list(basis.col_status)
+            status += [S.kUpper if u else S.kLower for u in at_upper]
+            basis.col_status = status
+            h.setBasis(basis)
+
+    def _prune(self):
+        """Drop working points with alpha = 0 (nonbasic at lower) and a large margin."""
+        if self.prune_margin is None or self._f is None or self._W.size == 0:
+            return
+        basis = self._h.getBasis()
+        if not basis.valid:
+            return
+        S = self._hs.HighsBasisStatus
+        status = basis.col_status
+        at_lower = np.fromiter((s == S.kLower for s in status), dtype=bool, count=len(status))
+        margin = self.y[self._W] * self._f[self._W]
+        drop = np.flatnonzero(at_lower & (margin > 1.0 + float(self.prune_margin)))
+        if drop.size == 0 or drop.size == self._W.size:
+            return
+        self._h.deleteCols(len(drop), drop.astype(np.int32))
+        self._in_W[self._W[drop]] = False
+        self._W = np.delete(self._W, drop)
+
+    def _run(self):
+        h = self._h
+        use_ipm = self.lp_solver == "ipm" or (
+            self.lp_solver == "auto" and len(self._W) >= self.ipm_min_points and self._D <= 10
+        )
+        if use_ipm:
+            h.setOptionValue("solver", "ipm")
+            h.setOptionValue("run_crossover", "on")
+        else:
+            h.setOptionValue("solver", "simplex")
+        status = h.run()
+        ms = h.getModelStatus()
+        if ms != self._hs.HighsModelStatus.kOptimal:
+            raise RuntimeError(
+                f"HiGHS did not solve the working-set hinge LP to optimality: {h.modelStatusToString(ms)} "
+                f"(run status {status})"
+            )
+        sol = h.getSolution()
+        pi = -np.asarray(sol.row_dual)
+        info = h.getInfo()
+        # LP value of the working set: max sum alpha = -(min -sum alpha)
+        return pi, -float(info.objective_function_value), int(info.simplex_iteration_count)
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, D) -> HingeLPResult:
+        """Solve the LP on the first ``D`` feature columns (D must not decrease)."""
+        D = int(D)
+        if D < 0 or D > self.F.shape[1]:
+            raise ValueError(f"D must be in [0, {self.F.shape[1]}], got {D}")
+        if D < self._D:
+            raise ValueError(
+                f"the path must be solved with non-decreasing D (warm start); got {D} after {self._D}"
+            )
+        if D > self._D:
+            self._prune()
+        self._add_features(D)
+        if len(self._W) == 0:
+            m0 = min(self.init_size, len(self.rows))
+            init = np.sort(self._rng.choice(self.rows, m0, replace=False))
+            self._add_points(init, None)
+
+        rows = self.rows
+        all_rows = len(rows) == self.F.shape[0]
+        history = []
+        iters = 0
+        for rnd in range(1, self.max_rounds + 1):
+            pi, lower, it = self._run()
+            iters += it
+            b = float(pi[0])
+            beta = pi[1 : D + 1].copy()
+            f = self.F[:, :D] @ beta + b if D else np.full(self.F.shape[0], b)
+            self._f = f
+            viol = 1.0 - self.y * f  # hinge before clipping
+            viol_r = viol if all_rows else viol[rows]
+            hinge = np.maximum(viol_r, 0.0)
+            objective = float(hinge.sum())
+            outside = ~self._in_W[rows]
+            cand = np.flatnonzero(outside & (viol_r > self.tol))
+            history.append((len(self._W), lower, objective, len(cand)))
+            if len(cand) == 0:
+                res = HingeLPResult(
+                    n_components=D,
+                    coef=beta,
+                    intercept=b,
+                    objective=objective,
+                    lower_bound=lower,
+                    gap=objective - lower,
+                    n_working=len(self._W),
+                    n_rounds=rnd,
+                    simplex_iterations=iters,
+                    history=history,
+                )
+                self.results.append(res)
+                return res
+            if self.max_add is not None and len(cand) > self.max_add:
+                top = np.argpartition(-viol_r[cand], self.max_add - 1)[: self.max_add]
+                cand = cand[top]
+            cand = np.sort(cand)
+            self._add_points(rows[cand], viol_r[cand] > 0)
+        raise RuntimeError(f"constraint generation did not terminate in {self.max_rounds} rounds")
+
+    def path(self, D_values):
+        """Solve for each D of an increasing sequence, warm-starting; returns the results."""
+        D_values = [int(d) for d in D_values]
+        if any(b <= a for a, b in zip(D_values, D_values[1:])):
+            raise ValueError("D_values must be strictly increasing")
+        return [self.solve(D) for D in D_values]

@@ -1,0 +1,100 @@
+"""Exactness of the constraint-generation hinge LP against the full LP."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from kpm._constraint_generation import ConstraintGenerationHingeLP, hinge_objective
+
+
+def full_lp_objective(F, y, D):
+    """Reference: the whole hinge LP (all n rows) with scipy's HiGHS interface."""
+    n = len(y)
+    A = sp.hstack(
+        [sp.csr_matrix(-y[:, None]), sp.csr_matrix(-y[:, None] * F[:, :D]), -sp.identity(n)]
+    ).tocsr()
+    c = np.r_[np.zeros(D + 1), np.ones(n)]
+    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
+    res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def problem(n, d, seed=0, noise=0.4, quad=0.7):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    f = X[:, 0] + quad * X[:, 1] ** 2 - 0.5 + noise * rng.standard_normal(n)
+    y = np.where(f > 0, 1.0, -1.0)
+    return np.asfortranarray(X), y
+
+
+@pytest.mark.parametrize("lp_solver", ["simplex", "ipm", "auto"])
+def test_path_matches_full_lp(lp_solver):
+    F, y = problem(3000, 12)
+    cg = ConstraintGenerationHingeLP(
+        F, y, init_size=300, lp_solver=lp_solver, ipm_min_points=500, random_state=1
+    )
+    Ds = [1, 2, 4, 8, 12]
+    results = cg.path(Ds)
+    for res in results:
+        ref = full_lp_objective(F, y, res.n_components)
+        assert abs(res.objective - ref) <= 1e-7 * max(1.0, abs(ref))
+        # the reported objective is the true hinge loss of the returned solution
+        assert np.isclose(res.objective, hinge_objective(F, y, res.coef, res.intercept), rtol=1e-12)
+        # certificate: lower bound (working-set LP) and objective agree
+        assert abs(res.gap) <= 1e-7 * max(1.0, ref)
+        # termination: no point outside the working set has a positive hinge loss
+        f = F[:, : res.n_components] @ res.coef + res.intercept
+        outside = np.ones(len(y), bool)
+        outside[cg.working_set] = False
+        assert np.all(1 - y[outside] * f[outside] <= 1e-9)
+    # the objective is non-increasing along the nested path
+    obj = [r.objective for r in results]
+    assert all(b <= a + 1e-7 for a, b in zip(obj, obj[1:]))
+
+
+def test_working_set_is_smaller_than_n_when_classes_are_easy():
+    F, y = problem(4000, 6, noise=0.05, quad=0.0)
+    cg = ConstraintGenerationHingeLP(F, y, init_size=200, random_state=0)
+    res = cg.solve(6)
+    ref = full_lp_objective(F, y, 6)
+    assert abs(res.objective - ref) <= 1e-7 * max(1.0, ref)
+    assert res.n_working < len(y) // 2
+    assert res.n_rounds >= 2  # the initial set was not enough: constraints were generated
+
+
+def test_warm_path_equals_cold_solves_and_rows_subset():
+    F, y = problem(2000, 8, seed=3)
+    rows = np.arange(0, 2000, 3)
+    warm = ConstraintGenerationHingeLP(F, y, rows=rows, init_size=100).path([2, 5, 8])
+    for res in warm:
+        cold = ConstraintGenerationHingeLP(
+            np.asfortranarray(F[rows]), y[rows], init_size=100
+        ).solve(res.n_components)
+        assert abs(res.objective - cold.objective) <= 1e-7 * max(1.0, cold.objective)
+        assert np.isclose(
+            res.objective, hinge_objective(F, y, res.coef, res.intercept, rows=rows), rtol=1e-12
+        )
+
+
+def test_bad_input():
+    F, y = problem(200, 4)
+    with pytest.raises(ValueError, match="labels"):
+        ConstraintGenerationHingeLP(F, np.where(y > 0, 1.0, 0.0))
+    Fn = F.copy()
+    Fn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ConstraintGenerationHingeLP(Fn, y)
+    with pytest.raises(ValueError, match="rows"):
+        ConstraintGenerationHingeLP(F, y[:-1])
+    with pytest.raises(ValueError, match="lp_solver"):
+        ConstraintGenerationHingeLP(F, y, lp_solver="barrier")
+    cg = ConstraintGenerationHingeLP(F, y)
+    cg.solve(3)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        cg.solve(2)
+    with pytest.raises(ValueError, match="D must be"):
+        cg.solve(5)
+    with pytest.raises(ValueError, match="increasing"):
+        ConstraintGenerationHingeLP(F, y).path([2, 2])
