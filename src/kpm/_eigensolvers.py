@@ -272,9 +272,12 @@ def block_krylov_eigh(
     k : int
         Number of leading eigenpairs.
     block_size : int, optional
-        Block size b (default ``ceil(k/2) + 8``, at most n: measured on RBF kernel
-        matrices, blocks smaller than k need a few more products but far less work
-        per product and in the re-orthogonalisation than ``b > k``).
+        Block size b (default ``ceil(k/3)`` clipped to [8, 64], at most n). Measured on
+        a 5000 x 5000 RBF matrix, k = 50: blocks of 10-20 need 20-16 products and are
+        the fastest; ``b > k`` (the usual randomized-SVD choice) needs fewer products but
+        each costs much more, and so does the re-orthogonalisation. A product with a
+        skinny block streams the whole matrix from memory once (about 28 ms for
+        5000 x 5000 on one core) plus about 1.2 ms per column.
     rtol : float, default=1e-10
         Relative residual tolerance.
     max_basis : int, optional
@@ -295,7 +298,7 @@ def block_krylov_eigh(
         relative to the largest eigenvalue), ``basis_size``.
     """
     rs = check_random_state(random_state)
-    b = int(block_size) if block_size is not None else (k + 1) // 2 + 8
+    b = int(block_size) if block_size is not None else max(8, min(64, -(-k // 3)))
     b = max(1, min(b, n))
     if max_basis is None:
         mem_cap = max(2 * b, int(2**29 // (16 * n)))
