@@ -82,6 +82,16 @@ def test_penalty_and_slope_rules(moons):
     assert np.mean(slope.predict(Xt) != yt) < 0.13
 
 
+def test_early_stopping_lockstep_matches_per_fold_paths(moons, moons_cv):
+    X, y, _, _ = moons
+    m = KernelProjectionMachine(sigma=0.5, max_dim=60, early_stopping=True, random_state=0).fit(X, y)
+    a, b = moons_cv.selection_curve_["cv_error"], m.selection_curve_["cv_error"]
+    n = min(len(a), len(b))
+    np.testing.assert_array_equal(a[:n], b[:n])  # the same folds, the same paths
+    assert len(b) <= 2 * m.dim_ + 21
+    assert m.dim_ == moons_cv.dim_
+
+
 def test_dim_grid(moons):
     X, y, Xt, yt = moons
     m = KernelProjectionMachine(sigma=0.5, dim_grid=[2, 4, 8, 16, 32], random_state=0).fit(X, y)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LPSolverError", "HingePath", "hinge_lp_path", "check_dims"]
+__all__ = ["LPSolverError", "HingePath", "IncrementalHingeLP", "hinge_lp_path", "check_dims"]
 
 
 class LPSolverError(RuntimeError):
@@ -137,6 +137,108 @@ def _status_error(h, D):
     )
 
 
+class IncrementalHingeLP:
+    """One HiGHS model of the hinge LP that grows one feature column at a time.
+
+    ``add_columns(Zc)`` appends feature columns (the next eigenvectors);
+    ``solve()`` re-optimises from the previous optimal basis (which stays primal
+    feasible: the new columns enter at 0) and returns ``(beta, b, objective,
+    iterations)``. Used by :func:`hinge_lp_path` and by the KPM's cross-validation,
+    which advances the paths of all folds together.
+
+    Parameters
+    ----------
+    y : ndarray (n,)
+        Labels in {-1, +1}.
+    strategy : {'primal', 'dual', 'auto'}
+    time_limit, iteration_limit : optional
+        HiGHS limits (hitting one raises :class:`LPSolverError`).
+    """
+
+    def __init__(self, y, *, strategy="primal", time_limit=None, iteration_limit=None):
+        import highspy
+
+        self._highspy = highspy
+        y = np.asarray(y, dtype=float)
+        if y.ndim != 1 or not np.all(np.isin(y, (-1.0, 1.0))):
+            raise ValueError("y must be a 1-D array containing only -1 and +1")
+        strat = {"auto": 0, "dual": 1, "primal": 4}.get(strategy)
+        if strat is None:
+            raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
+        self.y = y
+        self.n = n = len(y)
+        self.n_cols = 0
+        self.restarts = 0
+        self._strat = strat
+        self._iteration_limit = iteration_limit
+        inf = highspy.kHighsInf
+        self._inf = inf
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("simplex_strategy", strat)
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        if iteration_limit is not None:
+            h.setOptionValue("simplex_iteration_limit", int(iteration_limit))
+        # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
+        costs = np.concatenate([np.ones(n), [0.0]])
+        lower = np.concatenate([np.zeros(n), [-inf]])
+        upper = np.full(n + 1, inf)
+        h.addCols(n + 1, costs, lower, upper, 0, np.zeros(n + 1, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        # rows: xi_i + y_i b >= 1
+        starts = np.arange(0, 2 * n, 2, dtype=np.int32)
+        idx = np.empty(2 * n, dtype=np.int32)
+        idx[0::2] = np.arange(n)
+        idx[1::2] = n
+        vals = np.empty(2 * n)
+        vals[0::2] = 1.0
+        vals[1::2] = y
+        h.addRows(n, np.ones(n), np.full(n, inf), 2 * n, starts, idx, vals)
+        self._rows = np.arange(n, dtype=np.int32)
+        self._h = h
+
+    def add_columns(self, Zc):
+        """Append feature columns ``Zc`` (n, k) as free coefficients ``beta``."""
+        Zc = np.asarray(Zc, dtype=float)
+        if Zc.ndim == 1:
+            Zc = Zc[:, None]
+        if Zc.shape[0] != self.n:
+            raise ValueError(f"the new columns have {Zc.shape[0]} rows, expected {self.n}")
+        if not np.all(np.isfinite(Zc)):
+            raise ValueError("Z contains NaN or infinite values")
+        for j in range(Zc.shape[1]):
+            self._h.addCol(0.0, -self._inf, self._inf, self.n, self._rows, self.y * Zc[:, j])
+        self.n_cols += Zc.shape[1]
+
+    def solve(self):
+        """Optimise; return ``(beta, b, objective, iterations)``."""
+        h, hs = self._h, self._highspy
+        h.run()
+        if h.getModelStatus() != hs.HighsModelStatus.kOptimal and self._iteration_limit is None:
+            # the warm start ran into numerical trouble (HiGHS reports 'Unknown' on some
+            # highly degenerate paths): solve this D again from scratch, then go on warm
+            self.restarts += 1
+            h.clearSolver()
+            h.setOptionValue("simplex_strategy", 1)
+            h.setOptionValue("presolve", "on")
+            h.run()
+            h.setOptionValue("presolve", "off")
+            h.setOptionValue("simplex_strategy", self._strat)
+        if h.getModelStatus() != hs.HighsModelStatus.kOptimal:
+            raise _status_error(h, self.n_cols)
+        x = np.asarray(h.getSolution().col_value)
+        info = h.getInfo()
+        return (
+            x[self.n + 1 :].copy(),
+            float(x[self.n]),
+            max(float(info.objective_function_value), 0.0),
+            int(info.simplex_iteration_count),
+        )
+
+
 def hinge_lp_path(
     Z,
     y,
@@ -181,8 +283,6 @@ def hinge_lp_path(
     LPSolverError
         If HiGHS returns any status other than optimal, with that status.
     """
-    import highspy
-
     Z = np.asarray(Z, dtype=float)
     y = np.asarray(y, dtype=float)
     if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
@@ -198,71 +298,24 @@ def hinge_lp_path(
         raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
     max_dim = int(max_dim)
     grid = check_dims(dims, max_dim)
+    lp = IncrementalHingeLP(y, strategy=strategy, time_limit=time_limit, iteration_limit=iteration_limit)
 
-    inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")
-    h.setOptionValue("threads", 1)
-    strat = {"auto": 0, "dual": 1, "primal": 4}.get(strategy)
-    if strat is None:
-        raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
-    h.setOptionValue("simplex_strategy", strat)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    if iteration_limit is not None:
-        h.setOptionValue("simplex_iteration_limit", int(iteration_limit))
-
-    # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
-    costs = np.concatenate([np.ones(n), [0.0]])
-    lower = np.concatenate([np.zeros(n), [-inf]])
-    upper = np.full(n + 1, inf)
-    h.addCols(n + 1, costs, lower, upper, 0, np.zeros(n + 1, dtype=np.int32),
-              np.zeros(0, dtype=np.int32), np.zeros(0))
-    # rows: xi_i + y_i b >= 1
-    starts = np.arange(0, 2 * n, 2, dtype=np.int32)
-    idx = np.empty(2 * n, dtype=np.int32)
-    idx[0::2] = np.arange(n)
-    idx[1::2] = n
-    vals = np.empty(2 * n)
-    vals[0::2] = 1.0
-    vals[1::2] = y
-    h.addRows(n, np.ones(n), np.full(n, inf), 2 * n, starts, idx, vals)
-
-    rows = np.arange(n, dtype=np.int32)
     last = int(grid[-1])
     coef = np.zeros((len(grid), last))
     intercept = np.zeros(len(grid))
     objective = np.zeros(len(grid))
     iterations = np.zeros(len(grid), dtype=np.int64)
     n_solved = 0
-    restarts = 0
-    n_cols = 0
     for k, D in enumerate(grid):
-        while n_cols < D:
-            h.addCol(0.0, -inf, inf, n, rows, y * Z[:, n_cols])
-            n_cols += 1
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal and iteration_limit is None:
-            # the warm start ran into numerical trouble (HiGHS reports 'Unknown' on some
-            # highly degenerate paths): solve this D again from scratch, then go on warm
-            restarts += 1
-            h.clearSolver()
-            h.setOptionValue("simplex_strategy", 1)
-            h.setOptionValue("presolve", "on")
-            h.run()
-            h.setOptionValue("presolve", "off")
-            h.setOptionValue("simplex_strategy", strat)
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise _status_error(h, D)
-        x = np.asarray(h.getSolution().col_value)
-        info = h.getInfo()
-        coef[k, :D] = x[n + 1 :]
-        intercept[k] = x[n]
-        objective[k] = max(float(info.objective_function_value), 0.0)
-        iterations[k] = int(info.simplex_iteration_count)
+        if lp.n_cols < D:
+            lp.add_columns(Z[:, lp.n_cols : D])
+        beta, b, obj, it = lp.solve()
+        coef[k, :D] = beta
+        intercept[k] = b
+        objective[k] = obj
+        iterations[k] = it
         n_solved = k + 1
-        if stop_at_zero and objective[k] <= zero_tol * n:
+        if stop_at_zero and obj <= zero_tol * n:
             break
     width = int(grid[n_solved - 1])
     return HingePath(
@@ -272,5 +325,5 @@ def hinge_lp_path(
         objective=objective[:n_solved],
         n_samples=n,
         iterations=iterations[:n_solved],
-        restarts=restarts,
+        restarts=lp.restarts,
     )

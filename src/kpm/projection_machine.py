@@ -120,6 +120,76 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state):
     return {"errors": errors, "clipped": clipped, "n_used": n_used}
 
 
+def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state):
+    """All folds' paths advanced together along the grid, with optional early stopping.
+
+    Returns the per-fold dicts of :func:`_fold_task` (padded to the grid) and the
+    number of grid points used. The sweep ends when every fold's paths are frozen
+    (zero training hinge risk or the fold's rank: the CV curve is flat beyond,
+    so no later D can win the tie-broken argmin) or, with ``early_stopping``, at the
+    first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic).
+    """
+    from ._lp_path import IncrementalHingeLP
+
+    n_classes = Y.shape[1]
+    states = []
+    for tr, va in splits:
+        sub = _Subspace(K[np.ix_(tr, tr)], centered, random_state=random_state)
+        m = min(int(grid[-1]), sub.rank)
+        if m < 1:
+            raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+        states.append(
+            {
+                "tr": tr,
+                "va": va,
+                "V": sub.V[:, :m],
+                "Zva": sub.features(K[np.ix_(va, tr)], m),
+                "m": m,
+                "lps": [IncrementalHingeLP(Y[tr, c]) for c in range(n_classes)],
+                "frozen": [False] * n_classes,
+                "F_va": np.zeros((len(va), n_classes)),
+                "F_tr": np.zeros((len(tr), n_classes)),
+                "errors": [],
+                "clipped": [],
+            }
+        )
+    best, best_D, n_used = np.inf, None, len(grid)
+    for gi, D in enumerate(grid):
+        total = 0
+        for st in states:
+            Deff = min(int(D), st["m"])
+            for c, lp in enumerate(st["lps"]):
+                if st["frozen"][c] or lp.n_cols >= Deff:
+                    continue
+                lp.add_columns(st["V"][:, lp.n_cols : Deff])
+                beta, b, obj, _ = lp.solve()
+                st["F_va"][:, c] = st["Zva"][:, :Deff] @ beta + b
+                st["F_tr"][:, c] = st["V"][:, :Deff] @ beta + b
+                st["frozen"][c] = obj <= 1e-9 * lp.n
+            err = int((_predict_codes(st["F_va"]) != codes[st["va"]]).sum())
+            ytr = Y[st["tr"]]
+            st["errors"].append(err)
+            st["clipped"].append(float(np.maximum(0.0, 1.0 - ytr * np.clip(st["F_tr"], -1, 1)).mean()))
+            total += err
+        if total < best:
+            best, best_D = total, int(D)
+        all_frozen = all(
+            all(f or lp.n_cols >= st["m"] for f, lp in zip(st["frozen"], st["lps"])) for st in states
+        )
+        if all_frozen or (early_stopping and D > 2 * best_D + 20):
+            n_used = gi + 1
+            break
+    folds = [
+        {
+            "errors": _pad(np.asarray(st["errors"], dtype=float), len(grid)),
+            "clipped": _pad(np.asarray(st["clipped"]), len(grid)),
+            "n_used": n_used,
+        }
+        for st in states
+    ]
+    return folds, n_used
+
+
 def auto_dim_grid(max_dim: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
     """Every D up to ``dense``, then geometric steps of ``ratio`` up to ``max_dim``."""
     dims = list(range(1, min(dense, max_dim) + 1))
@@ -179,6 +249,12 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         steps of 10 % (:func:`auto_dim_grid`); or an explicit list. Between grid
         points the path adds columns without solving (faster, but D off the grid
         can no longer be selected).
+    early_stopping : bool, default=False
+        Cross-validation only: advance the paths of all folds together and stop the
+        sweep at the first D > 2 D_best + 20, D_best the CV minimiser so far (a
+        heuristic: it can miss a later minimum). By default every D is solved up to
+        the bound of :mod:`kpm._lp_path` (zero training risk in every fold), which
+        provably cannot change the selection. With early stopping ``n_jobs`` is not used.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
     random_state : int, RandomState or None
@@ -238,6 +314,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         slope_factor=2.0,
         max_dim=None,
         dim_grid=None,
+        early_stopping=False,
         centered=False,
         random_state=None,
         n_jobs=None,
@@ -254,6 +331,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.slope_factor = slope_factor
         self.max_dim = max_dim
         self.dim_grid = dim_grid
+        self.early_stopping = early_stopping
         self.centered = centered
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -438,20 +516,26 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if splits is not None:
             from joblib import Parallel, delayed
 
-            n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
-            folds = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fold_task)(
-                    K, tr, va, Y, codes, self.centered, grid,
-                    n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
-                    self.random_state,
+            if self.early_stopping:
+                folds, n_used = _cv_lockstep(
+                    K, splits, Y, codes, self.centered, grid, True, self.random_state
                 )
-                for tr, va in splits
-            )
+            else:
+                n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
+                folds = Parallel(n_jobs=self.n_jobs)(
+                    delayed(_fold_task)(
+                        K, tr, va, Y, codes, self.centered, grid,
+                        n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
+                        self.random_state,
+                    )
+                    for tr, va in splits
+                )
+                # beyond the last grid point any fold solved, the CV curve is flat: ties
+                # go to the smaller D, so no later D can be selected
+                n_used = max(f["n_used"] for f in folds)
             out["folds"] = folds
             out["cv_error"] = sum(f["errors"] for f in folds) / n
-            # beyond the last grid point any fold solved, the CV curve is flat: ties go
-            # to the smaller D, so no later D can be selected
-            out["n_used"] = max(f["n_used"] for f in folds)
+            out["n_used"] = n_used
         else:
             out["n_used"] = len(grid)
         return out
