@@ -158,3 +158,47 @@ def test_bad_input(moons):
     order = np.argsort(y)
     with pytest.raises(ValueError, match="fold"):
         KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5).fit(X[order], y[order])
+
+
+def test_extend_path_and_figure(moons, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from kpm.plots import selection_curve
+
+    X, y, Xt, yt = moons
+    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0).fit(X, y)
+    alpha = m.alpha_.copy()
+    n_before = len(m.path_dims_)
+    m.extend_path()
+    assert len(m.path_dims_) >= n_before
+    assert np.all(np.isfinite(m.selection_curve_["hinge_risk"][: len(m.path_dims_)]))
+    np.testing.assert_array_equal(m.alpha_, alpha)
+    F = m.decision_function_path(Xt[:20])
+    np.testing.assert_allclose(F[:, m.dim_ - 1], m.decision_function(Xt[:20]), atol=1e-6)
+    ax = selection_curve(m, X_test=Xt, y_test=yt)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "test error" in labels and "CV error" in labels
+    ax.figure.savefig(tmp_path / "curve.png")
+    plt.close(ax.figure)
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="both"):
+        selection_curve(m, X_test=Xt)
+
+
+def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
+    from typer.testing import CliRunner
+
+    from kpm.cli import app
+
+    monkeypatch.setenv("KPM_DATA", str(data_dir))
+    X, y = make_moons(150, noise=0.3, random_state=0)
+    csv = tmp_path / "moons.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",")
+    out = tmp_path / "moons.png"
+    r = CliRunner().invoke(app, ["plot-selection", str(csv), "--sigma", "0.5", "--max-dim", "30", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size > 0 and "selected D" in r.output
+    out2 = tmp_path / "banana.png"
+    r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection", "slope", "--out", str(out2)])
+    assert r.exit_code == 0, r.output
+    assert out2.stat().st_size > 0

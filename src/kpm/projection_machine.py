@@ -624,6 +624,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         else:
             self.alpha_ = np.vstack(alphas)
             self.intercept_ = np.asarray(intercepts)
+        self._Y = Y
+        self._grid_used = res["grid"][: res["n_used"]]
         self.path_dims_ = res["path_grid"]
         self.coef_path_ = [p.coef for p in res["paths"]]
         self.intercept_path_ = [p.intercept for p in res["paths"]]
@@ -645,6 +647,41 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         best = np.flatnonzero(totals == totals.min())
         self.penalty_cv_curve_ = {"penalty": cands, "cv_error": totals / n}
         return float(cands[best[0]])  # cands decrease: the first minimiser is the largest lam
+
+    def extend_path(self, max_dim=None):
+        """Solve the winning kernel's full-data path further, for figures.
+
+        With ``selection='cv'`` the full-data path is solved only a little past the
+        selected D; this solves it on the CV sweep's dimensions up to ``max_dim``
+        (default: all of them) and fills in ``selection_curve_``'s training risks,
+        ``path_dims_``, ``coef_path_`` and ``intercept_path_``. The fitted function
+        (``dim_``, ``alpha_``) does not change.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        grid = self._grid_used
+        if max_dim is not None:
+            if isinstance(max_dim, bool) or not isinstance(max_dim, numbers.Integral) or max_dim < 1:
+                raise ValueError(f"max_dim must be a positive int, got {max_dim!r}")
+            grid = grid[grid <= max_dim]
+            if len(grid) == 0 or grid[-1] < self.dim_:
+                grid = self._grid_used[self._grid_used <= self.dim_]
+        if len(grid) <= len(self.path_dims_):
+            return self
+        res = {"full": self._subspace, "grid": grid}
+        self._full_path(res, self._Y, len(grid))
+        self.path_dims_ = res["path_grid"]
+        self.coef_path_ = [p.coef for p in res["paths"]]
+        self.intercept_path_ = [p.intercept for p in res["paths"]]
+        rows = np.flatnonzero(self.selection_curve_["kernel"] == self.kernel_index_)[: len(grid)]
+        self.selection_curve_["hinge_risk"][rows] = res["hinge_risk"]
+        self.selection_curve_["clipped_risk"][rows] = res["clipped_risk"]
+        if self.penalty_ is not None:
+            self.selection_curve_["criterion"][rows] = res["clipped_risk"] + self.penalty_ * grid
+        return self
 
     # ------------------------------------------------------------ predict
     def _kernel_rows(self, X):

@@ -98,6 +98,7 @@ def register(app, reproduce):
             sigma=s, selection=sel, max_dim=max_dim, cv=cv, random_state=seed
         ).fit(X, y)
         err = float(np.mean(model.predict(Xt) != yt))
+        model.extend_path(show_dim)
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         selection_curve(
             model,
@@ -212,6 +213,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
     console.print(table)
 
     m, Xt, yt, name = curve_model
+    m.extend_path()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     selection_curve(m, ax, X_test=Xt, y_test=yt, max_dim=min(80, int(m.selection_curve_["D"].max())),
                     title=f"KPM selection curve, {name}")
