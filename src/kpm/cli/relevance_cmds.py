@@ -92,6 +92,8 @@ def register(app, reproduce):
         sensitivity: bool = typer.Option(
             True, "--sensitivity/--no-sensitivity",
             help="Also run the two sensitivity checks (null space of K kept as noise; squared CV loss)."),
+        sensitivity_realizations: int = typer.Option(
+            20, "--sensitivity-realizations", help="Realizations per dataset for the checks."),
         jobs: int = typer.Option(1, "--jobs", "-j", help="Local parallel jobs (-1: all cores)."),
         scheduler: Optional[str] = typer.Option(
             None, "--scheduler", help="Dask scheduler address tcp://host:port."),
@@ -121,7 +123,7 @@ def register(app, reproduce):
             run_braun_table(
                 out, datasets=names, realizations=realizations,
                 select_realizations=select_realizations, splice_encodings=splice_encodings,
-                sensitivity=sensitivity,
+                sensitivity=sensitivity, sensitivity_realizations=sensitivity_realizations,
                 jobs=jobs, scheduler=scheduler, resume=resume, data_dir=dd, progress=not quiet,
             )
         if splice_encodings and "splice" in names:

@@ -406,6 +406,7 @@ def run_braun_table(
     select_realizations=5,
     splice_encodings=True,
     sensitivity=True,
+    sensitivity_realizations=20,
     jobs=1,
     scheduler=None,
     resume=False,
@@ -431,6 +432,8 @@ def run_braun_table(
         Also run :func:`extra_task` on every realization: kPCR with ``null_space='noise'``
         (the slides' use of all n directions) and dim (cv) with the squared CV loss, as
         sensitivity checks of those two choices.
+    sensitivity_realizations : int, default=20
+        The sensitivity checks run on the first this many realizations of each dataset.
     jobs, scheduler, resume
         See :func:`kpm.experiments.runner.run_tasks`. The phase-2 tasks are ordered by
         realization first, so an interrupted run leaves every dataset with about the same
@@ -511,7 +514,8 @@ def run_braun_table(
         tasks += [
             Task(f"extra/{d}/r{r:03d}", extra_task,
                  {"dataset": d, "realization": r, "sigma": chosen[d]["sigma"], "data_dir": data_dir})
-            for r in range(1, max(R.values()) + 1) for d in datasets if r <= R[d]
+            for r in range(1, max(R.values()) + 1) for d in datasets
+            if r <= min(R[d], int(sensitivity_realizations))
         ]
     run_tasks(tasks, runs, jobs=jobs, scheduler=scheduler, resume=True, config=config,
               progress=progress, description="realizations")
