@@ -1,6 +1,7 @@
 """Tests for kpm.experiments.runner: local / joblib / Dask execution, atomic resumable files."""
 
 import json
+import os
 import socket
 import sys
 
@@ -158,3 +159,14 @@ def test_on_error_record_keeps_going_and_resume_retries(tmp_path):
     assert data["complete"] is False and "solver failed" in data["errors"]["b/1"]
     with pytest.raises(ValueError, match="on_error"):
         run_tasks(tasks, path, progress=False, on_error="ignore")
+
+
+def test_lock_prevents_two_writers_and_stale_lock_is_taken_over(tmp_path):
+    path = tmp_path / "r.json"
+    lock = tmp_path / "r.json.lock"
+    lock.write_text(f"{socket.gethostname()} {os.getpid()}")  # a live run (this process)
+    with pytest.raises(RuntimeError, match="being written by another run"):
+        run_tasks(_tasks(1), path, progress=False)
+    lock.write_text(f"{socket.gethostname()} 999999999")  # a dead run
+    run_tasks(_tasks(1), path, progress=False)
+    assert not lock.exists() and load_results(path)["complete"]

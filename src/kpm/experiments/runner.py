@@ -190,6 +190,47 @@ class ResultsFile:
         self.write()
 
 
+# --------------------------------------------------------------------------- lock
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _acquire_lock(path):
+    """Create ``<results>.lock`` so that two runs never write the same results file.
+
+    A lock left by a dead process on this host is taken over.
+    """
+    lock = Path(str(path) + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    me = f"{socket.gethostname()} {os.getpid()}"
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                host, pid = lock.read_text().split()
+                pid = int(pid)
+            except (OSError, ValueError):
+                host, pid = None, None
+            if host == socket.gethostname() and pid is not None and not _pid_alive(pid):
+                lock.unlink(missing_ok=True)  # stale
+                continue
+            raise RuntimeError(
+                f"{path} is being written by another run ({lock.read_text().strip() if lock.exists() else '?'}); "
+                f"wait for it to finish, or delete {lock} if that run is gone"
+            )
+        with os.fdopen(fd, "w") as fh:
+            fh.write(me)
+        return lock
+    raise RuntimeError(f"could not lock {path}")
+
+
 # --------------------------------------------------------------------------- execution
 def _call(fn, kwargs, threads=1):
     """Run one task (in whatever process) and annotate it with time and worker.
@@ -363,13 +404,21 @@ def run_tasks(
 
     # connect before touching the file, so a dead scheduler leaves old results alone
     client = _connect(scheduler, scheduler_timeout) if scheduler is not None else None
+    try:
+        lock = _acquire_lock(path)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
+    if resume and path.exists():  # re-read under the lock
+        previous = dict(load_results(path)["results"])
     state = ResultsFile(path, cfg, keys, previous)
     todo = [t for t in tasks if t.key not in state.results]
-    state.write()
 
     prog = None
     stream = None
     try:
+        state.write()
         if progress and todo:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
@@ -390,6 +439,7 @@ def run_tasks(
                 prog.advance(bar)
             if on_result is not None:
                 on_result(key, result)
+        state.write()
     except BaseException:
         state.write()  # consistent, complete=False unless everything was done
         raise
@@ -400,5 +450,5 @@ def run_tasks(
             prog.stop()
         if client is not None:
             client.close()
-    state.write()
+        lock.unlink(missing_ok=True)
     return {k: state.results[k] for k in keys if k in state.results}
