@@ -458,8 +458,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             Kmm = X[np.ix_(idx, idx)]
         else:
             Kmm = self.kernel_(X[idx])
-        s, W = linalg.eigh(Kmm, check_finite=False)
-        s, W = s[::-1], W[:, ::-1]
+        s, W = top_eigh(Kmm, None, solver="dense")
         if not s[0] > 0:
             raise ValueError("the landmark kernel matrix is zero: all landmarks are identical?")
         if precomputed and s[-1] < -_PSD_RTOL * s[0]:
@@ -473,8 +472,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         fbar = F.mean(axis=0) if self.centered else np.zeros(F.shape[1])
         F -= fbar
         C = F.T @ F
-        lam, V = linalg.eigh((C + C.T) / 2, check_finite=False)
-        lam, V = lam[::-1], V[:, ::-1]
+        lam, V = top_eigh((C + C.T) / 2, None, solver="dense")
         w_max = float(lam[0])
         if not w_max > 0:
             raise ValueError(
