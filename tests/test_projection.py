@@ -245,12 +245,11 @@ def test_identical_samples_rank_zero():
         KernelProjection().fit(np.ones((5, 2)))
 
 
-@pytest.mark.parametrize("solver", ["dense", "randomized"])
-def test_non_psd_precomputed_rejected(solver):
+@pytest.mark.parametrize("solver, nc", [("dense", None), ("dense", 3), ("randomized", 3)])
+def test_non_psd_precomputed_rejected(solver, nc):
     rng = np.random.RandomState(0)
     A = rng.randn(40, 40)
     S = (A + A.T) / 2  # symmetric indefinite
-    nc = None if solver == "dense" else 3
     with pytest.raises(ValueError, match="not positive semi-definite"):
         KernelProjection(nc, kernel="precomputed", eigen_solver=solver, random_state=0).fit(S)
 

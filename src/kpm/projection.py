@@ -374,6 +374,8 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
                 A = center_gram(K, copy=False)[0] if self.centered else K
                 K = None
             k = n if (nc is None or not isinstance(nc, numbers.Integral)) else int(nc)
+            if precomputed:
+                k = n  # the whole spectrum, to check that the matrix is PSD
             w, U = top_eigh(A, None if k == n else k, solver="dense")
             if k == n:
                 self._check_psd(w, precomputed)
