@@ -41,13 +41,22 @@ def test_denoise_2d_smoke(tmp_path):
 
 
 def test_denoise_usps_smoke(tmp_path, data_dir):
-    res = runner.invoke(app, ["reproduce", "denoise-usps", "--n-train-per-digit", "8", "--n-test-per-digit", "2",
-                              "--kpca-components", "2,8,32", "--linear-components", "2,8",
-                              "--grid-components", "2,8", "--extra-c", "128", "--learned-alphas", "1",
-                              "--gradient-images", "2", "--perf-images", "10", "--perf-components", "8",
-                              "--data-dir", str(data_dir), "--out", str(tmp_path), "--quiet"])
-    _ok(res)
+    args = ["reproduce", "denoise-usps", "--n-train-per-digit", "8", "--n-test-per-digit", "2",
+            "--kpca-components", "2,8,32", "--linear-components", "2,8",
+            "--grid-components", "2,8", "--extra-c", "128", "--learned-alphas", "1",
+            "--gradient-images", "2", "--perf-images", "10", "--perf-components", "8",
+            "--data-dir", str(data_dir), "--out", str(tmp_path), "--quiet"]
+    _ok(runner.invoke(app, args + ["--stages", "linear,kernel"]))
+    md = (tmp_path / "denoise_usps.md").read_text()
+    assert "PARTIAL RESULTS" in md and "perf, learned, gradient, widths" in md
+    first = json.loads((tmp_path / "denoise_usps.json").read_text())
+    _ok(runner.invoke(app, args + ["--resume"]))
+    assert "PARTIAL" not in (tmp_path / "denoise_usps.md").read_text()
     rep = json.loads((tmp_path / "denoise_usps.json").read_text())
+    c_key = next(iter(first["kpca"]))  # the main width: finished stage kept, not recomputed
+    assert rep["kpca"][c_key] == first["kpca"][c_key]
+    assert len(rep["kpca"]) == 2  # main width + the extra width of the 'widths' stage
+    assert rep["missing_stages"] == []
     assert set(rep["ratios"]) == {"gaussian", "speckle"}
     for r in rep["ratios"].values():
         assert r["optimal_ratio"] > 0 and np.isfinite(r["optimal_ratio"])

@@ -433,11 +433,11 @@ class USPSSettings:
     gaussian_sigma: float = 0.5
     speckle_p: float = 0.4
     c: float | None = None
-    extra_c: tuple = (128.0, 512.0)
+    extra_c: tuple = (128.0,)
     kpca_components: tuple = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
     linear_components: tuple = (1, 2, 4, 8, 16, 32, 64, 128, 256)
     grid_components: tuple = (1, 4, 16, 64, 256)
-    learned_components: tuple = ()  # empty: the kernel-PCA optimal counts of both noises
+    learned_components: tuple = ()  # empty: kernel PCA's optimal count for Gaussian noise
     learned_alphas: tuple = (0.1, 1.0)
     gradient_images: int = 50
     perf_images: int = 1000
@@ -497,16 +497,54 @@ def _time_best(fn, repeats=1):
     return res, best
 
 
-def run_usps(st: USPSSettings) -> dict:
-    """USPS denoising; write ``denoise_usps.{md,json}`` and two figures."""
+STAGES = ("linear", "kernel", "perf", "learned", "gradient", "widths")
+
+
+def _state_path(out):
+    return Path(out) / "denoise_usps_state.json"
+
+
+def _load_state(st, out):
+    """Finished stages of an earlier run with the same protocol (``--resume``)."""
+    path = _state_path(out)
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    keys = ("n_train_per_digit", "n_test_per_digit", "seed", "gaussian_sigma", "speckle_p", "c", "data_dir")
+    if any(state.get("protocol", {}).get(k) != getattr(st, k) for k in keys):
+        return None
+    return state
+
+
+def _save_state(out, state):
+    path = _state_path(out)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, default=_jsonable))
+    tmp.replace(path)
+
+
+def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
+    """USPS denoising; write ``denoise_usps.{md,json}`` and two figures.
+
+    The work is split into stages (``'linear'`` curves, main-width ``'kernel'`` curves,
+    ``'perf'`` timing, ``'learned'`` and ``'gradient'`` pre-image comparisons, extra
+    ``'widths'``); each finished stage is saved to ``denoise_usps_state.json`` and the
+    markdown is rewritten (marked PARTIAL while stages are missing). With ``resume``,
+    finished stages of an earlier run of the same protocol are kept.
+    """
     from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
 
+    unknown = set(stages) - set(STAGES)
+    if unknown:
+        raise ValueError(f"unknown stages {sorted(unknown)}; expected a subset of {STAGES}")
     out = Path(st.out)
     out.mkdir(parents=True, exist_ok=True)
     X, y, T, yt = usps_subset(st.data_dir, st.n_train_per_digit, st.n_test_per_digit, st.seed)
     n = len(X)
     c_main = st.c if st.c is not None else float(2.0 * X.var(axis=0).mean() * X.shape[1])
-    widths = [c_main] + [c for c in st.extra_c if not np.isclose(c, c_main)]
     kq = tuple(q for q in st.kpca_components if q <= n - 1)
     lq = tuple(q for q in st.linear_components if q <= min(n - 1, X.shape[1]))
     rng = np.random.default_rng(st.seed + 1)
@@ -514,118 +552,194 @@ def run_usps(st: USPSSettings) -> dict:
         "gaussian": add_noise(T, "gaussian", st.gaussian_sigma, rng),
         "speckle": add_noise(T, "speckle", st.speckle_p, rng),
     }
-    t_start = time.perf_counter()
-    res = {"c_main": c_main, "widths": widths, "kpca": {}, "linear": {}, "not_converged": {}, "fit_seconds": {}}
-    lin = LinearPCADenoiser(max(lq)).fit(X)
-    for noise, Tn in noisy.items():
-        res["linear"][noise] = {q: _mse_pixels(lin.denoise(Tn, q), T) for q in lq}
-        res[f"noisy_mse_{noise}"] = _mse_pixels(Tn, T)
-    recon = {}
-    fitted_main = None
-    with _progress(st.progress) as p:
-        bar = _Bar(p, "USPS kernel PCA", len(widths) * (1 + 2 * len(kq)))
-        for c in widths:
+    first = [int(np.flatnonzero(yt == k)[0]) for k in range(10) if np.any(yt == k)]
+    state = _load_state(st, out) if resume else None
+    if state is None:
+        state = {"protocol": {k: getattr(st, k) for k in ("n_train_per_digit", "n_test_per_digit", "seed",
+                                                          "gaussian_sigma", "speckle_p", "c", "data_dir")},
+                 "done": [], "c_main": c_main, "kpca": {}, "not_converged": {}, "fit_seconds": {},
+                 "recon": {}, "comparison": [], "performance": None}
+    state["c_main"] = c_main
+    fitted = {}
+
+    def fit_kernel(c, q):
+        key = (c, q)
+        if key not in fitted:
             t = time.perf_counter()
-            kd = KernelPCADenoiser(max(kq), kernel_params={"c": c}, max_iter=st.max_iter, tol=st.tol).fit(X)
-            res["fit_seconds"][c] = time.perf_counter() - t
+            fitted[key] = KernelPCADenoiser(q, kernel_params={"c": c}, max_iter=st.max_iter, tol=st.tol).fit(X)
+            if q == max(kq):
+                state["fit_seconds"][f"{c:.6g}"] = time.perf_counter() - t
+        return fitted[key]
+
+    def finish(stage):
+        if stage not in state["done"]:
+            state["done"].append(stage)
+        _save_state(out, state)
+        _usps_outputs(st, out, T, noisy, first, state, kq, lq, X)
+
+    t_start = time.perf_counter()
+    todo = [s for s in STAGES if s in stages and s not in state["done"]]
+    widths_extra = [c for c in st.extra_c if not np.isclose(c, c_main)]
+    with _progress(st.progress) as p:
+        bar = _Bar(p, "USPS denoising stages", len(todo))
+        lin = LinearPCADenoiser(max(lq)).fit(X)
+        if "linear" in todo:
+            state["linear"] = {nz: {str(q): _mse_pixels(lin.denoise(Tn, q), T) for q in lq} for nz, Tn in noisy.items()}
+            state["noisy_mse"] = {nz: _mse_pixels(Tn, T) for nz, Tn in noisy.items()}
+            state["recon"]["linear"] = {nz: {str(q): lin.denoise(Tn[first], q) for q in st.grid_components if q in lq}
+                                        for nz, Tn in noisy.items()}
+            finish("linear")
             bar.advance()
-            for noise, Tn in noisy.items():
+        for c in [c_main] if "kernel" in todo else []:
+            kd = fit_kernel(c, max(kq))
+            ck = f"{c:.6g}"
+            for nz, Tn in noisy.items():
                 curve, nc = {}, {}
                 for q in kq:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         Z = kd.denoise(Tn, q)
-                    curve[q] = _mse_pixels(Z, T)
-                    nc[q] = int(np.sum(~kd.converged_))
+                    curve[str(q)] = _mse_pixels(Z, T)
+                    nc[str(q)] = int(np.sum(~kd.converged_))
                     if c == c_main and q in st.grid_components:
-                        recon[(noise, q)] = Z
-                    bar.advance()
-                res["kpca"].setdefault(c, {})[noise] = curve
-                res["not_converged"].setdefault(c, {})[noise] = nc
+                        state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
+                state["kpca"].setdefault(ck, {})[nz] = curve
+                state["not_converged"].setdefault(ck, {})[nz] = nc
             if c == c_main:
-                fitted_main = kd
+                finish("kernel")
+                bar.advance()
 
-        # ratios
-        ratios = {}
-        for noise in noisy:
-            lin_c, ker_c = res["linear"][noise], res["kpca"][c_main][noise]
-            ql = min(lin_c, key=lin_c.get)
-            qk = min(ker_c, key=ker_c.get)
-            common = [q for q in lq if q in ker_c]
-            eq = {q: lin_c[q] / ker_c[q] for q in common}
-            qe = max(eq, key=eq.get)
-            ratios[noise] = {
-                "linear_best_q": ql, "linear_best_mse": lin_c[ql],
-                "kernel_best_q": qk, "kernel_best_mse": ker_c[qk],
-                "optimal_ratio": lin_c[ql] / ker_c[qk],
-                "equal_count_ratios": eq, "equal_count_max": eq[qe], "equal_count_argmax": qe,
-            }
-        res["ratios"] = ratios
+        if "perf" in todo and st.perf_images > 0:
+            from kpm.experiments.reduced_set import load_usps_pm1
 
-        # fixed point versus scikit-learn's learned pre-image (and the gradient pre-image)
-        comp = []
-        lcomp = st.learned_components or tuple(sorted({ratios[nz]["kernel_best_q"] for nz in noisy}))
-        lcomp = tuple(q for q in lcomp if q <= max(kq))
-        bar2 = _Bar(p, "learned pre-image", len(lcomp) * len(st.learned_alphas))
-        for q in lcomp:
-            for noise, Tn in noisy.items():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    Z, t_fp = _time_best(lambda: fitted_main.denoise(Tn, q))
-                comp.append({"method": "fixed-point", "q": q, "noise": noise, "alpha": None,
-                             "mse": _mse_pixels(Z, T), "transform_s": t_fp,
-                             "fit_s": res["fit_seconds"][c_main],
-                             "not_converged": int(np.sum(~fitted_main.converged_)),
-                             "mean_iter": float(np.mean(fitted_main.n_iter_))})
-            for alpha in st.learned_alphas:
-                t = time.perf_counter()
-                ld = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="learned", alpha=alpha).fit(X)
-                fit_s = time.perf_counter() - t
-                for noise, Tn in noisy.items():
-                    Z, t_l = _time_best(lambda: ld.transform(Tn))
-                    comp.append({"method": "learned", "q": q, "noise": noise, "alpha": alpha,
-                                 "mse": _mse_pixels(Z, T), "transform_s": t_l, "fit_s": fit_s})
-                bar2.advance()
-            if st.gradient_images > 0:
-                gd = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="gradient",
-                                       max_iter=st.max_iter, tol=st.tol)
-                gd.fit(X)
-                for noise, Tn in noisy.items():
-                    sub = slice(0, min(st.gradient_images, len(Tn)))
+            q = min(st.perf_components, max(kq))
+            kd = fit_kernel(c_main, q) if (c_main, max(kq)) not in fitted else fitted[(c_main, max(kq))]
+            _, _, Xte_all, _ = load_usps_pm1(st.data_dir)
+            prng = np.random.default_rng(st.seed + 2)
+            P = Xte_all[prng.choice(len(Xte_all), min(st.perf_images, len(Xte_all)), replace=False)]
+            Pn = add_noise(P, "gaussian", st.gaussian_sigma, prng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Z, t_perf = _time_best(lambda: kd.denoise(Pn, q))
+            state["performance"] = {
+                "n_images": len(P), "components": q, "seconds": t_perf,
+                "mean_iter": float(np.mean(kd.n_iter_)), "max_iter_used": int(np.max(kd.n_iter_)),
+                "not_converged": int(np.sum(~kd.converged_)), "mse": _mse_pixels(Z, P),
+                "noisy_mse": _mse_pixels(Pn, P), "machine": _machine(), "nice": os.nice(0)}
+            finish("perf")
+            bar.advance()
+
+        if ("learned" in todo or "gradient" in todo) and "kernel" in state["done"]:
+            ratios = _usps_ratios(state, lq)
+            default_q = ratios["gaussian"]["kernel_best_q"] if "gaussian" in ratios else st.perf_components
+            lcomp = st.learned_components or (default_q,)
+            lcomp = tuple(q for q in lcomp if q <= max(kq))
+            kd = fit_kernel(c_main, max(kq))
+            comp = [r for r in state["comparison"]
+                    if not ((r["method"] in ("fixed-point", "learned") and "learned" in todo)
+                            or (r["method"] == "gradient" and "gradient" in todo))]
+            for q in lcomp:
+                if "learned" in todo:
+                    for nz, Tn in noisy.items():
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            Z, t_fp = _time_best(lambda: kd.denoise(Tn, q))
+                        comp.append({"method": "fixed-point", "q": q, "noise": nz, "alpha": None,
+                                     "mse": _mse_pixels(Z, T), "transform_s": t_fp,
+                                     "fit_s": state["fit_seconds"].get(f"{c_main:.6g}"),
+                                     "not_converged": int(np.sum(~kd.converged_)),
+                                     "mean_iter": float(np.mean(kd.n_iter_))})
+                    for alpha in st.learned_alphas:
+                        t = time.perf_counter()
+                        ld = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="learned", alpha=alpha).fit(X)
+                        fit_s = time.perf_counter() - t
+                        for nz, Tn in noisy.items():
+                            Z, t_l = _time_best(lambda: ld.transform(Tn))
+                            comp.append({"method": "learned", "q": q, "noise": nz, "alpha": alpha,
+                                         "mse": _mse_pixels(Z, T), "transform_s": t_l, "fit_s": fit_s})
+                if "gradient" in todo and st.gradient_images > 0:
+                    gd = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="gradient",
+                                           max_iter=st.max_iter, tol=st.tol).fit(X)
+                    for nz, Tn in noisy.items():
+                        sub = slice(0, min(st.gradient_images, len(Tn)))
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            Zg, t_g = _time_best(lambda: gd.denoise(Tn[sub], q))
+                            nc_g = int(np.sum(~gd.converged_))
+                            Zf, t_f = _time_best(lambda: kd.denoise(Tn[sub], q))
+                        comp.append({"method": "gradient", "q": q, "noise": nz, "alpha": None,
+                                     "n_images": len(Zg), "mse": _mse_pixels(Zg, T[sub]),
+                                     "fixed_point_mse_same_images": _mse_pixels(Zf, T[sub]),
+                                     "fixed_point_s_same_images": t_f,
+                                     "max_abs_diff_to_fixed_point": float(np.abs(Zg - Zf).max()),
+                                     "transform_s": t_g, "not_converged": nc_g})
+            state["comparison"] = comp
+            for s in ("learned", "gradient"):
+                if s in todo:
+                    finish(s)
+                    bar.advance()
+        for c in widths_extra if "widths" in todo else []:
+            kd = fit_kernel(c, max(kq))
+            ck = f"{c:.6g}"
+            for nz, Tn in noisy.items():
+                curve, nc = {}, {}
+                for q in kq:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        Zg, t_g = _time_best(lambda: gd.denoise(Tn[sub], q))
-                        Zf = fitted_main.denoise(Tn[sub], q)
-                    comp.append({"method": "gradient", "q": q, "noise": noise, "alpha": None,
-                                 "n_images": len(Zg), "mse": _mse_pixels(Zg, T[sub]),
-                                 "fixed_point_mse_same_images": _mse_pixels(Zf, T[sub]),
-                                 "max_abs_diff_to_fixed_point": float(np.abs(Zg - Zf).max()),
-                                 "transform_s": t_g, "not_converged": int(np.sum(~gd.converged_))})
-        res["comparison"] = comp
+                        Z = kd.denoise(Tn, q)
+                    curve[str(q)] = _mse_pixels(Z, T)
+                    nc[str(q)] = int(np.sum(~kd.converged_))
+                    if c == c_main and q in st.grid_components:
+                        state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
+                state["kpca"].setdefault(ck, {})[nz] = curve
+                state["not_converged"].setdefault(ck, {})[nz] = nc
+            fitted.pop((c, max(kq)), None)
+            _save_state(out, state)
+        if "widths" in todo:
+            finish("widths")
+            bar.advance()
 
-    # performance: 1000 test images, 256 components (fixed point)
-    perf = None
-    if st.perf_images > 0 and st.perf_components <= max(kq):
-        from kpm.experiments.reduced_set import load_usps_pm1
+    state["seconds_last_run"] = time.perf_counter() - t_start
+    _save_state(out, state)
+    _usps_outputs(st, out, T, noisy, first, state, kq, lq, X)
+    return state
 
-        _, _, Xte_all, _ = load_usps_pm1(st.data_dir)
-        prng = np.random.default_rng(st.seed + 2)
-        P = Xte_all[prng.choice(len(Xte_all), min(st.perf_images, len(Xte_all)), replace=False)]
-        Pn = add_noise(P, "gaussian", st.gaussian_sigma, prng)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            Z, t_perf = _time_best(lambda: fitted_main.denoise(Pn, st.perf_components))
-        perf = {"n_images": len(P), "components": st.perf_components, "seconds": t_perf,
-                "mean_iter": float(np.mean(fitted_main.n_iter_)), "max_iter_used": int(np.max(fitted_main.n_iter_)),
-                "not_converged": int(np.sum(~fitted_main.converged_)), "mse": _mse_pixels(Z, P),
-                "noisy_mse": _mse_pixels(Pn, P), "machine": _machine()}
-    res["performance"] = perf
-    elapsed = time.perf_counter() - t_start
-    res["seconds"] = elapsed
-    _usps_figures(st, out, T, yt, noisy, recon, lin, res, kq, lq)
-    _write(out, "denoise_usps", {"settings": asdict(st), **_json_keys(res), "machine": _machine()},
-           _usps_markdown(st, res, kq, lq, n, elapsed))
-    return res
+
+def _usps_ratios(state, lq):
+    ratios = {}
+    ck = f"{state['c_main']:.6g}"
+    for nz in ("gaussian", "speckle"):
+        if "linear" not in state or ck not in state["kpca"] or nz not in state["kpca"][ck]:
+            continue
+        lin_c = {int(q): v for q, v in state["linear"][nz].items()}
+        ker_c = {int(q): v for q, v in state["kpca"][ck][nz].items()}
+        ql = min(lin_c, key=lin_c.get)
+        qk = min(ker_c, key=ker_c.get)
+        eq = {q: lin_c[q] / ker_c[q] for q in lq if q in ker_c}
+        qe = max(eq, key=eq.get)
+        ratios[nz] = {
+            "linear_best_q": ql, "linear_best_mse": lin_c[ql],
+            "kernel_best_q": qk, "kernel_best_mse": ker_c[qk],
+            "optimal_ratio": lin_c[ql] / ker_c[qk],
+            "equal_count_ratios": eq, "equal_count_max": eq[qe], "equal_count_argmax": qe,
+        }
+    return ratios
+
+
+def _usps_outputs(st, out, T, noisy, first, state, kq, lq, X):
+    ratios = _usps_ratios(state, lq)
+    missing = [s for s in STAGES if s not in state["done"]]
+    if st.perf_images == 0 and "perf" in missing:
+        missing.remove("perf")
+    if st.gradient_images == 0 and "gradient" in missing:
+        missing.remove("gradient")
+    if not st.extra_c and "widths" in missing:
+        missing.remove("widths")
+    _usps_figures(st, out, T, noisy, first, state)
+    report = {"settings": asdict(st), **_json_keys(state), "ratios": _json_keys(ratios),
+              "missing_stages": missing, "machine": _machine()}
+    report.pop("recon", None)
+    _write(out, "denoise_usps", report, _usps_markdown(st, state, ratios, kq, lq, missing))
 
 
 def _json_keys(d):
@@ -636,121 +750,133 @@ def _json_keys(d):
     return d
 
 
-def _usps_figures(st, out, T, yt, noisy, recon, lin, res, kq, lq):
+def _usps_figures(st, out, T, noisy, first, state):
     plt = _agg()
-    # digit grid: first test occurrence of each digit
-    first = [int(np.flatnonzero(yt == k)[0]) for k in range(10) if np.any(yt == k)]
-    gq = [q for q in st.grid_components if q in kq]
-    rows_per_noise = 2 + len([q for q in gq if q in lq]) + len(gq)
-    fig, axes = plt.subplots(rows_per_noise, 2 * len(first), figsize=(2 * len(first) * 0.55, rows_per_noise * 0.6))
-    axes = np.atleast_2d(axes)
-    for h, (noise, Tn) in enumerate(noisy.items()):
-        rows = [("original", T[first]), ("noisy", Tn[first])]
-        rows += [(f"linear PCA {q}", lin.denoise(Tn[first], q)) for q in gq if q in lq]
-        rows += [(f"kernel PCA {q}", recon[(noise, q)][first]) for q in gq]
-        for r, (label, imgs) in enumerate(rows):
-            for j, img in enumerate(imgs):
-                ax = axes[r, h * len(first) + j]
-                ax.imshow(img.reshape(16, 16), cmap="gray_r", vmin=-1, vmax=1)
-                ax.set_xticks([])
-                ax.set_yticks([])
-                if j == 0 and h == 0:
-                    ax.set_ylabel(label, fontsize=6, rotation=0, ha="right", va="center")
-    fig.suptitle(f"left: Gaussian noise σ={st.gaussian_sigma}; right: speckle p={st.speckle_p}; "
-                 f"c = {res['c_main']:.1f}", fontsize=8)
-    fig.subplots_adjust(wspace=0.05, hspace=0.05, left=0.08, right=0.99, top=0.95, bottom=0.01)
-    fig.savefig(out / "denoise_usps_digits.png", dpi=110)
-    plt.close(fig)
+    rec = state["recon"]
+    if "linear" in rec and "kernel" in rec:
+        gq = [q for q in st.grid_components if str(q) in rec["kernel"]["gaussian"]]
+        glq = [q for q in gq if str(q) in rec["linear"]["gaussian"]]
+        n_rows = 2 + len(glq) + len(gq)
+        nf = len(first)
+        fig, axes = plt.subplots(n_rows, 2 * nf, figsize=(2 * nf * 0.55, n_rows * 0.6))
+        axes = np.atleast_2d(axes)
+        for h, (nz, Tn) in enumerate(noisy.items()):
+            rows = [("original", T[first]), ("noisy", Tn[first])]
+            rows += [(f"linear PCA {q}", np.asarray(rec["linear"][nz][str(q)])) for q in glq]
+            rows += [(f"kernel PCA {q}", np.asarray(rec["kernel"][nz][str(q)])) for q in gq]
+            for r, (label, imgs) in enumerate(rows):
+                for j, img in enumerate(imgs):
+                    ax = axes[r, h * nf + j]
+                    ax.imshow(np.asarray(img).reshape(16, 16), cmap="gray_r", vmin=-1, vmax=1)
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+                    if j == 0 and h == 0:
+                        ax.set_ylabel(label, fontsize=6, rotation=0, ha="right", va="center")
+        fig.suptitle(f"left: Gaussian noise σ={st.gaussian_sigma}; right: speckle p={st.speckle_p}; "
+                     f"c = {state['c_main']:.1f}", fontsize=8)
+        fig.subplots_adjust(wspace=0.05, hspace=0.05, left=0.1, right=0.99, top=0.95, bottom=0.01)
+        fig.savefig(out / "denoise_usps_digits.png", dpi=110)
+        plt.close(fig)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, noise in zip(axes, noisy):
-        lc = res["linear"][noise]
-        ax.loglog(list(lc), list(lc.values()), "s-", color="C0", label="linear PCA")
-        for i, c in enumerate(res["widths"]):
-            kc = res["kpca"][c][noise]
-            ax.loglog(list(kc), list(kc.values()), "o-" if i == 0 else "--", color=f"C{i + 1}",
-                      label=f"kernel PCA, c={c:.0f}" + (" (main)" if i == 0 else ""))
-        ax.axhline(res[f"noisy_mse_{noise}"], color="0.5", lw=0.8, ls=":", label="noisy input")
-        ax.set_xlabel("number of components")
-        ax.set_ylabel("MSE to the clean image (sum over pixels)")
-        ax.set_title(f"{noise} noise")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "denoise_usps_mse.png", dpi=110)
-    plt.close(fig)
+    if "linear" in state:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, nz in zip(axes, noisy):
+            lc = {int(q): v for q, v in state["linear"][nz].items()}
+            ax.loglog(list(lc), list(lc.values()), "s-", color="C0", label="linear PCA")
+            for i, (ck, curves) in enumerate(state["kpca"].items()):
+                if nz not in curves:
+                    continue
+                kc = {int(q): v for q, v in curves[nz].items()}
+                main = np.isclose(float(ck), state["c_main"])
+                ax.loglog(list(kc), list(kc.values()), "o-" if main else "--", color=f"C{i + 1}",
+                          label=f"kernel PCA, c={float(ck):.0f}" + (" (main)" if main else ""))
+            ax.axhline(state["noisy_mse"][nz], color="0.5", lw=0.8, ls=":", label="noisy input")
+            ax.set_xlabel("number of components")
+            ax.set_ylabel("MSE to the clean image (sum over pixels)")
+            ax.set_title(f"{nz} noise")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "denoise_usps_mse.png", dpi=110)
+        plt.close(fig)
 
 
-def _usps_markdown(st, res, kq, lq, n, elapsed):
-    cm = res["c_main"]
-    L = [
-        "# Denoising USPS digits (Schölkopf et al. 1999 §VI-A.2)",
-        "",
-        "Generated by `kpm reproduce denoise-usps`.",
-        "",
+def _usps_markdown(st, state, ratios, kq, lq, missing):
+    cm = state["c_main"]
+    L = ["# Denoising USPS digits (Schölkopf et al. 1999 §VI-A.2)", "", "Generated by `kpm reproduce denoise-usps`.", ""]
+    if missing:
+        L += [f"**PARTIAL RESULTS: stages not run yet: {', '.join(missing)}** "
+              "(`kpm reproduce denoise-usps --resume` continues).", ""]
+    L += [
         f"Protocol: {st.n_train_per_digit} training and {st.n_test_per_digit} test images per digit "
         f"drawn at random (seed {st.seed}) from the standard USPS split; pixels scaled to [-1, 1]. Linear "
         "and kernel PCA are fitted on the clean training images. Test images get additive Gaussian noise "
-        f"(σ = {st.gaussian_sigma}) or speckle noise (each pixel set to black or white with probability "
-        f"{st.speckle_p}); the noisy images are denoised (kernel PCA: fixed-point pre-image started at the "
-        "noisy image) and compared with the clean originals: MSE = squared distance summed over the 256 "
-        "pixels, averaged over the images.",
+        f"(σ = {st.gaussian_sigma}, not clipped) or speckle noise (each pixel set to black or white with "
+        f"probability {st.speckle_p}); the noisy images are denoised (kernel PCA: fixed-point pre-image "
+        "started at the noisy image) and compared with the clean originals: MSE = squared distance summed "
+        "over the 256 pixels, averaged over the images.",
         "",
-        f"Kernel exp(-‖x-y‖²/c) with **c = {cm:.2f}** = 2 × (mean per-pixel variance of the training "
-        f"images) × 256 (the paper's rule)" + (" (given)" if st.c is not None else "") + ". Other widths "
-        f"(effect of c): {', '.join(f'{c:g}' for c in res['widths'][1:]) or 'none'}.",
+        f"Kernel exp(-‖x-y‖²/c) with **c = {cm:.2f}**"
+        + (" (given)" if st.c is not None else " = 2 × (mean per-pixel variance of the training images) × 256 "
+           "(the paper's rule)")
+        + f". Effect of c: curves for c = {', '.join(f'{c:g}' for c in st.extra_c) or 'none'} below.",
         "",
-        "## Ratios (linear PCA MSE / kernel PCA MSE, c = main)",
-        "",
-        "| noise | linear best n | linear MSE | kernel best n | kernel MSE | optimal-count ratio | "
-        "max equal-count ratio (at n) | paper (approx.) |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    paper = {"gaussian": "≈1.6 optimal; up to ≈8 equal-count", "speckle": "≈1.2 optimal; up to ≈8 equal-count"}
-    for noise, r in res["ratios"].items():
-        L.append(
-            f"| {noise} | {r['linear_best_q']} | {r['linear_best_mse']:.2f} | {r['kernel_best_q']} | "
-            f"{r['kernel_best_mse']:.2f} | **{r['optimal_ratio']:.2f}** | {r['equal_count_max']:.2f} "
-            f"({r['equal_count_argmax']}) | {paper[noise]} |"
-        )
-    L += ["", "Noisy-input MSE: " + ", ".join(f"{nz} {res[f'noisy_mse_{nz}']:.2f}" for nz in res["ratios"]) + ".",
-          "", "## MSE versus number of components", ""]
-    for noise in res["ratios"]:
-        L += [f"### {noise} noise", "", "| n | linear PCA | " + " | ".join(
-            f"kernel PCA c={c:.0f}" for c in res["widths"]) + " |", "|---|---|" + "---|" * len(res["widths"])]
-        for q in sorted(set(kq) | set(lq)):
-            lv = res["linear"][noise].get(q)
-            cells = [f"{lv:.2f}" if lv is not None else ""]
-            for c in res["widths"]:
-                kv = res["kpca"][c][noise].get(q)
-                ncv = res["not_converged"][c][noise].get(q, 0)
-                cells.append("" if kv is None else f"{kv:.2f}" + (f" ({ncv} n.c.)" if ncv else ""))
-            L.append(f"| {q} | " + " | ".join(cells) + " |")
+    if ratios:
+        L += ["## Ratios (linear PCA MSE / kernel PCA MSE, main c)", "",
+              "| noise | linear best n | linear MSE | kernel best n | kernel MSE | optimal-count ratio | "
+              "max equal-count ratio (at n) | paper (approx.) |", "|---|---|---|---|---|---|---|---|"]
+        paper = {"gaussian": "≈1.6 optimal; up to ≈8 equal-count", "speckle": "≈1.2 optimal; up to ≈8 equal-count"}
+        for nz, r in ratios.items():
+            L.append(f"| {nz} | {r['linear_best_q']} | {r['linear_best_mse']:.2f} | {r['kernel_best_q']} | "
+                     f"{r['kernel_best_mse']:.2f} | **{r['optimal_ratio']:.2f}** | {r['equal_count_max']:.2f} "
+                     f"({r['equal_count_argmax']}) | {paper[nz]} |")
+        L += ["", "Equal-count ratios only exist up to n = 256 (linear PCA has at most 256 components).", ""]
+    if "linear" in state:
+        L += ["Noisy-input MSE: " + ", ".join(f"{nz} {v:.2f}" for nz, v in state["noisy_mse"].items()) + ".", "",
+              "## MSE versus number of components", ""]
+        cks = list(state["kpca"])
+        for nz in ("gaussian", "speckle"):
+            L += [f"### {nz} noise", "", "| n | linear PCA | " + " | ".join(
+                f"kernel PCA c={float(ck):.0f}" for ck in cks) + " |", "|---|---|" + "---|" * len(cks)]
+            for q in sorted(set(kq) | set(lq)):
+                lv = state["linear"][nz].get(str(q))
+                cells = [f"{lv:.2f}" if lv is not None else ""]
+                for ck in cks:
+                    kv = state["kpca"][ck].get(nz, {}).get(str(q))
+                    ncv = state["not_converged"][ck].get(nz, {}).get(str(q), 0)
+                    cells.append("" if kv is None else f"{kv:.2f}" + (f" ({ncv} n.c.)" if ncv else ""))
+                L.append(f"| {q} | " + " | ".join(cells) + " |")
+            L.append("")
+        L += ["(n.c.: pre-images that did not converge within max_iter/restarts; they are still counted.)", ""]
+    if state["comparison"]:
+        n_test = 10 * st.n_test_per_digit
+        L += ["## Fixed-point versus learned (scikit-learn) and gradient pre-images", "",
+              "| method | n | noise | alpha | MSE | fit s | denoise s (images) | notes |",
+              "|---|---|---|---|---|---|---|---|"]
+        for r in state["comparison"]:
+            if r["method"] == "gradient":
+                L.append(f"| gradient (L-BFGS) | {r['q']} | {r['noise']} | | {r['mse']:.2f} | | "
+                         f"{r['transform_s']:.2f} ({r['n_images']}) | fixed point on the same images: MSE "
+                         f"{r['fixed_point_mse_same_images']:.2f} in {r['fixed_point_s_same_images']:.2f} s, max abs "
+                         f"pixel difference {r['max_abs_diff_to_fixed_point']:.2g}; n.c. {r['not_converged']} |")
+            elif r["method"] == "learned":
+                L.append(f"| learned (sklearn KernelPCA) | {r['q']} | {r['noise']} | {r['alpha']:g} | {r['mse']:.2f} | "
+                         f"{r['fit_s']:.1f} | {r['transform_s']:.2f} ({n_test}) | |")
+            else:
+                fs = r.get("fit_s")
+                L.append(f"| fixed point | {r['q']} | {r['noise']} | | {r['mse']:.2f} | "
+                         f"{'' if fs is None else f'{fs:.1f} (once, {max(kq)} comps)'} | {r['transform_s']:.2f} "
+                         f"({n_test}) | mean iterations {r['mean_iter']:.1f}, n.c. {r['not_converged']} |")
         L.append("")
-    L += ["(n.c.: pre-images that did not converge within max_iter/restarts; they are still counted.)", ""]
-    L += ["## Fixed-point versus learned (scikit-learn) and gradient pre-images", "",
-          "| method | n | noise | alpha | MSE | fit s | denoise s (images) | notes |", "|---|---|---|---|---|---|---|---|"]
-    n_test = 10 * st.n_test_per_digit
-    for r in res["comparison"]:
-        if r["method"] == "gradient":
-            L.append(f"| gradient (L-BFGS) | {r['q']} | {r['noise']} | | {r['mse']:.2f} | | {r['transform_s']:.2f} "
-                     f"({r['n_images']}) | fixed point on the same images: MSE {r['fixed_point_mse_same_images']:.2f}, "
-                     f"max abs pixel difference {r['max_abs_diff_to_fixed_point']:.2g}; n.c. {r['not_converged']} |")
-        elif r["method"] == "learned":
-            L.append(f"| learned (sklearn KernelPCA) | {r['q']} | {r['noise']} | {r['alpha']:g} | {r['mse']:.2f} | "
-                     f"{r['fit_s']:.1f} | {r['transform_s']:.2f} ({n_test}) | |")
-        else:
-            L.append(f"| fixed point | {r['q']} | {r['noise']} | | {r['mse']:.2f} | {r['fit_s']:.1f} (once, "
-                     f"{max(kq)} comps) | {r['transform_s']:.2f} ({n_test}) | mean iterations "
-                     f"{r['mean_iter']:.1f}, n.c. {r['not_converged']} |")
-    perf = res["performance"]
+    perf = state.get("performance")
     if perf:
-        L += ["", "## Performance", "",
+        L += ["## Performance", "",
               f"Denoising {perf['n_images']} noisy USPS test images (Gaussian noise) with "
               f"{perf['components']} components by the fixed-point pre-image: **{perf['seconds']:.2f} s** "
               f"(mean {perf['mean_iter']:.1f} iterations, at most {perf['max_iter_used']}; "
               f"{perf['not_converged']} not converged; MSE {perf['mse']:.2f} from {perf['noisy_mse']:.2f}). "
-              f"Target: under 10 s. Machine: {perf['machine']}."]
-    L += ["", "![digits](denoise_usps_digits.png)", "", "![MSE curves](denoise_usps_mse.png)", "",
-          f"Kernel PCA fit times (s): " + ", ".join(f"c={c:.0f}: {s:.1f}" for c, s in res["fit_seconds"].items())
-          + f". Total run time {elapsed:.0f} s on {_machine()}.", ""]
+              f"Target: under 10 s. Machine: {perf['machine']}; process niceness {perf.get('nice')}.", ""]
+    L += ["![digits](denoise_usps_digits.png)", "", "![MSE curves](denoise_usps_mse.png)", "",
+          "Kernel PCA fit times (s): " + ", ".join(f"c={float(c):.0f}: {s:.1f}" for c, s in state["fit_seconds"].items())
+          + f". Written on {_machine()}.", ""]
     return "\n".join(L)
