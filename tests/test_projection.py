@@ -370,3 +370,18 @@ def test_rbf_fast_path_matches_kernel_and_respects_budget():
         # the Nystroem variant works within the budget
         ny = KernelProjection(5, kernel="rbf", n_landmarks=50, random_state=0).fit(X)
         assert ny.transform(Z).shape == (70, 5)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "randomized", "nystroem"])
+def test_duplicates_with_partial_solvers(solver):
+    rng = np.random.RandomState(1)
+    X = np.vstack([rng.randn(15, 3)] * 20)  # 300 points, rank 14 after centring
+    kw = dict(n_landmarks=100) if solver == "nystroem" else {}
+    proj = KernelProjection(5, kernel="rbf", sigma=1.0, eigen_solver=solver, random_state=0, **kw)
+    Y = proj.fit_transform(X)
+    ref = KernelProjection(5, kernel="rbf", sigma=1.0, eigen_solver="dense").fit(X)
+    assert np.all(np.isfinite(Y)) and np.all(np.isfinite(proj.transform(rng.randn(4, 3))))
+    assert _rel(proj.eigenvalues_, ref.eigenvalues_) < 1e-8
+    with pytest.raises(ValueError, match="n_components=20 is larger than the rank 14"):
+        KernelProjection(20, kernel="rbf", sigma=1.0, eigen_solver="randomized",
+                         random_state=0).fit(X)
