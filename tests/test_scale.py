@@ -149,3 +149,21 @@ def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
         with pytest.raises(DaskClientError, match="no model was fitted"):
             broken.fit(X, y)
         assert not hasattr(broken, "coef_") and not hasattr(broken, "classes_")
+
+
+def test_cli_reproduce_scale_smoke(tmp_path):
+    """`kpm reproduce scale` on a tiny setting writes the table, the JSON and the plot."""
+    from typer.testing import CliRunner
+
+    from kpm.cli import app
+
+    r = CliRunner().invoke(app, ["reproduce", "scale", "--out", str(tmp_path), "--sizes", "600",
+                                 "--methods", "kpm,nys_linsvc", "--landmarks", "40", "--n-test", "500"])
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "scale.md").read_text()
+    assert "NystroemKPM" in md and "| 600 |" in md
+    assert (tmp_path / "scale_time_vs_n.png").stat().st_size > 0
+    import json
+
+    res = json.loads((tmp_path / "scale.json").read_text())
+    assert 0 <= res["kpm_600"]["test_error"] < 0.1

@@ -183,7 +183,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
 
     m = len(Z)
     Wm = kernel(Z, Z)
-    lam, U = top_eigh(Wm, None, solver="dense")
+    k = m if max_components is None else min(m, int(max_components))
+    lam, U = top_eigh(Wm, k, solver="dense")  # only the top k (LAPACK subset eigh)
     if not np.all(np.isfinite(lam)) or lam[0] <= 0:
         raise ValueError("the landmark Gram matrix has no positive eigenvalue")
     keep = lam > eig_tol * lam[0]
@@ -218,10 +219,11 @@ def _fold_job(F, y, train, val, grid, lp_params):
 
 
 def _select_cv(grid, cv_error):
-    """The exact KPM's cv rule: smallest mean CV 0-1 error, ties to the smaller D."""
-    cv_error = np.asarray(cv_error)
-    best = np.flatnonzero(cv_error <= cv_error.min() + 1e-12)
-    return int(grid[best[0]])
+    """The exact KPM's cv rule (:func:`kpm.selection.select_cv`): smallest mean CV
+    0-1 error, ties to the smaller D."""
+    from .selection import select_cv
+
+    return int(np.asarray(grid)[select_cv(grid, cv_error)])
 
 
 # --------------------------------------------------------------------------- estimator
