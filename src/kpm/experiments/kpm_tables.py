@@ -803,12 +803,23 @@ def figure1(st, realization=1):
 
 
 def _kpm_panel(ax, st, s, sigma, realization):
-    """Left panel of Figure 1 (:func:`kpm.plots.selection_curve`): risks versus D."""
+    """Left panel of Figure 1 (:func:`kpm.plots.selection_curve`): risks versus D.
+
+    The model is fitted as in :func:`kpm_all_task` (``selection='penalty', penalty='cv'``),
+    which solves the full-data path for every D of the grid, so the test and empirical
+    curves cover all D; the D chosen by CV is marked as well as the penalty's choice.
+    """
     from kpm.plots import selection_curve
     from kpm.projection_machine import KernelProjectionMachine
+    from kpm.selection import select_cv
 
-    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="cv", cv=st.cv,
-                                    max_dim=st.kpm_max_dim, random_state=realization,
+    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
+                                    penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,
+                                    random_state=realization,
                                     **st.kpm_params).fit(s.X_train, s.y_train)
+    curve = model.selection_curve_
+    d_cv = int(curve["D"][select_cv(curve["D"], curve["cv_error"])])
     selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
-                    title=f"KPM, flare_solar, realization {realization} (D by 5-fold CV)")
+                    title=f"KPM, flare_solar, realization {realization}")
+    ax.axvline(d_cv, color="C1", lw=1.2, ls="--", label=f"D by 5-fold CV = {d_cv}")
+    ax.legend(fontsize=7)
