@@ -6,7 +6,7 @@ best of ``--repeats`` interleaved runs, one thread each (``threadpoolctl``), plu
 expansion in kpm's own engine (to separate the speed-up due to fewer vectors from the one
 due to numpy/BLAS versus libsvm). The reduced machines are taken from the cache written by
 ``kpm reproduce reduced-set-usps`` (``~/.cache/kpm/reduced``) when present, else built
-here (RSS-n and RSC-n, with the same settings). The machine load (``uptime``) is recorded
+here (RSS-n always; RSC-n only with ``--build``; RSC-n+grad only from the cache). The machine load (``uptime``) is recorded
 before and after.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_reduced_set.py [--grid 10,25,50,100]``
@@ -42,6 +42,7 @@ def main(argv=None):
     ap.add_argument("--C", type=float, default=10.0)
     ap.add_argument("--c", type=float, default=128.0)
     ap.add_argument("--out", default="docs/results")
+    ap.add_argument("--build", action="store_true", help="Build uncached RSC-n machines here.")
     args = ap.parse_args(argv)
     grid = [int(v) for v in args.grid.split(",")]
     methods = [m.strip() for m in args.methods.split(",")]
@@ -67,6 +68,12 @@ def main(argv=None):
             source = "cache"
             if path.is_file():
                 red = joblib.load(path)
+            elif method not in ("select", "select-l1", "construct") or (
+                method == "construct" and not args.build
+            ):
+                print(f"{method} n={n}: not in the cache (run kpm reproduce reduced-set-usps, or "
+                      "--build for construct), skipped", flush=True)
+                continue
             else:
                 source = "built"
                 nv = min(1.0, n / mean_nsv) if method in ("select", "select-l1") else n

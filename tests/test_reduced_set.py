@@ -308,3 +308,14 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     assert res.exit_code == 0, res.output
     bad = CliRunner().invoke(app, ["reproduce", "reduced-set-usps", "--grid", "0,5", "--out", str(out)])
     assert bad.exit_code != 0
+
+
+@pytest.mark.parametrize("method", ["select", "select-l1", "construct"])
+def test_multiclass_ovo_reduction_all_thresholds(blobs, method):
+    X, y = blobs
+    svc = SVC(gamma=0.1, C=10).fit(X, y)
+    for th in ("mean", "error"):
+        r = reduce_svc(svc, 0.5, method=method, X=X, y=y, threshold=th, random_state=0)
+        assert r.decision_function(X).shape == (len(X), 3)
+        assert r.n_expansion_vectors_ <= (len(svc.support_) if method != "construct" else 10**6)
+        assert r.score(X, y) >= svc.score(X, y) - 0.1
