@@ -116,3 +116,26 @@ def test_grid_path_matches_every_d_path():
         grid.coef_at(5)
     with pytest.raises(ValueError, match="increasing"):
         hinge_lp_path(Z, y, 25, dims=[3, 3, 7])
+
+
+def test_failed_warm_start_recovers_with_a_cold_solve():
+    from kpm._lp_path import IncrementalHingeLP
+
+    Z, y = _problem()
+    lp = IncrementalHingeLP(y)
+    lp.add_columns(Z[:, :3])
+    lp.solve()
+    lp.add_columns(Z[:, 3:8])
+    # sabotage the warm model only: its next run stops at once ('Iteration limit')
+    lp._h.setOptionValue("simplex_iteration_limit", 0)
+    beta, b, obj, _ = lp.solve()
+    assert lp.restarts == 1
+    assert obj == pytest.approx(_cold(Z, y, 8).fun, rel=1e-9, abs=1e-9)
+    lp.add_columns(Z[:, 8:12])  # and it goes on warm in the fresh model
+    assert lp.solve()[2] == pytest.approx(_cold(Z, y, 12).fun, rel=1e-9, abs=1e-9)
+
+
+def test_time_limit_failure_lists_every_attempt():
+    Z, y = _problem(n=200, m=60, seed=5)
+    with pytest.raises(LPSolverError, match="Time limit"):
+        hinge_lp_path(Z, y, 60, time_limit=1e-9)

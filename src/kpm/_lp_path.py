@@ -166,22 +166,31 @@ class IncrementalHingeLP:
         if strat is None:
             raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
         self.y = y
-        self.n = n = len(y)
+        self.n = len(y)
         self.n_cols = 0
         self.restarts = 0
         self._strat = strat
         self._iteration_limit = iteration_limit
-        inf = highspy.kHighsInf
-        self._inf = inf
-        h = highspy.Highs()
+        self._inf = highspy.kHighsInf
+        self._time_limit = time_limit
+        self._columns = []
+        self._h = self._new_model(presolve="off", strategy=strat)
+
+    def _new_model(self, presolve, strategy, solver=None):
+        """A fresh HiGHS model holding the xi, b columns, the rows and the columns so far."""
+        hs = self._highspy
+        n, y, inf = self.n, self.y, self._inf
+        h = hs.Highs()
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("presolve", "off")
+        h.setOptionValue("presolve", presolve)
         h.setOptionValue("threads", 1)
-        h.setOptionValue("simplex_strategy", strat)
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
-        if iteration_limit is not None:
-            h.setOptionValue("simplex_iteration_limit", int(iteration_limit))
+        h.setOptionValue("simplex_strategy", strategy)
+        if solver is not None:
+            h.setOptionValue("solver", solver)
+        if self._time_limit is not None:
+            h.setOptionValue("time_limit", float(self._time_limit))
+        if self._iteration_limit is not None:
+            h.setOptionValue("simplex_iteration_limit", int(self._iteration_limit))
         # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
         costs = np.concatenate([np.ones(n), [0.0]])
         lower = np.concatenate([np.zeros(n), [-inf]])
@@ -197,8 +206,10 @@ class IncrementalHingeLP:
         vals[0::2] = 1.0
         vals[1::2] = y
         h.addRows(n, np.ones(n), np.full(n, inf), 2 * n, starts, idx, vals)
-        self._rows = np.arange(n, dtype=np.int32)
-        self._h = h
+        rows = np.arange(n, dtype=np.int32)
+        for col in self._columns:
+            h.addCol(0.0, -inf, inf, n, rows, col)
+        return h
 
     def add_columns(self, Zc):
         """Append feature columns ``Zc`` (n, k) as free coefficients ``beta``."""
@@ -209,25 +220,42 @@ class IncrementalHingeLP:
             raise ValueError(f"the new columns have {Zc.shape[0]} rows, expected {self.n}")
         if not np.all(np.isfinite(Zc)):
             raise ValueError("Z contains NaN or infinite values")
+        rows = np.arange(self.n, dtype=np.int32)
         for j in range(Zc.shape[1]):
-            self._h.addCol(0.0, -self._inf, self._inf, self.n, self._rows, self.y * Zc[:, j])
+            col = self.y * Zc[:, j]
+            self._columns.append(col)
+            self._h.addCol(0.0, -self._inf, self._inf, self.n, rows, col)
         self.n_cols += Zc.shape[1]
 
     def solve(self):
         """Optimise; return ``(beta, b, objective, iterations)``."""
         h, hs = self._h, self._highspy
         h.run()
-        if h.getModelStatus() != hs.HighsModelStatus.kOptimal and self._iteration_limit is None:
-            # the warm start ran into numerical trouble (HiGHS reports 'Unknown' on some
-            # highly degenerate paths): solve this D again from scratch, then go on warm
-            self.restarts += 1
-            h.clearSolver()
-            h.setOptionValue("simplex_strategy", 1)
-            h.setOptionValue("presolve", "on")
-            h.run()
-            h.setOptionValue("presolve", "off")
-            h.setOptionValue("simplex_strategy", self._strat)
-        if h.getModelStatus() != hs.HighsModelStatus.kOptimal:
+        optimal = hs.HighsModelStatus.kOptimal
+        if h.getModelStatus() != optimal and self._iteration_limit is None:
+            # the warm start ran into numerical trouble (HiGHS reports 'Unknown' or a
+            # solve error on some highly degenerate paths): solve this D from scratch
+            # in a fresh model -- dual simplex with presolve, then interior point with
+            # crossover -- and continue warm from the fresh model's basis
+            failed = [h.modelStatusToString(h.getModelStatus())]
+            for solver in ("simplex", "ipm"):
+                self.restarts += 1
+                h = self._new_model(presolve="on", strategy=1, solver=solver)
+                h.run()
+                if h.getModelStatus() == optimal:
+                    h.setOptionValue("presolve", "off")
+                    h.setOptionValue("solver", "choose")
+                    h.setOptionValue("simplex_strategy", self._strat)
+                    self._h = h
+                    break
+                failed.append(h.modelStatusToString(h.getModelStatus()))
+            else:
+                raise LPSolverError(
+                    f"HiGHS did not solve the KPM linear programme for D={self.n_cols}: "
+                    f"model status {' / '.join(repr(f) for f in failed)} (warm start, cold "
+                    "dual simplex, interior point)"
+                )
+        if h.getModelStatus() != optimal:
             raise _status_error(h, self.n_cols)
         x = np.asarray(h.getSolution().col_value)
         info = h.getInfo()
