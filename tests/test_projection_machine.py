@@ -202,3 +202,19 @@ def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
     r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection", "slope", "--out", str(out2)])
     assert r.exit_code == 0, r.output
     assert out2.stat().st_size > 0
+
+
+def test_duplicated_samples_get_identical_eigen_rows(moons):
+    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.kernels import make_kernel
+
+    X, y, Xt, yt = moons
+    Xd = np.vstack([X, X[:40]])
+    yd = np.concatenate([y, y[:40]])
+    groups = _duplicate_groups(Xd, False)
+    assert groups is not None and len(np.unique(groups)) == len(X)
+    assert _duplicate_groups(X, False) is None
+    sub = _Subspace(make_kernel("rbf", sigma=0.5)(Xd), False, groups=groups)
+    np.testing.assert_array_equal(sub.V[:40], sub.V[len(X) :])
+    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0).fit(Xd, yd)
+    assert np.mean(m.predict(Xt) != yt) < 0.13

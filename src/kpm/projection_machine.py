@@ -37,10 +37,36 @@ def numerical_rank(eigenvalues, n: int) -> int:
     return int(np.sum(w > w[0] * n * np.finfo(float).eps))
 
 
+def _duplicate_groups(X, precomputed):
+    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none."""
+    A = np.ascontiguousarray(X)
+    _, inv = np.unique(A, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    return None if inv.max() + 1 == len(inv) else inv
+
+
+def _tie_duplicates(V, groups):
+    """Make the eigenvector rows of identical samples exactly equal (their mean).
+
+    For ``lambda_j > 0`` the rows are equal in exact arithmetic (identical kernel rows);
+    the rounding noise between them (~1e-13) would otherwise let the hinge LP
+    "separate" duplicated points of opposite labels with coefficients of 1e9 and more,
+    which ruins the decision function and HiGHS's numerics (seen on 'image', which
+    holds 69 duplicated patterns).
+    """
+    _, g = np.unique(groups, return_inverse=True)
+    counts = np.bincount(g)
+    if counts.max() == 1:
+        return V
+    sums = np.zeros((len(counts), V.shape[1]))
+    np.add.at(sums, g, V)
+    return sums[g] / counts[g][:, None]
+
+
 class _Subspace:
     """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere."""
 
-    def __init__(self, K, centered, n_components=None, random_state=None):
+    def __init__(self, K, centered, n_components=None, random_state=None, groups=None):
         n = K.shape[0]
         if centered:
             Kc, self.col_means, self.total_mean = center_gram(K)
@@ -50,7 +76,10 @@ class _Subspace:
         r = numerical_rank(w, n)
         self.rank = r
         self.eigenvalues = w[:r]
-        self.V = V[:, :r]
+        V = V[:, :r]
+        if groups is not None:
+            V = _tie_duplicates(V, groups)
+        self.V = V
 
     def features(self, K_new, m):
         """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows."""
@@ -99,9 +128,12 @@ def _pad(v, length):
     return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
 
 
-def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state):
+def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None):
     """Fit the paths of one CV fold; return validation errors and risks on the grid."""
-    sub = _Subspace(K[np.ix_(tr, tr)], centered, n_components, random_state=random_state)
+    sub = _Subspace(
+        K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
+        groups=None if groups is None else groups[tr],
+    )
     m = min(int(grid[-1]), sub.rank)
     if m < 1:
         raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
@@ -120,7 +152,7 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state):
     return {"errors": errors, "clipped": clipped, "n_used": n_used}
 
 
-def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state):
+def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None):
     """All folds' paths advanced together along the grid, with optional early stopping.
 
     Returns the per-fold dicts of :func:`_fold_task` (padded to the grid) and the
@@ -134,7 +166,10 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
     n_classes = Y.shape[1]
     states = []
     for tr, va in splits:
-        sub = _Subspace(K[np.ix_(tr, tr)], centered, random_state=random_state)
+        sub = _Subspace(
+            K[np.ix_(tr, tr)], centered, random_state=random_state,
+            groups=None if groups is None else groups[tr],
+        )
         m = min(int(grid[-1]), sub.rank)
         if m < 1:
             raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
@@ -453,12 +488,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         use_cv = sel == "cv" or (sel == "penalty" and isinstance(self.penalty, str))
         splits = self._splits(X, y) if use_cv else None
 
+        groups = _duplicate_groups(X, self._is_precomputed())
         results = []
         for kern in kernels:
             K = X if kern.is_precomputed else kern(X)
             if not np.all(np.isfinite(K)):
                 raise ValueError("the kernel matrix contains NaN or infinite values")
-            results.append(self._fit_one_kernel(K, Y, codes, splits, n))
+            results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
 
         self._select(results, kernels, Y, n, splits)
         self.X_fit_ = X
@@ -484,13 +520,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"no dimension of dim_grid is <= the largest usable D = {max_dim}")
         return grid
 
-    def _fit_one_kernel(self, K, Y, codes, splits, n):
+    def _fit_one_kernel(self, K, Y, codes, splits, n, groups=None):
         # a partial eigendecomposition when the largest D is known in advance
         known = self.max_dim if self.max_dim is not None else None
         if not isinstance(self.selection, str):
             known = int(self.selection) if known is None else min(known, int(self.selection))
         n_comp = known if known is not None and known < n - 1 else None
-        full = _Subspace(K, self.centered, n_comp, random_state=self.random_state)
+        full = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups)
         if full.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
         if self.max_dim is not None:
@@ -518,7 +554,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
             if self.early_stopping:
                 folds, n_used = _cv_lockstep(
-                    K, splits, Y, codes, self.centered, grid, True, self.random_state
+                    K, splits, Y, codes, self.centered, grid, True, self.random_state, groups
                 )
             else:
                 n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
@@ -527,6 +563,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                         K, tr, va, Y, codes, self.centered, grid,
                         n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
                         self.random_state,
+                        groups,
                     )
                     for tr, va in splits
                 )
