@@ -101,18 +101,34 @@ def fix_signs(V):
 
 
 def _choose_solver(n, k):
-    """'dense' for small problems or many components, else the block Krylov solver.
+    """Solver for the k leading eigenpairs of an n x n kernel matrix ('auto').
 
-    Measured (one core, RBF kernel, k = 50): LAPACK ``eigh`` with ``subset_by_index`` takes
-    0.08 s at n = 1000 against 0.17 s for the block Krylov solver, 0.63 s against 0.29 s
-    at n = 2000.
+    Measured on one core (RBF kernel matrices, k = 50, process CPU seconds):
+
+    ====  =====  ======  ==========
+    n     dense  arpack  randomized
+    ====  =====  ======  ==========
+    1000  0.083  0.032   0.149
+    2000  0.709  0.187   0.252
+    3000  --     0.445   0.465
+    4000  --     0.741   0.702
+    5000  --     1.15    0.95
+    ====  =====  ======  ==========
+
+    While the matrix fits in the cache ARPACK's matrix-vector products are cheap; beyond,
+    every product streams the whole matrix from memory, and the block Krylov solver, which
+    streams it 15-20 times instead of ~100, wins (more so with several threads).
     """
     if k is None or k >= n - 1:
         return "dense"
-    if n <= 1200 or k > n // 5:
+    if n <= 300 or k > n // 5:
         return "dense"
+    if n < _ARPACK_MAX_N:
+        return "arpack"
     return "randomized"
 
+
+_ARPACK_MAX_N = 3500
 
 # Dense eigendecompositions up to this order run on one BLAS thread: they gain little from
 # threads, and a multi-threaded OpenBLAS busy-waits badly on shared cores (measured: a
@@ -143,8 +159,9 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     n_components : int or None
         Number of leading eigenpairs; ``None`` for all.
     solver : {'auto', 'dense', 'arpack', 'randomized'}
-        ``'auto'`` picks the block Krylov solver (``'randomized'``) when
-        ``n_components`` is much smaller than n, else ``'dense'``.
+        ``'auto'``: ``'dense'`` for n <= 300 or ``n_components > n/5``, ``'arpack'`` for
+        n < 3500, else the block Krylov solver ``'randomized'`` (see ``_choose_solver``
+        for the measurements behind these thresholds).
     random_state : int, RandomState or None
         Seeds the partial solvers' starting vectors.
     tol : float
@@ -188,7 +205,8 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         op = LinearOperator(
             (n, n), matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(), matmat=matmat, dtype=float
         )
-        w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+        with _one_thread() if n < _ARPACK_MAX_N else contextlib.nullcontext():
+            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol)
     else:  # randomized block Krylov
         w, V, _ = block_krylov_eigh(
             _centered_matmat(K, center),

@@ -62,9 +62,10 @@ def _rbf_rows(X, Y, gamma, xs, ys, out):
 def _gram(kernel, X):
     """Training kernel matrix K(X, X).
 
-    RBF fast path (same values as :class:`kpm.kernels.Kernel` to rounding): fused
-    element-wise passes, and only the blocks on and above the diagonal are evaluated,
-    the others mirrored. Same memory budget as ``Kernel.__call__``.
+    RBF fast path (same values as :class:`kpm.kernels.Kernel` to rounding): the
+    element-wise work is fused into 4 passes and ``exp``. (Evaluating only the blocks on
+    and above the diagonal and mirroring them was measured slower: the transposed copy
+    costs more than the ``exp`` it saves.) Same memory budget as ``Kernel.__call__``.
     """
     if kernel.name != "rbf":
         return kernel(X)
@@ -82,12 +83,7 @@ def _gram(kernel, X):
     step = max(1, min(n, kernel.block_rows(n)))
     for s in range(0, n, step):
         e = min(n, s + step)
-        D = out[s:e, s:]
-        _rbf_rows(X[s:e], X[s:], g, sq[s:e], sq[s:], D)
-        out[e:, s:e] = D[:, e - s :].T
-        low = np.tril_indices(e - s, -1)
-        blk = out[s:e, s:e]
-        blk[low] = blk.T[low]  # exactly symmetric diagonal block
+        _rbf_rows(X[s:e], X, g, sq[s:e], sq, out[s:e])
     return out
 
 
@@ -150,8 +146,10 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
         randomized block Krylov with a Ritz-residual convergence test (see
         :mod:`kpm._eigensolvers`). ``'nystroem'``: landmark approximation (below).
-        ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given, else ``'randomized'``
-        when an integer ``n_components`` is much smaller than n, else ``'dense'``.
+        ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given; for an integer
+        ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
+        ``'randomized'`` beyond (measured crossovers, see
+        ``kpm._eigensolvers._choose_solver``); otherwise ``'dense'``.
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
         landmarks are drawn without replacement with ``random_state``; the map is then
