@@ -125,6 +125,10 @@ def run_one(method, n):
     out["data_s"] = t_data
     out["wall_s"] = time.perf_counter() - t0
     out["peak_rss_bytes"] = vmhwm_bytes()
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    out["cpu_s"] = ru.ru_utime + ru.ru_stime  # all threads of this process
     out["load_end"] = loadavg()
     return out
 
@@ -195,8 +199,11 @@ def write_report(res, out):
         "are pessimistic wall-clock times on a loaded machine). Peak memory = VmHWM of the run's "
         "own process (data generation included).",
         "",
-        "| method | n | wall (s) | fit (s) | peak RSS (GiB) | test error (%) | chosen | load avg (start / end) |",
-        "|---|---|---|---|---|---|---|---|",
+        "CPU = user + system seconds of the run's process, all threads (a load-independent measure "
+        "of the work; on an idle 2-core machine the wall time is between CPU/2 and CPU).",
+        "",
+        "| method | n | wall (s) | fit (s) | CPU (s) | peak RSS (GiB) | test error (%) | chosen | load avg (start / end) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for key in sorted(res, key=lambda k: (res[k].get("n", 0), k)):
         r = res[key]
@@ -204,18 +211,20 @@ def write_report(res, out):
             continue
         name = names.get(r["method"], r["method"])
         if r.get("refused"):
-            lines.append(f"| {name} | {r['n']:,} | not run | | | | {r['refused']} | |")
+            lines.append(f"| {name} | {r['n']:,} | not run | | | | | {r['refused']} | |")
             continue
         if r.get("timed_out"):
-            lines.append(f"| {name} | {r['n']:,} | > {r['wall_s']:.0f} (killed) | | | | | {r.get('load_end','')} |")
+            lines.append(f"| {name} | {r['n']:,} | > {r['wall_s']:.0f} (killed) | | | | | | {r.get('load_end','')} |")
             continue
         if r.get("failed"):
-            lines.append(f"| {name} | {r['n']:,} | failed | | | | see JSON | |")
+            lines.append(f"| {name} | {r['n']:,} | failed | | | | | see JSON | |")
             continue
         chosen = f"D = {r['D']}" if "D" in r else f"C = {r.get('C')}"
+        cpu = f"{r['cpu_s']:.0f}{r.get('cpu_note', '')}" if "cpu_s" in r else "n/a"
         lines.append(
-            f"| {name} | {r['n']:,} | {r['wall_s']:.1f} | {r['fit_s']:.1f} | {r['peak_rss_bytes'] / 2**30:.2f} "
-            f"| {100 * r['test_error']:.3f} | {chosen} | {r.get('load_start','')} / {r.get('load_end','')} |"
+            f"| {name} | {r['n']:,} | {r['wall_s']:.1f} | {r['fit_s']:.1f} | {cpu} "
+            f"| {r['peak_rss_bytes'] / 2**30:.2f} | {100 * r['test_error']:.3f} | {chosen} "
+            f"| {r.get('load_start', '')} / {r.get('load_end', '')} |"
         )
     if "exactness" in res:
         lines += ["", "## Exactness of the constraint generation (n = 20 000, Nyström features, m = 500)", "",
@@ -232,6 +241,10 @@ def write_report(res, out):
             t = r["timings"]
             lines.append(f"| {r['n']:,} | {t['landmarks_eigen']:.1f} | {t['features']:.1f} | {t['cv']:.1f} "
                          f"| {t['final_fit']:.1f} | {r['D']} |")
+    lines += ["", "![wall time vs n](scale_time_vs_n.png)", ""]
+    notes = out / "scale_notes.md"  # hand-written discussion of the numbers, appended verbatim
+    if notes.exists():
+        lines += [notes.read_text()]
     (out / "scale.md").write_text("\n".join(lines) + "\n")
 
     fig, ax = plt.subplots(figsize=(6, 4.2))
