@@ -5,6 +5,21 @@ Hinge-loss empirical risk minimisation over the nested subspaces
 kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 ``lam * D`` on the clipped hinge risk (Zwald & Blanchard 2005) or by the slope
 heuristic. See SPEC §3 and :mod:`kpm._lp_path` / :mod:`kpm.selection`.
+
+Choices where the papers leave room (all documented on the class):
+
+* For D beyond the first dimension D0 with zero training hinge risk the LP has
+  many optimal solutions; the path keeps the D0 one (an optimal solution for every
+  D >= D0), so the CV curve is flat beyond the largest fold D0 and, ties going to
+  the smaller D, the sweep stops there without changing the selection.
+* The CV error is pooled (misclassified validation points of all folds / n), so
+  ties are exact; ties go to the smaller D.
+* The penalty and slope rules use the clipped hinge risk ``R_n(clip f_D)`` of
+  Zwald & Blanchard's eq. (3) (the algorithm summary of that paper writes the
+  unclipped ``R_n(f_D)``; SPEC §3.4 asks for the clipped one). With several
+  classes the risks are averaged over the one-vs-rest problems.
+* Identical training inputs get exactly equal eigenvector rows (their mean), so
+  that the unregularised LP cannot fit rounding noise between them.
 """
 
 from __future__ import annotations
@@ -21,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import KernelParamsMixin
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from ._lp_path import HingePath, LPSolverError, hinge_lp_path
-from .kernels import Kernel, make_kernel
+from .kernels import make_kernel
 from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
