@@ -12,6 +12,7 @@ heuristic, :func:`kpm.kernels.median_sigma` of each training set).
 * KPM ``grid``: the same with ``dim_grid='auto'`` (every D <= 20, then steps of 10 %).
 * KPM ``early``: every D, with ``early_stopping=True`` (the folds advance together; the
   sweep stops at the first D > 2 D_best + 20 -- a heuristic, not a proof).
+* KPM ``fast``: both, ``dim_grid='auto'`` and ``early_stopping=True``.
 
 Both use the same shuffled ``StratifiedKFold(5, random_state=0)`` folds and one
 process (n_jobs=1) with one BLAS thread (threadpoolctl). Times: wall clock (``perf_counter``) and CPU (``process_time``,
@@ -26,14 +27,21 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import time
-from pathlib import Path
 
-import numpy as np
+# one BLAS/OpenMP thread for both competitors, set before numpy/scipy load their BLAS:
+# on a shared 2-core machine multithreaded OpenBLAS spins and inflates the CPU and wall
+# time of the eigendecompositions many-fold (measured: 0.04 s -> 0.3-1.3 s for n = 560)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 SIGMA = {"banana": 0.7071, "german": 5.2440, "image": "median"}
 
@@ -81,14 +89,14 @@ def run_one(name, realization, variants, data_dir=None):
         "cpu_s": cpu,
     }
     for variant in variants:
-        grid = "auto" if variant == "grid" else None
+        grid = "auto" if variant in ("grid", "fast") else None
         kpm, wall, cpu = _timed(
             lambda: KernelProjectionMachine(
                 sigma=sigma,
                 selection="cv",
                 cv=folds,
                 dim_grid=grid,
-                early_stopping=variant == "early",
+                early_stopping=variant in ("early", "fast"),
                 random_state=0,
             ).fit(X, y)
         )
@@ -164,18 +172,18 @@ def main(argv=None):
     ap.add_argument("--datasets", nargs="+", default=["banana", "german", "image"])
     ap.add_argument("--realizations", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument(
-        "--variants", nargs="+", default=["exact", "grid", "early"], choices=["exact", "grid", "early"]
+        "--variants", nargs="+", default=["exact", "grid", "early"], choices=["exact", "grid", "early", "fast"]
     )
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--tag", default="", help="suffix of the output file names")
     args = ap.parse_args(argv)
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info
 
-    # one BLAS thread for both competitors: on a shared 2-core machine multithreaded
-    # BLAS spins and inflates CPU and wall time of the eigendecompositions many-fold
-    threadpool_limits(1)
+    blas = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}
+    print(f"thread pools: {blas}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    json_path = args.out / "kpm_speed.json"
+    json_path = args.out / f"kpm_speed{args.tag}.json"
     records = json.loads(json_path.read_text()) if json_path.exists() else []
     done = {(r["dataset"], r["realization"]) for r in records}
     for name in args.datasets:
@@ -197,7 +205,7 @@ def main(argv=None):
                 flush=True,
             )
     table = summarise([r for r in records if r["dataset"] in args.datasets], args.variants)
-    (args.out / "kpm_speed_table.md").write_text(table + "\n")
+    (args.out / f"kpm_speed{args.tag}_table.md").write_text(table + "\n")
     print(table)
 
 

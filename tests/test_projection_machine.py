@@ -48,9 +48,9 @@ def test_learned_attributes_and_expansion(moons, moons_cv):
     curve = m.selection_curve_
     assert set(curve) >= {"D", "cv_error", "hinge_risk", "clipped_risk", "criterion"}
     assert m.dim_ == curve["D"][select_cv(curve["D"], curve["cv_error"])]
-    # the full-data path is solved up to max(2D, D+10) for the cv rule
+    # the full-data path is solved up to the selected D for the cv rule
     solved = np.isfinite(curve["hinge_risk"])
-    assert solved.sum() == len(m.path_dims_) >= min(2 * m.dim_, len(curve["D"]))
+    assert solved.sum() == len(m.path_dims_) == m.dim_
     assert np.all(np.diff(curve["hinge_risk"][solved]) <= 1e-12)
     assert np.all(curve["clipped_risk"][solved] <= curve["hinge_risk"][solved] + 1e-12)
     assert m.alpha_.shape == (len(X),)

@@ -338,9 +338,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         ``lam_jump`` of the slope heuristic.
     path_dims_ : ndarray of int
         The dimensions of the stored full-data path of the winning kernel. For
-        ``selection='cv'`` it ends a little past the selected D (at ``max(2D, D+10)``):
-        the selection needs nothing more, and the rest of ``selection_curve_``'s
-        training risks is NaN.
+        ``selection='cv'`` it ends at the selected D (the selection needs nothing
+        more; the rest of ``selection_curve_``'s training risks is NaN until
+        :meth:`extend_path` solves further).
     coef_path_ : list of ndarray
         ``beta`` at every D of ``path_dims_`` (one array per one-vs-rest problem);
         with ``intercept_path_`` the whole path is kept (see
@@ -614,12 +614,11 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if sel == "cv":
             idx = select_cv(dims, cv_err)
             k = int(kidx[idx])
-            # the full-data path of the winner only, a little past the selected D (the
-            # selection needs nothing more; the extra part draws the selection curve)
+            # the full-data path of the winner only, up to the selected D: the selection
+            # needs nothing more (extend_path() solves further for figures)
             D = int(dims[idx])
             grid = results[k]["grid"][: results[k]["n_used"]]
-            upto = int(np.searchsorted(grid, max(2 * D, D + 10), side="right"))
-            self._full_path(results[k], Y, max(upto, int(np.searchsorted(grid, D)) + 1))
+            self._full_path(results[k], Y, int(np.searchsorted(grid, D)) + 1)
         else:
             for r in results:
                 self._full_path(r, Y, r["n_used"])
