@@ -266,6 +266,12 @@ def test_bad_input(moons):
         reduce_svc((svc.support_vectors_, np.ones((1, 3)), [0.0], RBF), 2)
     with pytest.raises(ValueError, match="precomputed"):
         reduce_svc(SVC(kernel="precomputed").fit(RBF(X), y), 3)
+    from sklearn.svm import SVR
+
+    with pytest.raises(ValueError, match="not a classifier"):
+        reduce_svc(SVR().fit(X, y.astype(float)), 3)
+    with pytest.raises(ValueError, match="expected a fitted SVC"):
+        reduce_svc("svc", 3)
     with pytest.raises(ValueError, match="one class"):
         ReducedSetSVC().fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="NaN|infinity"):

@@ -444,6 +444,11 @@ def _check_fitted_svc(svc):
 
 def _from_svc(svc):
     _check_fitted_svc(svc)
+    if not hasattr(svc, "classes_"):
+        raise ValueError(
+            f"{type(svc).__name__} is not a classifier (no classes_): pass a kernel expansion "
+            "(support_vectors, coef, intercept, kernel) to reduce other kernel machines"
+        )
     kernel = _svc_kernel(svc)
     V = np.asarray(svc.support_vectors_, dtype=float)
     classes = np.asarray(svc.classes_)
