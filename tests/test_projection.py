@@ -351,20 +351,21 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_rbf_fast_path_matches_kernel_and_respects_budget():
+def test_blocked_rbf_gram_matches_reference_and_respects_budget():
     from kpm import config_context
     from kpm.kernels import KernelMemoryError
-    from kpm.projection import _gram, _kernel_blocks
 
     rng = np.random.RandomState(0)
     X, Z = rng.randn(300, 3), rng.randn(70, 3)
     k = make_kernel("rbf", gamma=0.7)
+    ref = np.exp(-0.7 * ((X[:, None, :] - X[None]) ** 2).sum(-1))
+    ref_zx = np.exp(-0.7 * ((Z[:, None, :] - X[None]) ** 2).sum(-1))
     with config_context(block_bytes=8 * 300 * 2 * 40):  # force many blocks
-        G = _gram(k, X)
-        B = np.vstack([blk.copy() for _, blk in _kernel_blocks(k, Z, X)])
-    assert np.allclose(G, k(X), atol=1e-13, rtol=0)
+        G = k(X)
+        B = np.vstack([blk.copy() for _, blk in k.blocks(Z, X)])
+    assert np.allclose(G, ref, atol=1e-13, rtol=0)
     assert np.allclose(G, G.T, atol=1e-13, rtol=0)
-    assert np.allclose(B, k(Z, X), atol=1e-13, rtol=0)
+    assert np.allclose(B, ref_zx, atol=1e-13, rtol=0)
     with config_context(max_kernel_bytes=8 * 100 * 100):
         with pytest.raises(KernelMemoryError):
             KernelProjection(kernel="rbf").fit(X)

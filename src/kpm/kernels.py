@@ -149,13 +149,26 @@ class Kernel:
         return f"Kernel({self.name!r})"
 
     # ----------------------------------------------------------- evaluation
-    def _block(self, X, Y, X_sq=None, Y_sq=None):
-        """Kernel matrix of two (small enough) blocks; no budget check."""
+    def _block(self, X, Y, X_sq=None, Y_sq=None, out=None):
+        """Kernel matrix of two (small enough) blocks; no budget check.
+
+        ``X_sq``/``Y_sq`` are the squared row norms (computed when omitted); ``out``
+        is an optional preallocated result (used by the RBF path only).
+        """
         name = self.name
         if name == "rbf":
-            D = _sq_dists(X, Y, X_sq, Y_sq)
-            D *= -self.gamma
-            return np.exp(D, out=D)
+            # exp(2g<x,y> - g|x|^2 - g|y|^2), fused into 4 passes and exp (in place)
+            g = self.gamma
+            if X_sq is None:
+                X_sq = np.einsum("ij,ij->i", X, X)
+            if Y_sq is None:
+                Y_sq = np.einsum("ij,ij->i", Y, Y)
+            G = np.matmul(X, Y.T, out=out)
+            G *= 2.0 * g
+            G -= g * X_sq[:, None]
+            G -= g * Y_sq[None, :]
+            np.minimum(G, 0.0, out=G)  # squared distances are >= 0
+            return np.exp(G, out=G)
         if name == "linear":
             return X @ Y.T
         if name == "poly":
@@ -226,8 +239,17 @@ class Kernel:
                 "Kernel.blocks / Kernel.matvec, a partial or Nystroem eigensolver instead"
             )
         out = np.empty((len(X), len(Y)))
-        for rows, block in self.blocks(X, Y):
-            out[rows] = block
+        step = self.block_rows(len(Y))
+        X_sq = Y_sq = None
+        if self.name in ("rbf", "imq"):
+            X_sq = np.einsum("ij,ij->i", X, X)
+            Y_sq = X_sq if Y is X else np.einsum("ij,ij->i", Y, Y)
+        for start in range(0, len(X), step):
+            rows = slice(start, min(start + step, len(X)))
+            target = out[rows]
+            block = self._block(X[rows], Y, None if X_sq is None else X_sq[rows], Y_sq, out=target)
+            if block is not target:
+                target[...] = block
         return out
 
     def block_rows(self, n_cols: int) -> int:

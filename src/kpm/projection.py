@@ -32,9 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import KernelParamsMixin
-from ._config import get_config
 from ._eigensolvers import _choose_solver, center_gram, fix_signs, top_eigh
-from .kernels import KernelMemoryError
 
 __all__ = ["KernelProjection"]
 
@@ -44,62 +42,6 @@ _EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized", "nystroem")
 # ~ n * eps * lambda_max, far smaller).
 _PSD_RTOL = 1e-8
 _DEFAULT_LANDMARKS = 1000
-
-
-def _rbf_rows(X, Y, gamma, xs, ys, out):
-    """``out = exp(-gamma ||x - y||^2)`` for a block of rows, in 4 fused passes + exp.
-
-    ``xs``, ``ys`` are ``-gamma ||x||^2`` and ``-gamma ||y||^2``.
-    """
-    np.matmul(X, Y.T, out=out)
-    out *= 2.0 * gamma
-    out += xs[:, None]
-    out += ys[None, :]
-    np.minimum(out, 0.0, out=out)  # squared distances >= 0
-    return np.exp(out, out=out)
-
-
-def _gram(kernel, X):
-    """Training kernel matrix K(X, X).
-
-    RBF fast path (same values as :class:`kpm.kernels.Kernel` to rounding): the
-    element-wise work is fused into 4 passes and ``exp``. (Evaluating only the blocks on
-    and above the diagonal and mirroring them was measured slower: the transposed copy
-    costs more than the ``exp`` it saves.) Same memory budget as ``Kernel.__call__``.
-    """
-    if kernel.name != "rbf":
-        return kernel(X)
-    n = len(X)
-    budget = get_config()["max_kernel_bytes"]
-    if 8 * n * n > budget:
-        raise KernelMemoryError(
-            f"the {n} x {n} kernel matrix needs {8 * n * n / 2**30:.2f} GiB, over the budget of "
-            f"{budget / 2**30:.2f} GiB (kpm.set_config(max_kernel_bytes=...)); use "
-            "eigen_solver='nystroem' with n_landmarks"
-        )
-    g = kernel.gamma
-    sq = -g * np.einsum("ij,ij->i", X, X)
-    out = np.empty((n, n))
-    step = max(1, min(n, kernel.block_rows(n)))
-    for s in range(0, n, step):
-        e = min(n, s + step)
-        _rbf_rows(X[s:e], X, g, sq[s:e], sq, out[s:e])
-    return out
-
-
-def _kernel_blocks(kernel, X, Y):
-    """``(rows, K(X[rows], Y))`` blocks; fused fast path for RBF."""
-    if kernel.name != "rbf":
-        yield from kernel.blocks(X, Y)
-        return
-    g = kernel.gamma
-    xs = -g * np.einsum("ij,ij->i", X, X)
-    ys = -g * np.einsum("ij,ij->i", Y, Y)
-    step = kernel.block_rows(len(Y))
-    buf = np.empty((min(step, len(X)), len(Y)))
-    for s in range(0, len(X), step):
-        e = min(len(X), s + step)
-        yield slice(s, e), _rbf_rows(X[s:e], Y, g, xs[s:e], ys, buf[: e - s])
 
 
 class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
@@ -350,7 +292,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         self.landmark_indices_ = None
         self.nystroem_offset_ = None
 
-        K = X if precomputed else _gram(self.kernel_, X)
+        K = X if precomputed else self.kernel_(X)
         if self.centered:
             col_means = K.mean(axis=0)
             total = float(col_means.mean())
@@ -526,7 +468,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             return X[:, idx]
         Z = self.X_fit_[idx]
         out = np.empty((X.shape[0], len(idx)))
-        for rows, block in _kernel_blocks(self.kernel_, X, Z):
+        for rows, block in self.kernel_.blocks(X, Z):
             out[rows] = block
         return out
 
@@ -577,7 +519,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         blocks = (
             [(slice(0, X.shape[0]), X)]
             if precomputed
-            else _kernel_blocks(self.kernel_, X, self.X_fit_)
+            else self.kernel_.blocks(X, self.X_fit_)
         )
         for rows, Kb in blocks:
             Yt[rows] = Kb @ A
