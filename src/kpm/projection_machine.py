@@ -78,6 +78,9 @@ def _tie_duplicates(V, groups):
     return sums[g] / counts[g][:, None]
 
 
+_SMALL_ENTRY = 1e-9
+
+
 class _Subspace:
     """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere."""
 
@@ -94,6 +97,10 @@ class _Subspace:
         V = V[:, :r]
         if groups is not None:
             V = _tie_duplicates(V, groups)
+        # HiGHS ignores matrix entries below 1e-9 (small_matrix_value); zero them here so
+        # that the LP it solves is exactly the one whose solution is evaluated (with the
+        # huge coefficients of near-separable paths such entries are not negligible)
+        V = np.where(np.abs(V) <= _SMALL_ENTRY, 0.0, V)
         self.V = V
 
     def features(self, K_new, m):
