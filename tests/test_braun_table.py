@@ -58,6 +58,8 @@ def test_smoke_one_realization(tmp_path, data_dir):
     z = s["rows"]["titanic"]["null_space_noise"]
     assert z["n_realizations"] == 1 and 1 <= z["dim_median"] <= z["rank_median"] <= 150
     assert "Sensitivity" in md
+    o = s["rows"]["heart"]["cv_one_se"]
+    assert o["n_realizations"] == 1 and 1 <= o["dim_cv_median"] <= s["rows"]["heart"]["dim_cv_median"]
     # resuming recomputes nothing and gives the same table
     before = runs["results"]["eval/heart/r001"]["_elapsed_s"]
     s2 = run_braun_table(

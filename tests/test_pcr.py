@@ -76,6 +76,13 @@ def test_cv_errors_match_refitting_each_fold():
             c = KernelPCRClassifier(d, sigma=1.0).fit(X[tr], y[tr])
             se += np.sum((c.decision_function(X[va]) - y[va]) ** 2)
         assert np.isclose(sq.cv_errors_[d - 1], se / len(y))
+    se = KernelPCRClassifier("cv", sigma=1.0, cv=cv, max_components=20, cv_rule="one_se").fit(X, y)
+    e = m.cv_errors_
+    bound = e.min() + np.sqrt(e.min() * (1 - e.min()) / len(y) * len(y) / (len(y) - 1))
+    assert np.allclose(se.cv_errors_, e)
+    assert se.n_components_ == int(np.argmax(e <= bound + 1e-12)) + 1 <= m.n_components_
+    with pytest.raises(ValueError, match="cv_rule"):
+        KernelPCRClassifier("cv", cv_rule="best").fit(X, y)
     with pytest.raises(ValueError, match="cv_loss"):
         KernelPCRRegressor("cv", cv_loss="zero_one").fit(X, y.astype(float))
 

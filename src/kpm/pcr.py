@@ -69,6 +69,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         cv=5,
         max_components=None,
         cv_loss="auto",
+        cv_rule="min",
         null_space="exclude",
         random_state=None,
     ):
@@ -82,6 +83,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.cv = cv
         self.max_components = max_components
         self.cv_loss = cv_loss
+        self.cv_rule = cv_rule
         self.null_space = null_space
         self.random_state = random_state
 
@@ -107,6 +109,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         allowed = ("auto", "zero_one", "squared") if self._is_classifier else ("auto", "squared")
         if self.cv_loss not in allowed:
             raise ValueError(f"cv_loss must be one of {allowed}, got {self.cv_loss!r}")
+        if self.cv_rule not in ("min", "one_se"):
+            raise ValueError(f"cv_rule must be 'min' or 'one_se', got {self.cv_rule!r}")
         if nc == "cv":
             if not hasattr(self.cv, "split") and (
                 isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2
@@ -117,8 +121,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         """Target matrix (n, c) for the regression, and bookkeeping."""
         raise NotImplementedError
 
-    def _errors(self, pred, va, y, Y):
-        """Errors of cumulative predictions pred (n_val, D, c) on rows va, for every d -> (D,)."""
+    def _losses(self, pred, va, y, Y):
+        """Per-sample losses of cumulative predictions pred (n_val, D, c) on rows va -> (n_val, D)."""
         raise NotImplementedError
 
     def _splitter(self, y):
@@ -144,18 +148,21 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             D = min(D, self.max_components)
         if D < 1:
             raise ValueError("cross-validation folds have kernel matrices of rank 0")
-        errs = np.zeros(D)
+        losses = np.zeros((n, D))  # per-sample validation loss for every d
         for tr, va, w, U in fold_preds:
             coef = (U[:, :D].T @ Y[tr]) / w[:D, None]  # (D, c)
             A = K[np.ix_(va, tr)] @ U[:, :D]  # (n_va, D)
             pred = np.cumsum(A[:, :, None] * coef[None, :, :], axis=1)  # (n_va, D, c)
             if self.cv_loss == "squared":
-                err = ((pred - Y[va][:, None, :]) ** 2).mean(axis=(0, 2))
+                losses[va] = ((pred - Y[va][:, None, :]) ** 2).mean(axis=2)
             else:
-                err = self._errors(pred, va, y, Y)
-            errs += err * len(va)
-        errs /= n
-        return int(np.argmin(errs)) + 1, errs
+                losses[va] = self._losses(pred, va, y, Y)
+        errs = losses.mean(axis=0)
+        best = int(np.argmin(errs))
+        if self.cv_rule == "one_se":
+            se = losses[:, best].std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
+            best = int(np.argmax(errs <= errs[best] + se))
+        return best + 1, errs
 
     # ---------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -265,6 +272,10 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         CV criterion for ``n_components='cv'``: 'auto' is the squared error for the
         regressor and the 0-1 error for the classifier; the classifier also accepts
         'squared' (squared error of the ±1 coded decision values).
+    cv_rule : {'min', 'one_se'}, default='min'
+        'min': the d with the smallest CV loss (ties: smaller d); 'one_se': the smallest d
+        whose CV loss is within one standard error (of the per-sample losses at the
+        minimum) of the minimum.
     null_space : {'exclude', 'noise'}, default='exclude'
         Treatment of the null space of a singular K in the relevant-dimension estimate,
         see :class:`kpm.relevance.RelevantDimension`.
@@ -302,8 +313,8 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     def _targets(self, y):
         return np.asarray(y, dtype=float)[:, None]
 
-    def _errors(self, pred, va, y, Y):
-        return ((pred - Y[va][:, None, :]) ** 2).mean(axis=(0, 2))
+    def _losses(self, pred, va, y, Y):
+        return ((pred - Y[va][:, None, :]) ** 2).mean(axis=2)
 
     def _finish_fit(self, y, Y):
         self.residual_variance_ = float(np.mean((Y - self.fitted_train_) ** 2))
@@ -366,9 +377,9 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
             return (F[..., 0] > 0).astype(int)
         return np.argmax(F, axis=-1)
 
-    def _errors(self, pred, va, y, Y):
+    def _losses(self, pred, va, y, Y):
         true = self._decide(Y[va])  # (n_va,)
-        return (self._decide(pred) != true[:, None]).mean(axis=0)
+        return (self._decide(pred) != true[:, None]).astype(float)
 
     def _finish_fit(self, y, Y):
         self.label_noise_ = float(np.mean(self._decide(self.fitted_train_) != self._decide(Y)))
