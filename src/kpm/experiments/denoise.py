@@ -464,15 +464,21 @@ class USPSSettings:
     progress: bool = True
 
 
+def _load_usps_pm1(data_dir):
+    """USPS (:func:`kpm.datasets.load_usps`) with pixels mapped from [0, 1] to [-1, 1] (2x - 1)."""
+    from kpm.datasets import load_usps
+
+    Xtr, ytr, Xte, yte = load_usps(data_dir=data_dir)
+    return 2.0 * Xtr - 1.0, ytr, 2.0 * Xte - 1.0, yte
+
+
 def usps_subset(data_dir, n_train_per_digit, n_test_per_digit, seed):
     """Random per-digit subsets of USPS with pixels scaled to [-1, 1].
 
     Returns ``X_train, y_train, X_test, y_test`` (test images in digit order 0..9,
     each digit's images in random order).
     """
-    from kpm.experiments.reduced_set import load_usps_pm1
-
-    Xtr, ytr, Xte, yte = load_usps_pm1(data_dir)
+    Xtr, ytr, Xte, yte = _load_usps_pm1(data_dir)
     rng = np.random.default_rng(seed)
     tr, te = [], []
     for k in range(10):
@@ -625,13 +631,11 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                 bar.advance()
 
         if "perf" in todo and st.perf_images > 0:
-            from kpm.experiments.reduced_set import load_usps_pm1
-
             q = min(st.perf_components, max(kq))
             cpu0, t0 = time.process_time(), time.perf_counter()
             kd = fit_kernel(c_main, q) if (c_main, max(kq)) not in fitted else fitted[(c_main, max(kq))]
             fit_wall, fit_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-            _, _, Xte_all, _ = load_usps_pm1(st.data_dir)
+            _, _, Xte_all, _ = _load_usps_pm1(st.data_dir)
             prng = np.random.default_rng(st.seed + 2)
             P = Xte_all[prng.choice(len(Xte_all), min(st.perf_images, len(Xte_all)), replace=False)]
             Pn = add_noise(P, "gaussian", st.gaussian_sigma, prng)
