@@ -248,13 +248,17 @@ def write_report(res, out):
     (out / "scale.md").write_text("\n".join(lines) + "\n")
 
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    for meth, mk in (("kpm", "o-"), ("nys_linsvc", "s-"), ("svc", "^-")):
+    for i, (meth, mk) in enumerate((("kpm", "o-"), ("nys_linsvc", "s-"), ("svc", "^-"))):
         pts = sorted((r["n"], r["wall_s"]) for r in res.values()
                      if r.get("method") == meth and "test_error" in r)
         if pts:
-            ax.loglog(*zip(*pts), mk, label=names[meth])
+            ax.loglog(*zip(*pts), mk, color=f"C{i}", label=names[meth] + ", wall")
+        cpu = sorted((r["n"], r["cpu_s"]) for r in res.values()
+                     if r.get("method") == meth and "test_error" in r and "cpu_s" in r)
+        if cpu:
+            ax.loglog(*zip(*cpu), mk[0] + "--", color=f"C{i}", mfc="none", label=names[meth] + ", CPU")
     ax.set_xlabel("training points n")
-    ax.set_ylabel("wall time (s), loaded 2-core machine")
+    ax.set_ylabel("seconds (wall: loaded 2-core machine)")
     ax.set_title(f"twonorm, m = {M} landmarks")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
