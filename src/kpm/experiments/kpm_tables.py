@@ -755,7 +755,9 @@ def run_table1(st):
         if D_fix[d] > res["max_dim"]:
             raise RuntimeError(f"fixed D={D_fix[d]} is beyond the path (max_dim {res['max_dim']})")
         kpm[(d, r)] = {"error": float(path[min(D_fix[d], len(path)) - 1]), "D": D_fix[d],
-                       "published": res["published"], "time_fit_s": res["time_fit_s"]}
+                       "published": res["published"], "time_fit_s": res["time_fit_s"],
+                       "_elapsed_s": res.get("_elapsed_s", 0.0),
+                       "_task": f"kpm_all/{d}/r{r:03d}"}
     cells = []
     for d in st.datasets:
         ck = _cell(_by_dataset(kpm, d), d, "KPM (fixed D)", PAPER_TABLE1["kpm"][d], "D")
