@@ -1,4 +1,6 @@
 # All set-up is done by these targets: each creates .venv if missing and installs kpm into it.
+# Tests run in 2 pytest workers with one BLAS thread each (2 cores; oversubscribed OpenBLAS
+# was measured up to 24x slower here).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -18,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/kpm demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -q tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_projection.py
