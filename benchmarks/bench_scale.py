@@ -258,7 +258,7 @@ def write_report(res, out):
         if cpu:
             ax.loglog(*zip(*cpu), mk[0] + "--", color=f"C{i}", mfc="none", label=names[meth] + ", CPU")
     ax.set_xlabel("training points n")
-    ax.set_ylabel("seconds (wall: loaded 2-core machine)")
+    ax.set_ylabel("seconds, 2-core machine (load: see table)")
     ax.set_title(f"twonorm, m = {M} landmarks")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
