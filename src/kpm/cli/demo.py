@@ -184,5 +184,4 @@ def register(app, reproduce):
 
             console.print(Rule("Kernel Projection Machine"))
             run_kpm_demo(console, out)
-            console.print(Rule("Explicit kernel feature map (nonlinear projection trick)"))
         run_projection_demo(console, quick=quick)
