@@ -592,6 +592,23 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                 state["fit_seconds"][f"{c:.6g}"] = time.perf_counter() - t
         return fitted[key]
 
+    def kernel_curves(c):
+        """MSE-versus-components curves of kernel PCA with width c, for every noise type."""
+        kd = fit_kernel(c, max(kq))
+        ck = f"{c:.6g}"
+        for nz, Tn in noisy.items():
+            curve, nc = {}, {}
+            for q in kq:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    Z = kd.denoise(Tn, q)
+                curve[str(q)] = _mse_pixels(Z, T)
+                nc[str(q)] = int(np.sum(~kd.converged_))
+                if c == c_main and q in st.grid_components:
+                    state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
+            state["kpca"].setdefault(ck, {})[nz] = curve
+            state["not_converged"].setdefault(ck, {})[nz] = nc
+
     def finish(stage):
         if stage not in state["done"]:
             state["done"].append(stage)
@@ -611,24 +628,10 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                                         for nz, Tn in noisy.items()}
             finish("linear")
             bar.advance()
-        for c in [c_main] if "kernel" in todo else []:
-            kd = fit_kernel(c, max(kq))
-            ck = f"{c:.6g}"
-            for nz, Tn in noisy.items():
-                curve, nc = {}, {}
-                for q in kq:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        Z = kd.denoise(Tn, q)
-                    curve[str(q)] = _mse_pixels(Z, T)
-                    nc[str(q)] = int(np.sum(~kd.converged_))
-                    if c == c_main and q in st.grid_components:
-                        state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
-                state["kpca"].setdefault(ck, {})[nz] = curve
-                state["not_converged"].setdefault(ck, {})[nz] = nc
-            if c == c_main:
-                finish("kernel")
-                bar.advance()
+        if "kernel" in todo:
+            kernel_curves(c_main)
+            finish("kernel")
+            bar.advance()
 
         if "perf" in todo and st.perf_images > 0:
             q = min(st.perf_components, max(kq))
@@ -712,20 +715,7 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                     finish(s)
                     bar.advance()
         for c in widths_extra if "widths" in todo else []:
-            kd = fit_kernel(c, max(kq))
-            ck = f"{c:.6g}"
-            for nz, Tn in noisy.items():
-                curve, nc = {}, {}
-                for q in kq:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        Z = kd.denoise(Tn, q)
-                    curve[str(q)] = _mse_pixels(Z, T)
-                    nc[str(q)] = int(np.sum(~kd.converged_))
-                    if c == c_main and q in st.grid_components:
-                        state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
-                state["kpca"].setdefault(ck, {})[nz] = curve
-                state["not_converged"].setdefault(ck, {})[nz] = nc
+            kernel_curves(c)
             fitted.pop((c, max(kq)), None)
             _save_state(out, state)
         if "widths" in todo:
