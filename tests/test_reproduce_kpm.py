@@ -152,12 +152,14 @@ def test_repeated_points_merged_with_weights_same_svm():
     """Merging repeated (x, y) pairs with sample_weight solves the same SVM problem."""
     from sklearn.svm import SVC
 
+    from kpm.kernels import pairwise_kernel
+
     rng = np.random.default_rng(0)
     base = rng.standard_normal((30, 3))
     yb = np.where(base[:, 0] + 0.5 * rng.standard_normal(30) > 0, 1, -1)
     rep = rng.integers(1, 5, size=30)
     X, y = np.repeat(base, rep, axis=0), np.repeat(yb, rep)
-    K = kt._gram(1.5, X)
+    K = pairwise_kernel(X, sigma=1.5)
     idx = np.arange(len(y))
     rows, counts = kt._unique_rows(X, y, idx)
     assert rows.size == 30 and np.array_equal(np.sort(counts), np.sort(rep))
@@ -165,8 +167,8 @@ def test_repeated_points_merged_with_weights_same_svm():
     for C in (0.1, 1.0, 30.0):
         merged, used = kt._fit_svc(K, X, y, idx, C)
         plain = SVC(C=C, kernel="precomputed").fit(K, y)
-        f1 = merged.decision_function(kt._gram(1.5, Xt, X[used]))
-        f2 = plain.decision_function(kt._gram(1.5, Xt, X))
+        f1 = merged.decision_function(pairwise_kernel(Xt, X[used], sigma=1.5))
+        f2 = plain.decision_function(pairwise_kernel(Xt, X, sigma=1.5))
         np.testing.assert_allclose(f1, f2, atol=2e-2)
         assert np.mean(np.sign(f1) != np.sign(f2)) <= 0.01
 

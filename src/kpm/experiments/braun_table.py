@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kpm.kernels import pairwise_kernel
+
 __all__ = [
     "DATASETS",
     "WIDTH_FACTORS",
@@ -116,12 +118,6 @@ def width_grid(name, data_dir=None, factors=WIDTH_FACTORS):
     return med, [float(med * f) for f in factors]
 
 
-def _rbf_gram(X, Y, sigma):
-    from kpm.kernels import make_kernel
-
-    return make_kernel("rbf", sigma=sigma)(X, Y)
-
-
 def _nll_scores(K_list, y):
     from kpm.relevance import RelevantDimension
 
@@ -151,7 +147,7 @@ def selection_task(dataset, realization, sigmas, data_dir=None, sigma_median=Non
     t0 = time.perf_counter()
     sp = _load(dataset, realization, data_dir)
     y = sp.y_train.astype(float)
-    scores = _nll_scores([_rbf_gram(sp.X_train, None, s) for s in sigmas], y)
+    scores = _nll_scores([pairwise_kernel(sp.X_train, None, sigma=s) for s in sigmas], y)
     return {
         "dataset": dataset,
         "realization": realization,
@@ -208,8 +204,8 @@ def evaluation_task(dataset, realization, sigma, data_dir=None, cv=5,
     t0 = time.perf_counter()
     sp = _load(dataset, realization, data_dir)
     ytr, yte = sp.y_train, sp.y_test
-    Ktr = _rbf_gram(sp.X_train, None, sigma)
-    Kte = _rbf_gram(sp.X_test, sp.X_train, sigma)
+    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
+    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     folds = list(splitter.split(np.zeros((len(ytr), 1)), ytr))
     rel, err_rel = _kpcr(Ktr, ytr, Kte, yte, "relevant", realization)
@@ -261,8 +257,8 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
 
     t0 = time.perf_counter()
     sp = _load(dataset, realization, data_dir)
-    Ktr = _rbf_gram(sp.X_train, None, sigma)
-    Kte = _rbf_gram(sp.X_test, sp.X_train, sigma)
+    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
+    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
     rel, err = _kpcr(Ktr, sp.y_train, Kte, sp.y_test, "relevant", realization, null_space="noise")
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     from kpm.pcr import KernelPCRClassifier
@@ -291,8 +287,8 @@ def cv_rule_task(dataset, realization, sigma, data_dir=None, cv=5):
 
     t0 = time.perf_counter()
     sp = _load(dataset, realization, data_dir)
-    Ktr = _rbf_gram(sp.X_train, None, sigma)
-    Kte = _rbf_gram(sp.X_test, sp.X_train, sigma)
+    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
+    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     c = KernelPCRClassifier("cv", kernel="precomputed", cv=splitter, cv_rule="one_se",
                             random_state=realization).fit(Ktr, sp.y_train)
@@ -341,7 +337,7 @@ def _splice_grams(encoding, param, Str, Ste):
         return k(Str), (k(Ste, Str) if Ste is not None else None)
     Xtr = _encode(encoding, Str)
     Xte = _encode(encoding, Ste) if Ste is not None else None
-    return _rbf_gram(Xtr, None, param), (_rbf_gram(Xte, Xtr, param) if Xte is not None else None)
+    return pairwise_kernel(Xtr, None, sigma=param), (pairwise_kernel(Xte, Xtr, sigma=param) if Xte is not None else None)
 
 
 def splice_grid(encoding, data_dir=None):

@@ -64,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from kpm.experiments.runner import Task, atomic_write_json, load_results, run_tasks
+from kpm.kernels import pairwise_kernel
 
 __all__ = [
     "SIGMAS",
@@ -131,12 +132,6 @@ def _split(dataset, realization, data_dir):
     return load_raetsch(dataset, realization, data_dir=data_dir)
 
 
-def _gram(sigma, X, Y=None):
-    from kpm.kernels import make_kernel
-
-    return make_kernel("rbf", sigma=sigma)(X, Y)
-
-
 def _folds(y, cv, realization):
     from sklearn.model_selection import StratifiedKFold
 
@@ -194,7 +189,7 @@ def svm_cv_task(dataset, realization, sigma, C_grid, cv=5, data_dir=None):
     s = _split(dataset, realization, data_dir)
     C_grid = np.asarray(C_grid, dtype=float)
     t0 = time.perf_counter()
-    K = _gram(sigma, s.X_train)
+    K = pairwise_kernel(s.X_train, sigma=sigma)
     y = s.y_train
     wrong = np.zeros(len(C_grid))
     for tr, va in _folds(y, cv, realization):
@@ -211,7 +206,7 @@ def svm_cv_task(dataset, realization, sigma, C_grid, cv=5, data_dir=None):
     j = int(np.argmin(cv_err))  # first minimum = smallest C among ties
     t1 = time.perf_counter()
     model, rows = _fit_svc(K, s.X_train, y, np.arange(len(y)), C_grid[j])
-    err = _pct(s.y_test, model.predict(_gram(sigma, s.X_test, s.X_train[rows])))
+    err = _pct(s.y_test, model.predict(pairwise_kernel(s.X_test, s.X_train[rows], sigma=sigma)))
     t2 = time.perf_counter()
     return {
         "error": err,
@@ -232,9 +227,9 @@ def svm_fixed_task(dataset, realization, sigma, C, data_dir=None):
     """SVM with a fixed C (Table 1); test error in percent."""
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
-    K = _gram(sigma, s.X_train)
+    K = pairwise_kernel(s.X_train, sigma=sigma)
     model, rows = _fit_svc(K, s.X_train, s.y_train, np.arange(len(s.y_train)), float(C))
-    err = _pct(s.y_test, model.predict(_gram(sigma, s.X_test, s.X_train[rows])))
+    err = _pct(s.y_test, model.predict(pairwise_kernel(s.X_test, s.X_train[rows], sigma=sigma)))
     return {"error": err, "C": float(C), "published": s.published,
             "time_fit_s": time.perf_counter() - t0}
 
@@ -792,7 +787,7 @@ def figure1(st, realization=1):
     d = "flare_solar"
     s = _split(d, realization, st.data_dir)
     sig = SIGMAS[d]
-    K, Kt = _gram(sig, s.X_train), _gram(sig, s.X_test, s.X_train)
+    K, Kt = pairwise_kernel(s.X_train, sigma=sig), pairwise_kernel(s.X_test, s.X_train, sigma=sig)
     Cs = st.C_grid
     svm_test, svm_train = [], []
     for C in Cs:
