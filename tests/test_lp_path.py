@@ -42,10 +42,11 @@ def _decision_range(Z, y, D, opt, w):
     return lo.fun, -hi.fun
 
 
-@pytest.mark.parametrize("strategy", ["primal", "dual"])
-def test_path_matches_cold_linprog(strategy):
+@pytest.mark.parametrize("solver, strategy", [("highs", "primal"), ("highs", "dual"), ("simplex", "primal")])
+def test_path_matches_cold_linprog(solver, strategy):
     Z, y = _problem()
-    path = hinge_lp_path(Z, y, 25, strategy=strategy, stop_at_zero=False)
+    path = hinge_lp_path(Z, y, 25, solver=solver, strategy=strategy, stop_at_zero=False)
+    assert path.fallbacks == 0
     rng = np.random.default_rng(1)
     n_unique = 0
     for D in (1, 2, 3, 5, 8, 13, 20, 25):
@@ -64,9 +65,10 @@ def test_path_matches_cold_linprog(strategy):
     assert n_unique >= 4  # the comparison of decision values really happened
 
 
-def test_hinge_risk_non_increasing_and_early_stop():
+@pytest.mark.parametrize("solver", ["highs", "simplex"])
+def test_hinge_risk_non_increasing_and_early_stop(solver):
     Z, y = _problem(n=50, m=50, seed=3)
-    path = hinge_lp_path(Z, y)
+    path = hinge_lp_path(Z, y, solver=solver)
     r = path.hinge_risk
     assert len(r) == 50
     assert np.all(np.diff(r) <= 1e-12)
@@ -87,7 +89,7 @@ def test_hinge_risk_non_increasing_and_early_stop():
 def test_solver_failure_reports_highs_status():
     Z, y = _problem()
     with pytest.raises(LPSolverError, match="Iteration limit"):
-        hinge_lp_path(Z, y, 10, iteration_limit=0)
+        hinge_lp_path(Z, y, 10, iteration_limit=0, solver="highs")
 
 
 def test_bad_input():
@@ -102,14 +104,17 @@ def test_bad_input():
         hinge_lp_path(Z, y, 6)
     with pytest.raises(ValueError, match="strategy"):
         hinge_lp_path(Z, y, 2, strategy="barrier")
+    with pytest.raises(ValueError, match="solver"):
+        hinge_lp_path(Z, y, 2, solver="cplex")
     with pytest.raises(ValueError, match="D must be"):
         hinge_lp_path(Z, y, 3).coef_at(4)
 
 
-def test_grid_path_matches_every_d_path():
+@pytest.mark.parametrize("solver", ["highs", "simplex"])
+def test_grid_path_matches_every_d_path(solver):
     Z, y = _problem()
-    every = hinge_lp_path(Z, y, 25, stop_at_zero=False)
-    grid = hinge_lp_path(Z, y, 25, dims=[3, 7, 12, 25], stop_at_zero=False)
+    every = hinge_lp_path(Z, y, 25, stop_at_zero=False, solver=solver)
+    grid = hinge_lp_path(Z, y, 25, dims=[3, 7, 12, 25], stop_at_zero=False, solver=solver)
     np.testing.assert_allclose(grid.objective, every.objective[[2, 6, 11, 24]], rtol=1e-9, atol=1e-9)
     assert grid.decision_values(Z).shape == (60, 4)
     with pytest.raises(ValueError, match="dimensions"):
@@ -138,4 +143,4 @@ def test_failed_warm_start_recovers_with_a_cold_solve():
 def test_time_limit_failure_lists_every_attempt():
     Z, y = _problem(n=200, m=60, seed=5)
     with pytest.raises(LPSolverError, match="Time limit"):
-        hinge_lp_path(Z, y, 60, time_limit=1e-9)
+        hinge_lp_path(Z, y, 60, time_limit=1e-9, solver="highs")

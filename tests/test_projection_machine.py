@@ -92,6 +92,24 @@ def test_early_stopping_lockstep_matches_per_fold_paths(moons, moons_cv):
     assert m.dim_ == moons_cv.dim_
 
 
+def test_lp_solvers_give_the_same_model(moons, moons_cv):
+    # the specialised simplex (default) and HiGHS solve the same LPs. Below zero training
+    # risk the LP solutions on these folds are unique, so the CV curves agree there; the
+    # folds reach zero risk at D = 46..55, where the LP has many optimal solutions (with
+    # huge coefficients) and the two solvers return different ones
+    X, y, Xt, _ = moons
+    highs = KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, lp_solver="highs").fit(X, y)
+    assert moons_cv.lp_fallbacks_ == 0 and highs.lp_fallbacks_ == 0
+    a, b = moons_cv.selection_curve_["cv_error"], highs.selection_curve_["cv_error"]
+    np.testing.assert_array_equal(a[:45], b[:45])
+    np.testing.assert_allclose(moons_cv.selection_curve_["hinge_risk"], highs.selection_curve_["hinge_risk"],
+                               rtol=1e-9, atol=1e-12)
+    assert moons_cv.dim_ == highs.dim_
+    np.testing.assert_allclose(moons_cv.decision_function(Xt), highs.decision_function(Xt), atol=1e-6)
+    with pytest.raises(ValueError, match="lp_solver"):
+        KernelProjectionMachine(selection=3, lp_solver="glpk").fit(X, y)
+
+
 def test_dim_grid(moons):
     X, y, Xt, yt = moons
     m = KernelProjectionMachine(sigma=0.5, dim_grid=[2, 4, 8, 16, 32], random_state=0).fit(X, y)

@@ -110,9 +110,9 @@ class _Subspace:
         return (K_new @ self.V[:, :m]) / self.eigenvalues[:m]
 
 
-def _fit_paths(Z, Y, grid):
+def _fit_paths(Z, Y, grid, solver="auto"):
     """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``."""
-    return [hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid) for c in range(Y.shape[1])]
+    return [hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver) for c in range(Y.shape[1])]
 
 
 def _width(paths):
@@ -150,7 +150,7 @@ def _pad(v, length):
     return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
 
 
-def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None):
+def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto"):
     """Fit the paths of one CV fold; return validation errors and risks on the grid."""
     sub = _Subspace(
         K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
@@ -163,7 +163,7 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     g = grid[grid <= m]
     if len(g) == 0 or g[-1] != m:
         g = np.append(g, m)
-    paths = _fit_paths(sub.V[:, :m], Y[tr], g)
+    paths = _fit_paths(sub.V[:, :m], Y[tr], g, solver)
     w = _width(paths)
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
     F_tr = _decisions(paths, sub.V[:, :w])
@@ -171,10 +171,10 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     errors = _pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid)
     clipped = _pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid)
     n_used = min(max(p.n_solved for p in paths), n_grid)
-    return {"errors": errors, "clipped": clipped, "n_used": n_used}
+    return {"errors": errors, "clipped": clipped, "n_used": n_used, "fallbacks": sum(p.fallbacks for p in paths)}
 
 
-def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None):
+def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None, solver="auto"):
     """All folds' paths advanced together along the grid, with optional early stopping.
 
     Returns the per-fold dicts of :func:`_fold_task` (padded to the grid) and the
@@ -183,7 +183,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
     so no later D can win the tie-broken argmin) or, with ``early_stopping``, at the
     first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic).
     """
-    from ._lp_path import IncrementalHingeLP
+    from ._lp_path import HingeLP
 
     n_classes = Y.shape[1]
     states = []
@@ -202,7 +202,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
                 "V": sub.V[:, :m],
                 "Zva": sub.features(K[np.ix_(va, tr)], m),
                 "m": m,
-                "lps": [IncrementalHingeLP(Y[tr, c]) for c in range(n_classes)],
+                "lps": [HingeLP(Y[tr, c], solver=solver) for c in range(n_classes)],
                 "frozen": [False] * n_classes,
                 "F_va": np.zeros((len(va), n_classes)),
                 "F_tr": np.zeros((len(tr), n_classes)),
@@ -241,6 +241,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
             "errors": _pad(np.asarray(st["errors"], dtype=float), len(grid)),
             "clipped": _pad(np.asarray(st["clipped"]), len(grid)),
             "n_used": n_used,
+            "fallbacks": sum(lp.fallbacks for lp in st["lps"]),
         }
         for st in states
     ]
@@ -314,6 +315,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         provably cannot change the selection. With early stopping ``n_jobs`` is not used.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
+    lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
+        The solver of the hinge LP paths (:mod:`kpm._lp_path`): ``'simplex'`` the
+        specialised warm-started simplex of :mod:`kpm._hinge_simplex`, ``'highs'``
+        one warm-started HiGHS model per path, ``'auto'`` the former with the
+        latter as fallback on numerical trouble. All solve the same LPs exactly;
+        where an LP has several optimal solutions (typically once the training
+        hinge risk is 0) they may return different ones.
     random_state : int, RandomState or None
         Seeds the CV shuffling.
     n_jobs : int, optional
@@ -354,6 +362,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         :meth:`decision_function_path`).
     fit_time_ : float
         Seconds spent in :meth:`fit`.
+    lp_fallbacks_ : int
+        Paths (folds and full data) on which ``lp_solver='auto'`` handed the LP to
+        HiGHS after the specialised simplex reported numerical trouble.
     """
 
     def __init__(
@@ -373,6 +384,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         dim_grid=None,
         early_stopping=False,
         centered=False,
+        lp_solver="auto",
         random_state=None,
         n_jobs=None,
     ):
@@ -390,6 +402,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.dim_grid = dim_grid
         self.early_stopping = early_stopping
         self.centered = centered
+        self.lp_solver = lp_solver
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -450,6 +463,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         md = self.max_dim
         if md is not None and (isinstance(md, bool) or not isinstance(md, numbers.Integral) or md < 1):
             raise ValueError(f"max_dim must be None or a positive int, got {md!r}")
+        if not isinstance(self.lp_solver, str) or self.lp_solver not in ("auto", "simplex", "highs"):
+            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'highs', got {self.lp_solver!r}")
         if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) and self.cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}")
 
@@ -519,6 +534,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
 
         self._select(results, kernels, Y, n, splits)
+        self.lp_fallbacks_ = int(
+            sum(f.get("fallbacks", 0) for r in results for f in r.get("folds", []))
+            + sum(p.fallbacks for r in results for p in r.get("paths", []))
+        )
         self.X_fit_ = X
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -576,7 +595,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
             if self.early_stopping:
                 folds, n_used = _cv_lockstep(
-                    K, splits, Y, codes, self.centered, grid, True, self.random_state, groups
+                    K, splits, Y, codes, self.centered, grid, True, self.random_state, groups,
+                    self.lp_solver,
                 )
             else:
                 n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
@@ -586,6 +606,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                         n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
                         self.random_state,
                         groups,
+                        self.lp_solver,
                     )
                     for tr, va in splits
                 )
@@ -602,7 +623,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     def _full_path(self, res, Y, upto):
         """Solve the full-data paths of one kernel on its grid up to grid index ``upto``."""
         full, grid = res["full"], res["grid"][:upto]
-        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid)
+        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid, self.lp_solver)
         F = _decisions(paths, full.V[:, : _width(paths)])
         res["paths"] = paths
         res["path_grid"] = grid

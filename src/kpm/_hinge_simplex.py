@@ -1,0 +1,313 @@
+"""A specialised exact solver for the KPM hinge-loss LP path (SPEC §3.2-3.3).
+
+The LP of dimension D,
+
+    min_{w}  f(w) = sum_i max(0, 1 - a_i^T w),   a_i = y_i (1, Z_i1, ..., Z_iD),
+
+has ``p = D + 1`` free variables and ``n >> p`` kinks. A generic LP solver
+(HiGHS) sees n rows and n slack columns; after every added feature column it
+refactorises a basis whose dense part is p x p and takes 50-70 primal simplex
+iterations, one breakpoint each. This module solves the same LP by the simplex
+method *on the kinks* (the Barrodale-Roberts idea for L1 regression, written for
+the one-sided hinge):
+
+* a vertex is a set ``B`` of p rows with ``a_i^T w = 1`` (the "basis"), kept with
+  the explicit inverse of ``A_B`` (p x p, Sherman-Morrison updates, refactorised
+  every ``refactor_every`` pivots; the vertex itself is recomputed from it with a
+  step of iterative refinement whenever it is reported);
+* optimality: with ``g`` the sum of the violated rows (``a_i^T w < 1``), the
+  multipliers ``t = -A_B^{-T} g`` certify optimality when ``0 <= t <= 1``; this
+  is the LP's dual feasibility (``t_i`` is the dual value of row i);
+* a pivot drops a row whose multiplier is out of ``[0, 1]`` and moves along the
+  edge that frees it; the line search passes *every* breakpoint at which the
+  piecewise-linear objective still decreases (a "long step", one pivot for what
+  costs a generic primal simplex one iteration per breakpoint), O(n p) per pivot;
+* a new feature column adds a free variable: the current vertex becomes a line,
+  which is searched the same way to reach a vertex of the larger problem, and the
+  pivots resume from there (the warm start);
+* degeneracy: the pivots run on the right-hand side ``1 + eps_i`` (``eps_i`` up to
+  1e-7, fixed seed), which breaks the ties between kinks (the intercept-only start
+  puts a whole class on its kink; duplicated points share kinks) that make a plain
+  simplex stall or cycle. Every reported solution is the vertex of the final basis
+  for the exact right-hand side, checked for optimality there (rows on their kink
+  may take either status); if the check fails, pivots continue on the exact problem.
+
+The pivot loop is compiled with numba (:mod:`kpm._hinge_kernels`); the rest is
+numpy.
+
+It is exact in the same sense as the simplex method: it stops at a vertex that
+satisfies the optimality conditions to ``tol``; :func:`kpm._lp_path.hinge_lp_path`
+validates it against HiGHS in the tests (objectives equal to 1e-9 along whole
+paths), and any numerical trouble (a singular basis, a pivot cap) raises
+:class:`SimplexFailure` so that the caller can fall back to HiGHS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._hinge_kernels import OPTIMAL, SMALL_PIVOT, UNBOUNDED, pivot_loop
+
+__all__ = ["HingeSimplex", "SimplexFailure"]
+
+
+class SimplexFailure(RuntimeError):
+    """The specialised solver hit numerical trouble; solve this path with HiGHS instead."""
+
+
+class HingeSimplex:
+    """The hinge LP of :mod:`kpm._lp_path`, grown one feature column at a time.
+
+    Same interface as :class:`kpm._lp_path.IncrementalHingeLP`: ``add_columns(Zc)``
+    then ``solve() -> (beta, b, objective, pivots)``.
+
+    Parameters
+    ----------
+    y : ndarray (n,)
+        Labels in {-1, +1}.
+    tol : float, default=1e-9
+        Optimality tolerance on the multipliers; rows within ``10 tol`` of their
+        kink count as tied in the final check.
+    refactor_every : int, default=100
+        Pivots between two refactorisations of the basis inverse.
+    max_pivots : int, optional
+        Pivots allowed per solve before :class:`SimplexFailure` (default ``10 (n + p)``).
+    perturbation : float, default=1e-7
+        Size of the right-hand-side perturbation of the pivoting phase.
+    """
+
+    def __init__(self, y, *, tol=1e-9, refactor_every=100, max_pivots=None, perturbation=1e-7):
+        y = np.asarray(y, dtype=float)
+        if y.ndim != 1 or len(y) < 1 or not np.all(np.isin(y, (-1.0, 1.0))):
+            raise ValueError("y must be a 1-D array containing only -1 and +1")
+        n = len(y)
+        self.y = y
+        self.n = n
+        self.tol = float(tol)
+        self._tie_tol = 10.0 * self.tol
+        self.refactor_every = int(refactor_every)
+        self.max_pivots = max_pivots
+        self.n_cols = 0  # feature columns added (the caller's D)
+        self.restarts = 0  # interface parity with IncrementalHingeLP
+        self._pos = []  # position of each feature column in A (-1: dependent, beta = 0)
+        self._pending = []  # added columns not yet brought into the vertex
+        self._A = np.empty((n, 16))
+        self._A[:, 0] = y  # the intercept column
+        self._p = 1
+        # the pivots run on the right-hand side 1 + eps_i (eps_i ~ U(0, perturbation),
+        # fixed seed): ties between kinks (the intercept-only start puts a whole class
+        # on its kink; duplicated points) make the plain simplex stall or cycle. The
+        # exact right-hand side is restored for the final check of every solve.
+        rng = np.random.default_rng(0)
+        self._rhs_work = 1.0 + float(perturbation) * rng.random(n)
+        self._rhs = self._rhs_work
+        b = 1.0 if np.sum(y > 0) >= np.sum(y < 0) else -1.0
+        i0 = int(np.flatnonzero(y == b)[0])
+        self._B = np.array([i0], dtype=np.int64)
+        # row status: +1 violated (counted in g), -1 satisfied, 0 in the basis
+        self._st = np.full(n, -1.0)
+        self._st[i0] = 0.0
+        self._refresh(invert=True)
+
+    # ----------------------------------------------------------------- state
+    def _Ap(self):
+        return self._A[:, : self._p]
+
+    def _refresh(self, invert=False, keep_ties=False):
+        """Recompute w, residuals, row status and ``g`` from the basis.
+
+        ``invert`` refactorises the basis inverse (O(p^3)); otherwise one step of
+        iterative refinement on ``A_B w = rhs_B`` (O(p^2)). ``keep_ties``: rows
+        within ``10 tol`` of their kink keep their status (both are valid
+        subgradients there).
+        """
+        if invert:
+            AB = self._Ap()[self._B]
+            try:
+                self._Binv = np.linalg.inv(AB.T).T  # Fortran order: contiguous columns
+            except np.linalg.LinAlgError as exc:
+                raise SimplexFailure("the basis became singular") from exc
+            self._norms = np.einsum("ij,ij->j", self._Binv, self._Binv)
+            self._since_refactor = 0
+        self._w, self._r, self._st, self._g = self._vertex(self._rhs, keep_ties)
+
+    def _vertex(self, rhs, keep_ties):
+        """The basis's vertex for right-hand side ``rhs``: ``(w, r, status, g)``."""
+        Ap = self._Ap()
+        AB = Ap[self._B]
+        rhs_B = rhs[self._B]
+        w = self._Binv @ rhs_B
+        w += self._Binv @ (rhs_B - AB @ w)  # one step of iterative refinement
+        if not np.all(np.isfinite(w)):
+            raise SimplexFailure("the basis is numerically singular")
+        r = Ap @ w - rhs
+        r[self._B] = 0.0
+        st = np.where(r < 0.0, 1.0, -1.0)
+        if keep_ties:
+            tied = (np.abs(r) <= self._tie_tol) & (self._st != 0.0)
+            st[tied] = self._st[tied]
+        st[self._B] = 0.0
+        return w, r, st, (st > 0) @ Ap
+
+    def _grow(self, col):
+        if self._p == self._A.shape[1]:
+            A = np.empty((self.n, 2 * self._A.shape[1]))
+            A[:, : self._p] = self._A[:, : self._p]
+            self._A = A
+        self._A[:, self._p] = col
+        self._p += 1
+
+    # ------------------------------------------------------------ line search
+    def _line_search(self, q, slope0):
+        """Step length and entering row along a direction with residual change ``q``.
+
+        ``slope0`` is the objective's slope at 0+ counting the violated rows only;
+        rows on their kink (``r ~ 0``, satisfied) are breakpoints at step 0 when
+        ``q < 0``. Every breakpoint at which the slope is still negative is passed
+        (the long step). Returns ``(alpha, j, crossed)`` with ``crossed`` the rows
+        passed before the entering row j, or ``None`` when no breakpoint exists.
+        """
+        sq = self._st * q  # > 0: the row reaches its kink moving forward
+        qtol = 1e-12 * float(np.max(np.abs(q)))
+        cand = sq > qtol
+        ratio = np.full(self.n, np.inf)
+        np.divide(np.abs(self._r), sq, out=ratio, where=cand)
+        j = int(np.argmin(ratio))
+        if not cand[j]:
+            return None
+        thr = -1e-13 * max(1.0, abs(slope0))
+        if slope0 + sq[j] >= thr:
+            return float(ratio[j]), j, _EMPTY
+        idx = np.flatnonzero(cand)
+        order = idx[np.argsort(ratio[idx], kind="stable")]
+        cum = slope0 + np.cumsum(sq[order])
+        stop = int(np.argmax(cum >= thr)) if cum[-1] >= thr else len(order) - 1
+        j = int(order[stop])
+        return float(ratio[j]), j, order[:stop]
+
+    def _apply_step(self, alpha, q, crossed, j):
+        """Move the residuals by ``alpha q``; flip the crossed rows; j joins the basis."""
+        if alpha != 0.0:
+            self._r += alpha * q
+        if len(crossed):
+            self._st[crossed] *= -1.0
+            self._g += self._st[crossed] @ self._A[crossed, : self._p]
+        if self._st[j] > 0:
+            self._g -= self._A[j, : self._p]
+        self._st[j] = 0.0
+        self._r[j] = 0.0
+
+    # ------------------------------------------------------------------ pivots
+    def _add_column_vertex(self, col):
+        """Bring a new free variable into the vertex (the warm start)."""
+        Ap_old = self._Ap()
+        u = self._Binv @ col[self._B]  # the new variable moves w by -u per unit
+        q = col - Ap_old @ u
+        q[self._B] = 0.0
+        if not np.any(np.abs(q) > 1e-10 * max(1.0, float(np.max(np.abs(col))))):
+            return False  # the column is in the span of the others on every row
+        gq = -float(q @ (self._st > 0))  # slope along +q counting violated rows
+        best = None
+        for s in (1.0, -1.0):
+            res = self._line_search(s * q, s * gq)
+            if res is not None and (best is None or s * gq < best[0]):
+                best = (s * gq, s, res)
+        if best is None:
+            return False
+        _, s, (alpha, j, crossed) = best
+        self._g = np.append(self._g, float(col @ (self._st > 0)))
+        self._grow(col)
+        self._apply_step(alpha, s * q, crossed, j)
+        self._w = np.append(self._w - alpha * s * u, alpha * s)
+        # bordered inverse of [[A_B, c_B], [a_j, c_j]]; its Schur complement is q_j
+        sigma = q[j]
+        v = Ap_old[j] @ self._Binv
+        p = self._p
+        Binv = np.empty((p, p), order="F")
+        Binv[:-1, :-1] = self._Binv + np.outer(u / sigma, v)
+        Binv[:-1, -1] = -u / sigma
+        Binv[-1, :-1] = -v / sigma
+        Binv[-1, -1] = 1.0 / sigma
+        self._Binv = Binv
+        self._norms = np.einsum("ij,ij->j", Binv, Binv)
+        self._B = np.append(self._B, j)
+        self._since_refactor += 1
+        return True
+
+    def _run(self, cap, pivots):
+        """Pivot to an optimal vertex (compiled loop); refactorise every ``refactor_every``.
+
+        Raises :class:`SimplexFailure` past ``cap`` pivots in this solve.
+        """
+        while True:
+            budget = min(max(1, self.refactor_every - self._since_refactor), cap + 1 - pivots)
+            done, code = pivot_loop(
+                self._A, self._p, self._Binv, self._B, self._st, self._r, self._g,
+                self._w, self._norms, self.tol, budget,
+            )
+            pivots += done
+            self._since_refactor += done
+            if code == OPTIMAL:
+                return pivots
+            if code == UNBOUNDED:
+                raise SimplexFailure("unbounded edge in the hinge LP (numerical trouble)")
+            if code == SMALL_PIVOT:
+                raise SimplexFailure("degenerate pivot element")
+            if pivots > cap:
+                raise SimplexFailure(f"no optimum after {pivots} pivots")
+            if self._since_refactor >= self.refactor_every:
+                self._refresh(invert=True)
+
+    # -------------------------------------------------------------- interface
+    def add_columns(self, Zc):
+        """Append feature columns ``Zc`` (n, k) as free coefficients ``beta``."""
+        Zc = np.asarray(Zc, dtype=float)
+        if Zc.ndim == 1:
+            Zc = Zc[:, None]
+        if Zc.ndim != 2 or Zc.shape[0] != self.n:
+            raise ValueError(f"the new columns have {Zc.shape[0]} rows, expected {self.n}")
+        if not np.all(np.isfinite(Zc)):
+            raise ValueError("Z contains NaN or infinite values")
+        for j in range(Zc.shape[1]):
+            self._pending.append(self.y * Zc[:, j])
+        self.n_cols += Zc.shape[1]
+
+    def solve(self):
+        """Optimise; return ``(beta, b, objective, pivots)``."""
+        pivots = 0
+        cap = self.max_pivots if self.max_pivots is not None else 10 * (self.n + self._p + len(self._pending))
+
+        if self._rhs is not self._rhs_work:
+            self._rhs = self._rhs_work
+            self._refresh()
+        for col in self._pending:
+            self._pos.append(self._p - 1 if self._add_column_vertex(col) else -1)
+            pivots = self._run(cap, pivots)
+        self._pending = []
+        pivots = self._run(cap, pivots)
+        # the exact right-hand side: the vertex of the final basis and its optimality
+        # check, tied rows keeping the status of the perturbed run. Nearly always the
+        # perturbed optimal basis is optimal: the working state is kept as it is
+        ones = np.ones(self.n)
+        w, r, st, g = self._vertex(ones, keep_ties=True)
+        t = -(g @ self._Binv)
+        if np.max(np.maximum(-t, t - 1.0)) > self.tol:
+            # otherwise pivot on the exact problem (the next solve switches back)
+            self._rhs = ones
+            self._w, self._r, self._st, self._g = w, r, st, g
+            for _ in range(3):
+                before = pivots
+                pivots = self._run(cap, pivots)
+                self._refresh(keep_ties=True)
+                if pivots == before:
+                    break
+            w, r = self._w, self._r
+        beta = np.zeros(self.n_cols)
+        pos = np.asarray(self._pos, dtype=int)
+        live = pos >= 0
+        beta[live] = w[pos[live]]
+        objective = float(np.sum(np.maximum(0.0, -r)))
+        return beta, float(w[0]), objective, pivots
+
+
+_EMPTY = np.zeros(0, dtype=np.intp)

@@ -1,0 +1,171 @@
+"""The specialised simplex of the KPM hinge LP against HiGHS (kpm._hinge_simplex)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kpm._hinge_simplex import HingeSimplex, SimplexFailure
+from kpm._lp_path import LPSolverError, hinge_lp_path
+
+
+def _hinge(Z, y, beta, b):
+    D = len(beta)
+    return float(np.maximum(0.0, 1.0 - y * (Z[:, :D] @ beta + b)).sum())
+
+
+def _assert_same_path(Z, y, max_dim=None, stop_at_zero=False):
+    """Objectives equal to 1e-9 at every D, and each returned solution attains its objective."""
+    fast = hinge_lp_path(Z, y, max_dim, solver="simplex", stop_at_zero=stop_at_zero)
+    ref = hinge_lp_path(Z, y, max_dim, solver="highs", stop_at_zero=stop_at_zero)
+    assert fast.fallbacks == 0
+    k = min(fast.n_solved, ref.n_solved)
+    np.testing.assert_allclose(fast.objective[:k], ref.objective[:k], rtol=1e-9, atol=1e-9)
+    for i in range(fast.n_solved):
+        D = int(fast.dims[i])
+        beta, b = fast.coef_at(D)
+        assert _hinge(Z, y, beta, b) == pytest.approx(fast.objective[i], rel=1e-9, abs=1e-8)
+    return fast, ref
+
+
+def _rbf_eigvecs(X, gamma=0.5):
+    K = np.exp(-gamma * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    w, V = np.linalg.eigh(K)
+    keep = w[::-1] > w.max() * len(X) * np.finfo(float).eps
+    return V[:, ::-1][:, keep]
+
+
+def test_balanced_classes_degenerate_start():
+    # equal class sizes: every b in [-1, 1] is optimal at D = 0 and a whole class
+    # sits on its kink at the start; the perturbed pivots must not stall
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = np.where(np.arange(80) % 2 == 0, 1.0, -1.0)
+    _assert_same_path(_rbf_eigvecs(X)[:, :30], y)
+
+
+def test_duplicated_points_with_conflicting_labels():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    X = np.vstack([X, X[:15], X[:15]])  # each of 15 points three times
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=len(X)) > 0, 1.0, -1.0)
+    y[40:55] = -y[:15]  # the first copy disagrees with the original
+    V = _rbf_eigvecs(X)
+    # identical points get identical rows (as kpm's _tie_duplicates does)
+    _, inv = np.unique(X, axis=0, return_inverse=True)
+    V = np.vstack([V[inv == g].mean(axis=0) for g in range(inv.max() + 1)])[inv]
+    _assert_same_path(V[:, :35], y)
+
+
+def test_dependent_column_gets_zero_coefficient():
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(50, 4))
+    Z = np.column_stack([Z, Z[:, 0] - 2.0 * Z[:, 2], rng.normal(size=50)])
+    y = np.where(Z[:, 1] + Z[:, 3] ** 2 - 0.5 + 0.3 * rng.normal(size=50) > 0, 1.0, -1.0)
+    fast, _ = _assert_same_path(Z, y)
+    assert np.all(fast.coef[4:, 4] == 0.0)  # the dependent column never enters
+
+
+def test_separable_data_stops_at_zero_risk():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    V = _rbf_eigvecs(X, gamma=2.0)[:, :50]
+    fast, ref = _assert_same_path(V, y, stop_at_zero=True)
+    assert fast.objective[-1] <= 1e-9 * 60
+    assert fast.n_solved == ref.n_solved < 50
+
+
+def test_badly_scaled_columns():
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(70, 8)) * np.logspace(0, -6, 8)
+    y = np.where(Z[:, 0] + 1e5 * Z[:, 5] + 0.5 * rng.normal(size=70) > 0, 1.0, -1.0)
+    _assert_same_path(Z, y)
+
+
+def test_real_fold_with_duplicates_matches_highs():
+    # a Rätsch 'image' training set (it holds duplicated patterns), uncentred RBF
+    # eigenvectors as in the KPM, the first 40 dimensions
+    from kpm.datasets import load_raetsch
+    from kpm.kernels import make_kernel, median_sigma
+    from kpm.projection_machine import _duplicate_groups, _Subspace
+
+    split = load_raetsch("image", 1)
+    X, y = split.X_train[:600], np.where(split.y_train[:600] > 0, 1.0, -1.0)
+    K = make_kernel("rbf", sigma=median_sigma(X))(X)
+    V = _Subspace(K, False, n_components=60, groups=_duplicate_groups(X, False)).V
+    _assert_same_path(V, y, 40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 40),
+    p=st.integers(1, 8),
+    seed=st.integers(0, 2**31 - 1),
+    repeat=st.booleans(),
+    integer=st.booleans(),
+)
+def test_random_problems_match_highs(n, p, seed, repeat, integer):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, p))
+    if integer:  # many exact ties between rows and kinks
+        Z = np.round(Z)
+    if repeat:
+        Z[: n // 2] = Z[n - n // 2 :][: n // 2]
+    y = rng.choice([-1.0, 1.0], size=n)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    _assert_same_path(Z, y)
+
+
+def test_auto_falls_back_to_highs(monkeypatch):
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(60, 12))
+    y = np.where(Z[:, 0] + rng.normal(size=60) > 0, 1.0, -1.0)
+    calls = {"n": 0}
+    original = HingeSimplex.solve
+
+    def flaky(self):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise SimplexFailure("simulated numerical trouble")
+        return original(self)
+
+    monkeypatch.setattr(HingeSimplex, "solve", flaky)
+    path = hinge_lp_path(Z, y, 12, stop_at_zero=False)
+    assert path.fallbacks == 1
+    ref = hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="highs")
+    np.testing.assert_allclose(path.objective, ref.objective, rtol=1e-9, atol=1e-9)
+    calls["n"] = 0
+    with pytest.raises(LPSolverError, match="specialised simplex.*D=4.*simulated"):
+        hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="simplex")
+
+
+def test_pivot_cap_raises_simplex_failure():
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(100, 10))
+    y = np.where(Z[:, 0] + rng.normal(size=100) > 0, 1.0, -1.0)
+    lp = HingeSimplex(y, max_pivots=2)
+    lp.add_columns(Z)
+    with pytest.raises(SimplexFailure, match="pivots"):
+        lp.solve()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="-1 and \\+1"):
+        HingeSimplex(np.array([0.0, 1.0]))
+    lp = HingeSimplex(np.array([1.0, -1.0, 1.0]))
+    with pytest.raises(ValueError, match="rows"):
+        lp.add_columns(np.ones((2, 1)))
+    with pytest.raises(ValueError, match="NaN"):
+        lp.add_columns(np.array([[1.0], [np.nan], [0.0]]))
+
+
+def test_deterministic():
+    rng = np.random.default_rng(7)
+    Z = rng.normal(size=(80, 15))
+    y = np.where(Z[:, 0] * Z[:, 1] + 0.2 * rng.normal(size=80) > 0, 1.0, -1.0)
+    a = hinge_lp_path(Z, y, solver="simplex", stop_at_zero=False)
+    b = hinge_lp_path(Z, y, solver="simplex", stop_at_zero=False)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    np.testing.assert_array_equal(a.intercept, b.intercept)
