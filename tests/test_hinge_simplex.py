@@ -97,6 +97,42 @@ def test_real_fold_with_duplicates_matches_highs():
     _assert_same_path(V, y, 40)
 
 
+def test_nearly_separable_badly_conditioned_path():
+    # image, sigma = median / 4, centred kernel, one CV fold: at D = 90 the training
+    # set becomes (nearly) separable with coefficients ~1e6 and a basis of condition
+    # ~1e11; cold HiGHS reports numerical difficulties there and the warm HiGHS path
+    # ran for minutes. The simplex must finish, with zero risk (to the KPM's 1e-9 n)
+    from scipy.optimize import linprog
+    from sklearn.model_selection import StratifiedKFold
+
+    from kpm.datasets import load_raetsch
+    from kpm.kernels import make_kernel, median_sigma
+    from kpm.projection_machine import _duplicate_groups, _Subspace
+
+    split = load_raetsch("image", 1)
+    X, y = split.X_train, np.where(split.y_train > 0, 1.0, -1.0)
+    tr, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2]
+    K = make_kernel("rbf", sigma=0.25 * median_sigma(X))(X[tr])
+    V = _Subspace(K, True, n_components=120, groups=_duplicate_groups(X[tr], False)).V[:, :100]
+    yy = y[tr]
+    n = len(yy)
+    path = hinge_lp_path(V, yy, 100, solver="simplex")
+    assert path.objective[-1] <= 1e-9 * n
+    assert path.n_solved < 100
+    for i in range(path.n_solved):
+        beta, b = path.coef_at(int(path.dims[i]))
+        # rounding of the decision values: |beta| reaches ~1e7 here
+        rounding = n * 1e-15 * (np.abs(beta).sum() * np.abs(V).max() + abs(b))
+        assert _hinge(V, yy, beta, b) == pytest.approx(path.objective[i], rel=1e-9, abs=rounding + 1e-9)
+    for D in (40, 85):
+        c = np.concatenate([np.zeros(D + 1), np.ones(n)])
+        A = -np.hstack([yy[:, None] * V[:, :D], yy[:, None], np.eye(n)])
+        res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=[(None, None)] * (D + 1) + [(0, None)] * n,
+                      method="highs")
+        assert res.status == 0
+        assert path.objective[D - 1] == pytest.approx(res.fun, rel=1e-9)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(3, 40),

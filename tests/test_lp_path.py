@@ -140,6 +140,18 @@ def test_failed_warm_start_recovers_with_a_cold_solve():
     assert lp.solve()[2] == pytest.approx(_cold(Z, y, 12).fun, rel=1e-9, abs=1e-9)
 
 
+def test_cold_restarts_have_a_time_limit():
+    from kpm._lp_path import IncrementalHingeLP
+
+    Z, y = _problem(n=200, m=60, seed=5)
+    lp = IncrementalHingeLP(y, restart_time_limit=1e-9)
+    lp.add_columns(Z[:, :20])
+    lp._h.setOptionValue("simplex_iteration_limit", 0)  # the warm run fails at once
+    with pytest.raises(LPSolverError, match="Time limit.*Time limit"):
+        lp.solve()
+    assert lp.restarts == 2
+
+
 def test_time_limit_failure_lists_every_attempt():
     Z, y = _problem(n=200, m=60, seed=5)
     with pytest.raises(LPSolverError, match="Time limit"):

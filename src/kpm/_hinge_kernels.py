@@ -37,8 +37,18 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
     q = np.empty(n)
     cand = np.empty(n, dtype=np.int64)
     ratio = np.empty(n)
+    nviol = 0
+    for i in range(n):
+        if st[i] > 0.0:
+            nviol += 1
     pivots = 0
     while pivots < max_updates:
+        if nviol == 0:
+            # zero risk: the global minimum (and g, exactly 0, would give t = rounding
+            # noise times a possibly huge inverse)
+            for a in range(p):
+                g[a] = 0.0
+            return pivots, OPTIMAL
         # multipliers t = -Binv^T g; pricing: steepest edge in w-space
         k = -1
         best = 0.0
@@ -108,6 +118,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
             for o in range(ncross):
                 i = cand[order[o]]
                 st[i] = -st[i]
+                nviol += 1 if st[i] > 0.0 else -1
                 for a in range(p):
                     g[a] += st[i] * A[i, a]
         qj = q[j]
@@ -119,6 +130,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
             for a in range(p):
                 w[a] += alpha * d[a]
         if st[j] > 0.0:
+            nviol -= 1
             for a in range(p):
                 g[a] -= A[j, a]
         st[j] = 0.0
@@ -127,6 +139,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
         r[leaving] = s * alpha
         if s < 0.0 and alpha > 0.0:
             st[leaving] = 1.0
+            nviol += 1
             for a in range(p):
                 g[a] += A[leaving, a]
         else:

@@ -237,8 +237,11 @@ class HingeSimplex:
     def _run(self, cap, pivots):
         """Pivot to an optimal vertex (compiled loop); refactorise every ``refactor_every``.
 
-        Raises :class:`SimplexFailure` past ``cap`` pivots in this solve.
+        Raises :class:`SimplexFailure` past ``cap`` pivots in this solve, or when a
+        pivot fails (no breakpoint, tiny pivot element) again right after a
+        refactorisation.
         """
+        retried = False
         while True:
             budget = min(max(1, self.refactor_every - self._since_refactor), cap + 1 - pivots)
             done, code = pivot_loop(
@@ -249,10 +252,15 @@ class HingeSimplex:
             self._since_refactor += done
             if code == OPTIMAL:
                 return pivots
-            if code == UNBOUNDED:
-                raise SimplexFailure("unbounded edge in the hinge LP (numerical trouble)")
-            if code == SMALL_PIVOT:
-                raise SimplexFailure("degenerate pivot element")
+            if code in (UNBOUNDED, SMALL_PIVOT):
+                # rounding in the updated inverse or in g: refactorise and retry once
+                if retried:
+                    what = "unbounded edge" if code == UNBOUNDED else "pivot element ~ 0"
+                    raise SimplexFailure(f"{what} in the hinge LP after a refactorisation (numerical trouble)")
+                retried = True
+                self._refresh(invert=True, keep_ties=self._rhs is not self._rhs_work)
+                continue
+            retried = False
             if pivots > cap:
                 raise SimplexFailure(f"no optimum after {pivots} pivots")
             if self._since_refactor >= self.refactor_every:
@@ -289,8 +297,9 @@ class HingeSimplex:
         # check, tied rows keeping the status of the perturbed run. Nearly always the
         # perturbed optimal basis is optimal: the working state is kept as it is
         ones = np.ones(self.n)
+        r_pert = self._r + (self._rhs_work - 1.0)  # the perturbed optimum, exact rhs
         w, r, st, g = self._vertex(ones, keep_ties=True)
-        t = -(g @ self._Binv)
+        t = -(g @ self._Binv) if np.any(st > 0) else np.zeros(self._p)
         if np.max(np.maximum(-t, t - 1.0)) > self.tol:
             # otherwise pivot on the exact problem (the next solve switches back)
             self._rhs = ones
@@ -302,11 +311,21 @@ class HingeSimplex:
                 if pivots == before:
                     break
             w, r = self._w, self._r
+            r_pert = None
+        objective = float(np.sum(np.maximum(0.0, -r)))
+        if r_pert is not None:
+            # the perturbed optimum's hinge loss is at most the perturbed optimum, so
+            # within n * perturbation of the exact one; it is returned when the
+            # certified vertex is not better: near zero risk the basis can be so badly
+            # conditioned that the vertex carries rounding, while the perturbed
+            # optimum has margins >= 1 + eps_i exactly where its risk is 0
+            obj_pert = float(np.sum(np.maximum(0.0, -r_pert)))
+            if obj_pert < objective:
+                w, objective = self._w, obj_pert
         beta = np.zeros(self.n_cols)
         pos = np.asarray(self._pos, dtype=int)
         live = pos >= 0
         beta[live] = w[pos[live]]
-        objective = float(np.sum(np.maximum(0.0, -r)))
         return beta, float(w[0]), objective, pivots
 
 

@@ -165,9 +165,13 @@ class IncrementalHingeLP:
     strategy : {'primal', 'dual', 'auto'}
     time_limit, iteration_limit : optional
         HiGHS limits (hitting one raises :class:`LPSolverError`).
+    restart_time_limit : float, default=60
+        Time limit (seconds) of each cold re-solve after a failed warm start (or
+        ``time_limit`` when smaller): on nearly separable, badly conditioned paths
+        HiGHS can otherwise run for hours; hitting it raises :class:`LPSolverError`.
     """
 
-    def __init__(self, y, *, strategy="primal", time_limit=None, iteration_limit=None):
+    def __init__(self, y, *, strategy="primal", time_limit=None, iteration_limit=None, restart_time_limit=60.0):
         import highspy
 
         self._highspy = highspy
@@ -185,10 +189,11 @@ class IncrementalHingeLP:
         self._iteration_limit = iteration_limit
         self._inf = highspy.kHighsInf
         self._time_limit = time_limit
+        self._restart_time_limit = float(restart_time_limit)
         self._columns = []
         self._h = self._new_model(presolve="off", strategy=strat)
 
-    def _new_model(self, presolve, strategy, solver=None):
+    def _new_model(self, presolve, strategy, solver=None, time_limit=None):
         """A fresh HiGHS model holding the xi, b columns, the rows and the columns so far."""
         hs = self._highspy
         n, y, inf = self.n, self.y, self._inf
@@ -199,8 +204,10 @@ class IncrementalHingeLP:
         h.setOptionValue("simplex_strategy", strategy)
         if solver is not None:
             h.setOptionValue("solver", solver)
-        if self._time_limit is not None:
-            h.setOptionValue("time_limit", float(self._time_limit))
+        if time_limit is None:
+            time_limit = self._time_limit
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
         if self._iteration_limit is not None:
             h.setOptionValue("simplex_iteration_limit", int(self._iteration_limit))
         # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
@@ -252,9 +259,13 @@ class IncrementalHingeLP:
             failed = [h.modelStatusToString(h.getModelStatus())]
             for solver in ("simplex", "ipm"):
                 self.restarts += 1
-                h = self._new_model(presolve="on", strategy=1, solver=solver)
+                limit = self._restart_time_limit
+                if self._time_limit is not None:
+                    limit = min(limit, float(self._time_limit))
+                h = self._new_model(presolve="on", strategy=1, solver=solver, time_limit=limit)
                 h.run()
                 if h.getModelStatus() == optimal:
+                    h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
                     h.setOptionValue("presolve", "off")
                     h.setOptionValue("solver", "choose")
                     h.setOptionValue("simplex_strategy", self._strat)
