@@ -117,7 +117,9 @@ def test_nearly_separable_badly_conditioned_path():
     yy = y[tr]
     n = len(yy)
     path = hinge_lp_path(V, yy, 100, solver="simplex")
-    assert path.objective[-1] <= 1e-9 * n
+    # zero risk, to the KPM's 1e-9 n or to the rounding of margins with |beta| ~ 1e10
+    assert path.objective[-1] <= max(1e-9 * n, path.zero_level)
+    assert path.zero_level <= 1e-5 * n  # per sample: the margins are known to ~1e-5
     assert path.n_solved < 100
     for i in range(path.n_solved):
         beta, b = path.coef_at(int(path.dims[i]))

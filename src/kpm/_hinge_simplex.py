@@ -91,6 +91,8 @@ class HingeSimplex:
         self.restarts = 0  # interface parity with IncrementalHingeLP
         self._pos = []  # position of each feature column in A (-1: dependent, beta = 0)
         self._pending = []  # added columns not yet brought into the vertex
+        self._last = None  # the solution reported last (w over the columns then)
+        self.zero_level = 0.0
         self._A = np.empty((n, 16))
         self._A[:, 0] = y  # the intercept column
         self._p = 1
@@ -100,6 +102,7 @@ class HingeSimplex:
         # exact right-hand side is restored for the final check of every solve.
         rng = np.random.default_rng(0)
         self._rhs_work = 1.0 + float(perturbation) * rng.random(n)
+        self._probe = rng.uniform(-1.0, 1.0, size=n + 2)  # for the inverse check
         self._rhs = self._rhs_work
         b = 1.0 if np.sum(y > 0) >= np.sum(y < 0) else -1.0
         i0 = int(np.flatnonzero(y == b)[0])
@@ -293,14 +296,33 @@ class HingeSimplex:
             pivots = self._run(cap, pivots)
         self._pending = []
         pivots = self._run(cap, pivots)
+        if not self._inverse_ok():
+            # Sherman-Morrison drift on a badly conditioned basis: refactorise, and
+            # pivot on if the fresh state is not optimal
+            self._refresh(invert=True)
+            pivots = self._run(cap, pivots)
+        # candidates, their hinge losses always recomputed from scratch, each with the
+        # rounding level of its margins (rho): the perturbed optimum; the previous D's
+        # solution, padded (feasible here, so the objective cannot go up); and the
+        # vertex of the final basis for the exact right-hand side
+        w_pert = self._w
+        cands = [self._candidate(w_pert)]
+        if self._last is not None:
+            cands.append(self._candidate(np.concatenate([self._last, np.zeros(self._p - len(self._last))])))
+        best = min(cands, key=lambda c: c[1])
+        if best[1] <= best[2]:
+            # zero hinge loss to the rounding of the margins: the global minimum, no
+            # certificate needed (the loss is reported as computed, with that level). Where the perturbed problem is separable its optimum
+            # has margins >= 1 + eps_i, while on the badly conditioned bases of nearly
+            # separable data (coefficients ~1e10) the exact-rhs vertex can be far off
+            return self._report(best[0], best[1], pivots, best[2])
         # the exact right-hand side: the vertex of the final basis and its optimality
         # check, tied rows keeping the status of the perturbed run. Nearly always the
         # perturbed optimal basis is optimal: the working state is kept as it is
         ones = np.ones(self.n)
-        r_pert = self._r + (self._rhs_work - 1.0)  # the perturbed optimum, exact rhs
         w, r, st, g = self._vertex(ones, keep_ties=True)
-        t = -(g @ self._Binv) if np.any(st > 0) else np.zeros(self._p)
-        if np.max(np.maximum(-t, t - 1.0)) > self.tol:
+        certified = self._certified(st, g)
+        if not certified:
             # otherwise pivot on the exact problem (the next solve switches back)
             self._rhs = ones
             self._w, self._r, self._st, self._g = w, r, st, g
@@ -310,23 +332,57 @@ class HingeSimplex:
                 self._refresh(keep_ties=True)
                 if pivots == before:
                     break
-            w, r = self._w, self._r
-            r_pert = None
-        objective = float(np.sum(np.maximum(0.0, -r)))
-        if r_pert is not None:
-            # the perturbed optimum's hinge loss is at most the perturbed optimum, so
-            # within n * perturbation of the exact one; it is returned when the
-            # certified vertex is not better: near zero risk the basis can be so badly
-            # conditioned that the vertex carries rounding, while the perturbed
-            # optimum has margins >= 1 + eps_i exactly where its risk is 0
-            obj_pert = float(np.sum(np.maximum(0.0, -r_pert)))
-            if obj_pert < objective:
-                w, objective = self._w, obj_pert
+            certified = self._certified(self._st, self._g)
+            w = self._w
+        vertex = self._candidate(w)
+        best = min(cands + [vertex], key=lambda c: c[1])
+        if best[1] <= best[2]:
+            return self._report(best[0], best[1], pivots, best[2])
+        if not certified:
+            raise SimplexFailure("no certified optimum on the exact right-hand side")
+        # the certified vertex is optimal; another candidate can only beat it by rounding
+        # (else the certificate was wrong, on a too badly conditioned basis)
+        if best[1] < vertex[1] - 1e-9 * max(1.0, vertex[1]) - vertex[2] - best[2]:
+            raise SimplexFailure(
+                f"the certified vertex (hinge loss {vertex[1]:.6g}) is beaten by another "
+                f"solution ({best[1]:.6g}): the basis is too badly conditioned"
+            )
+        return self._report(best[0], best[1], pivots, 0.0)
+
+    def _candidate(self, w):
+        """``(w, hinge loss, rounding level)`` of a solution, from scratch."""
+        Ap = self._Ap()
+        loss = _hinge_sum(Ap @ w)
+        rho = 1e-15 * float(np.sum(np.abs(Ap) @ np.abs(w)))
+        return w, loss, rho
+
+    def _report(self, w, objective, pivots, zero_level):
+        """The reported solution; ``zero_level`` is the rounding level of its margins
+        when it was accepted as optimal for a hinge loss below it (0 otherwise)."""
+        self.zero_level = zero_level
+        self._last = w.copy()
         beta = np.zeros(self.n_cols)
         pos = np.asarray(self._pos, dtype=int)
         live = pos >= 0
         beta[live] = w[pos[live]]
         return beta, float(w[0]), objective, pivots
+
+    def _inverse_ok(self):
+        """Is ``Binv`` still an inverse of ``A_B`` to 1e-9 (checked on a fixed random vector)?"""
+        v = self._probe[: self._p]
+        AB = self._Ap()[self._B]
+        return float(np.max(np.abs(AB @ (self._Binv @ v) - v))) <= 1e-9
+
+    def _certified(self, st, g):
+        """The optimality certificate: multipliers ``t = -A_B^{-T} g`` in ``[0, 1]``."""
+        if not np.any(st > 0):
+            return True  # no violated row: hinge loss 0, the global minimum
+        t = -(g @ self._Binv)
+        return float(np.max(np.maximum(-t, t - 1.0))) <= self.tol
+
+
+def _hinge_sum(margins):
+    return float(np.sum(np.maximum(0.0, 1.0 - margins)))
 
 
 _EMPTY = np.zeros(0, dtype=np.intp)

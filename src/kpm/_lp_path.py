@@ -66,6 +66,10 @@ class HingePath:
     fallbacks : int
         1 when the specialised simplex reported numerical trouble and HiGHS took
         over the path (``solver='auto'``), else 0.
+    zero_level : float
+        When the path stopped at a zero of the hinge risk found by the specialised
+        simplex below the rounding level of its margins: that level (the reported
+        last objective is the hinge loss as computed, at most this); else 0.
     """
 
     dims: np.ndarray
@@ -76,6 +80,7 @@ class HingePath:
     iterations: np.ndarray
     restarts: int = 0
     fallbacks: int = 0
+    zero_level: float = 0.0
 
     @property
     def max_dim(self) -> int:
@@ -246,10 +251,18 @@ class IncrementalHingeLP:
             self._h.addCol(0.0, -self._inf, self._inf, self.n, rows, col)
         self.n_cols += Zc.shape[1]
 
-    def solve(self):
-        """Optimise; return ``(beta, b, objective, iterations)``."""
+    def solve(self, time_limit=None):
+        """Optimise; return ``(beta, b, objective, iterations)``.
+
+        ``time_limit`` (seconds) limits this solve's first run only (the cold
+        restarts have ``restart_time_limit``).
+        """
         h, hs = self._h, self._highspy
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
         h.run()
+        if time_limit is not None:
+            h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
         optimal = hs.HighsModelStatus.kOptimal
         if h.getModelStatus() != optimal and self._iteration_limit is None:
             # the warm start ran into numerical trouble (HiGHS reports 'Unknown' or a
@@ -325,6 +338,16 @@ class HingeLP:
     def restarts(self):
         return self._lp.restarts
 
+    def is_zero(self, objective, zero_tol=1e-9):
+        """Is ``objective`` (from the last solve) a zero hinge risk?
+
+        ``objective <= zero_tol * n``, or below the rounding level of the margins at
+        which the specialised simplex accepted the solution as a zero of the hinge
+        loss (near separability, where coefficients reach 1e10, the computed hinge
+        loss of an exact zero is rounding noise of that size).
+        """
+        return objective <= zero_tol * self.n or objective <= getattr(self._lp, "zero_level", 0.0)
+
     def add_columns(self, Zc):
         self._lp.add_columns(Zc)
         if not isinstance(self._lp, IncrementalHingeLP):
@@ -348,7 +371,11 @@ class HingeLP:
             lp.add_columns(np.hstack(self._cols))
             self._lp, self._cols = lp, []
             self.fallbacks += 1
-            return lp.solve()
+            # the first HiGHS solve starts from no basis: bounded like a cold restart
+            limit = lp._restart_time_limit
+            if self._highs_options["time_limit"] is not None:
+                limit = min(limit, float(self._highs_options["time_limit"]))
+            return lp.solve(time_limit=limit)
 
 
 def hinge_lp_path(
@@ -423,6 +450,7 @@ def hinge_lp_path(
     objective = np.zeros(len(grid))
     iterations = np.zeros(len(grid), dtype=np.int64)
     n_solved = 0
+    zero_level = 0.0
     for k, D in enumerate(grid):
         if lp.n_cols < D:
             lp.add_columns(Z[:, lp.n_cols : D])
@@ -432,7 +460,8 @@ def hinge_lp_path(
         objective[k] = obj
         iterations[k] = it
         n_solved = k + 1
-        if stop_at_zero and obj <= zero_tol * n:
+        if stop_at_zero and lp.is_zero(obj, zero_tol):
+            zero_level = 0.0 if obj <= zero_tol * n else float(getattr(lp._lp, "zero_level", 0.0))
             break
     width = int(grid[n_solved - 1])
     return HingePath(
@@ -444,4 +473,5 @@ def hinge_lp_path(
         iterations=iterations[:n_solved],
         restarts=lp.restarts,
         fallbacks=lp.fallbacks,
+        zero_level=zero_level,
     )

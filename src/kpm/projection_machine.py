@@ -222,7 +222,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
                 beta, b, obj, _ = lp.solve()
                 st["F_va"][:, c] = st["Zva"][:, :Deff] @ beta + b
                 st["F_tr"][:, c] = st["V"][:, :Deff] @ beta + b
-                st["frozen"][c] = obj <= 1e-9 * lp.n
+                st["frozen"][c] = lp.is_zero(obj)
             err = int((_predict_codes(st["F_va"]) != codes[st["va"]]).sum())
             ytr = Y[st["tr"]]
             st["errors"].append(err)
