@@ -96,6 +96,8 @@ class HingeSimplex:
         self._A = np.empty((n, 16))
         self._A[:, 0] = y  # the intercept column
         self._p = 1
+        self._row_max = np.ones(n)  # max_j |A_ij| per row, for the rounding bound
+        self._row_max_sum = float(n)
         # the pivots run on the right-hand side 1 + eps_i (eps_i ~ U(0, perturbation),
         # fixed seed): ties between kinks (the intercept-only start puts a whole class
         # on its kink; duplicated points) make the plain simplex stall or cycle. The
@@ -143,7 +145,8 @@ class HingeSimplex:
         w += self._Binv @ (rhs_B - AB @ w)  # one step of iterative refinement
         if not np.all(np.isfinite(w)):
             raise SimplexFailure("the basis is numerically singular")
-        r = Ap @ w - rhs
+        self._margins = Ap @ w  # kept for the loss of this vertex (rhs = 1)
+        r = self._margins - rhs
         r[self._B] = 0.0
         st = np.where(r < 0.0, 1.0, -1.0)
         if keep_ties:
@@ -159,6 +162,8 @@ class HingeSimplex:
             self._A = A
         self._A[:, self._p] = col
         self._p += 1
+        np.maximum(self._row_max, np.abs(col), out=self._row_max)
+        self._row_max_sum = float(self._row_max.sum())
 
     # ------------------------------------------------------------ line search
     def _line_search(self, q, slope0):
@@ -308,14 +313,16 @@ class HingeSimplex:
         w_pert = self._w
         cands = [self._candidate(w_pert)]
         if self._last is not None:
-            cands.append(self._candidate(np.concatenate([self._last, np.zeros(self._p - len(self._last))])))
+            # same margins as when it was reported: same loss and rounding level
+            last = np.concatenate([self._last, np.zeros(self._p - len(self._last))])
+            cands.append((last, self._last_loss, self._last_rho))
         best = min(cands, key=lambda c: c[1])
         if best[1] <= best[2]:
             # zero hinge loss to the rounding of the margins: the global minimum, no
             # certificate needed (the loss is reported as computed, with that level). Where the perturbed problem is separable its optimum
             # has margins >= 1 + eps_i, while on the badly conditioned bases of nearly
             # separable data (coefficients ~1e10) the exact-rhs vertex can be far off
-            return self._report(best[0], best[1], pivots, best[2])
+            return self._report(best[0], best[1], pivots, best[2], best[2])
         # the exact right-hand side: the vertex of the final basis and its optimality
         # check, tied rows keeping the status of the perturbed run. Nearly always the
         # perturbed optimal basis is optimal: the working state is kept as it is
@@ -334,10 +341,10 @@ class HingeSimplex:
                     break
             certified = self._certified(self._st, self._g)
             w = self._w
-        vertex = self._candidate(w)
+        vertex = self._candidate(w, self._margins)
         best = min(cands + [vertex], key=lambda c: c[1])
         if best[1] <= best[2]:
-            return self._report(best[0], best[1], pivots, best[2])
+            return self._report(best[0], best[1], pivots, best[2], best[2])
         if not certified:
             raise SimplexFailure("no certified optimum on the exact right-hand side")
         # the certified vertex is optimal; another candidate can only beat it by rounding
@@ -347,20 +354,30 @@ class HingeSimplex:
                 f"the certified vertex (hinge loss {vertex[1]:.6g}) is beaten by another "
                 f"solution ({best[1]:.6g}): the basis is too badly conditioned"
             )
-        return self._report(best[0], best[1], pivots, 0.0)
+        return self._report(best[0], best[1], pivots, 0.0, best[2])
 
-    def _candidate(self, w):
-        """``(w, hinge loss, rounding level)`` of a solution, from scratch."""
+    def _candidate(self, w, margins=None):
+        """``(w, hinge loss, rounding level)`` of a solution, from scratch.
+
+        The rounding level ``1e-15 sum_i |a_i|.|w|`` bounds the error of the computed
+        margins; it is evaluated only when the loss is below a cheap upper bound of it.
+        """
         Ap = self._Ap()
-        loss = _hinge_sum(Ap @ w)
-        rho = 1e-15 * float(np.sum(np.abs(Ap) @ np.abs(w)))
+        if margins is None:
+            margins = Ap @ w
+        loss = _hinge_sum(margins)
+        rho = 1e-15 * self._row_max_sum * float(np.abs(w).sum())  # >= the level below
+        if loss <= rho:
+            rho = 1e-15 * float(np.sum(np.abs(Ap) @ np.abs(w)))
         return w, loss, rho
 
-    def _report(self, w, objective, pivots, zero_level):
+    def _report(self, w, objective, pivots, zero_level, rho):
         """The reported solution; ``zero_level`` is the rounding level of its margins
         when it was accepted as optimal for a hinge loss below it (0 otherwise)."""
         self.zero_level = zero_level
         self._last = w.copy()
+        self._last_loss = objective
+        self._last_rho = rho
         beta = np.zeros(self.n_cols)
         pos = np.asarray(self._pos, dtype=int)
         live = pos >= 0
