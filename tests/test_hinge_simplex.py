@@ -156,6 +156,41 @@ def test_random_problems_match_highs(n, p, seed, repeat, integer):
     _assert_same_path(Z, y)
 
 
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(4, 30), p=st.integers(1, 6), seed=st.integers(0, 2**31 - 1), copies=st.integers(2, 4))
+def test_merged_duplicates_match_the_full_lp(n, p, seed, copies):
+    # duplicated samples (identical rows, some with conflicting labels) merged into
+    # weighted rows: the same optimal objective at every D as the full LP
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, p))
+    reps = rng.integers(1, copies + 1, size=n)
+    groups = np.repeat(np.arange(n), reps)
+    Z = base[groups]
+    y = rng.choice([-1.0, 1.0], size=len(groups))
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    full = hinge_lp_path(Z, y, solver="highs", stop_at_zero=False)
+    for solver in ("simplex", "highs"):
+        merged = hinge_lp_path(Z, y, solver=solver, groups=groups, stop_at_zero=False)
+        assert merged.fallbacks == 0
+        np.testing.assert_allclose(merged.objective, full.objective, rtol=1e-9, atol=1e-9)
+        for i in range(merged.n_solved):
+            beta, b = merged.coef_at(int(merged.dims[i]))
+            assert _hinge(Z, y, beta, b) == pytest.approx(merged.objective[i], rel=1e-9, abs=1e-8)
+
+
+def test_groups_must_have_identical_rows():
+    Z = np.array([[0.0, 1.0], [0.5, 1.0], [0.5, -1.0], [1.0, 0.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    # rows 1 and 2 share a group but not a label: not merged, no check
+    assert hinge_lp_path(Z, y, groups=np.array([0, 1, 1, 2])).n_solved >= 1
+    # rows 0 and 1 share a group and a label but differ
+    with pytest.raises(ValueError, match="identical"):
+        hinge_lp_path(Z, np.array([1.0, 1.0, 1.0, -1.0]), groups=np.array([0, 0, 1, 2]))
+    with pytest.raises(ValueError, match="groups"):
+        hinge_lp_path(Z, y, groups=np.array([0, 1]))
+
+
 def test_auto_falls_back_to_highs(monkeypatch):
     rng = np.random.default_rng(5)
     Z = rng.normal(size=(60, 12))

@@ -20,19 +20,21 @@ SMALL_PIVOT = -2
 
 
 @njit(cache=True, fastmath=True)
-def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
+def pivot_loop(A, p, Binv, B, st, r, g, w, norms, c, tol, max_updates):
     """Run simplex pivots on the hinge LP until optimal or ``max_updates`` pivots.
 
     Arrays are updated in place: ``Binv`` (p x p, Fortran order: the inverse of
     ``A[B, :p]``), ``B`` (basis rows), ``st`` (+1 violated, -1 satisfied, 0 basic),
-    ``r`` (residuals ``a_i^T w - rhs_i``), ``g`` (sum of the violated rows), ``w``
-    and ``norms`` (squared column norms of ``Binv``, the steepest-edge weights).
+    ``r`` (residuals ``a_i^T w - rhs_i``), ``g`` (weighted sum ``sum c_i a_i`` of the
+    violated rows), ``w`` and ``norms`` (squared column norms of ``Binv``, the
+    steepest-edge weights); ``c`` holds the row weights (the loss is
+    ``sum_i c_i max(0, -r_i)``; 1 unless duplicated rows were merged).
     Returns ``(pivots, code)``.
     """
     n = A.shape[0]
     t = np.empty(p)
     d = np.empty(p)
-    c = np.empty(p)
+    col = np.empty(p)
     row = np.empty(p)
     q = np.empty(n)
     cand = np.empty(n, dtype=np.int64)
@@ -58,7 +60,8 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
                 acc += g[a] * Binv[a, i]
             ti = -acc
             t[i] = ti
-            v = -ti if -ti > ti - 1.0 else ti - 1.0
+            ci = c[B[i]]
+            v = -ti if -ti > ti - ci else ti - ci
             if v > tol:
                 score = v * v / norms[i]
                 if score > best:
@@ -67,7 +70,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
         if k < 0:
             return pivots, OPTIMAL
         s = 1.0 if t[k] < 0.0 else -1.0
-        slope0 = t[k] if s > 0.0 else 1.0 - t[k]
+        slope0 = t[k] if s > 0.0 else c[B[k]] - t[k]
         for a in range(p):
             d[a] = s * Binv[a, k]
         qmax = 0.0
@@ -102,12 +105,12 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
         ncross = 0
         j = jmin
         alpha = amin
-        if slope0 + st[jmin] * q[jmin] < thr:
+        if slope0 + c[jmin] * st[jmin] * q[jmin] < thr:
             order = np.argsort(ratio[:m], kind="mergesort")
             cum = slope0
             stop = m - 1
             for o in range(m):
-                cum += st[cand[order[o]]] * q[cand[order[o]]]
+                cum += c[cand[order[o]]] * st[cand[order[o]]] * q[cand[order[o]]]
                 if cum >= thr:
                     stop = o
                     break
@@ -120,7 +123,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
                 st[i] = -st[i]
                 nviol += 1 if st[i] > 0.0 else -1
                 for a in range(p):
-                    g[a] += st[i] * A[i, a]
+                    g[a] += c[i] * st[i] * A[i, a]
         qj = q[j]
         if abs(qj) < 1e-14:
             return pivots, SMALL_PIVOT
@@ -132,7 +135,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
         if st[j] > 0.0:
             nviol -= 1
             for a in range(p):
-                g[a] -= A[j, a]
+                g[a] -= c[j] * A[j, a]
         st[j] = 0.0
         r[j] = 0.0
         leaving = B[k]
@@ -141,7 +144,7 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
             st[leaving] = 1.0
             nviol += 1
             for a in range(p):
-                g[a] += A[leaving, a]
+                g[a] += c[leaving] * A[leaving, a]
         else:
             st[leaving] = -1.0
         # Sherman-Morrison: row k of A_B replaced by a_j; new column norms on the fly
@@ -153,12 +156,12 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, tol, max_updates):
         row[k] -= 1.0
         f = 1.0 / (s * qj)
         for a in range(p):
-            c[a] = Binv[a, k] * f
+            col[a] = Binv[a, k] * f
         for i in range(p):
             ri = row[i]
             nrm = 0.0
             for a in range(p):
-                v = Binv[a, i] - c[a] * ri
+                v = Binv[a, i] - col[a] * ri
                 Binv[a, i] = v
                 nrm += v * v
             norms[i] = nrm

@@ -65,6 +65,9 @@ class HingeSimplex:
     ----------
     y : ndarray (n,)
         Labels in {-1, +1}.
+    weights : ndarray (n,), optional
+        Positive row weights: the loss is ``sum_i weights_i max(0, 1 - a_i^T w)``
+        (duplicated rows merged into one; default all 1).
     tol : float, default=1e-9
         Optimality tolerance on the multipliers; rows within ``10 tol`` of their
         kink count as tied in the final check.
@@ -76,13 +79,19 @@ class HingeSimplex:
         Size of the right-hand-side perturbation of the pivoting phase.
     """
 
-    def __init__(self, y, *, tol=1e-9, refactor_every=100, max_pivots=None, perturbation=1e-7):
+    def __init__(self, y, *, weights=None, tol=1e-9, refactor_every=100, max_pivots=None, perturbation=1e-7):
         y = np.asarray(y, dtype=float)
         if y.ndim != 1 or len(y) < 1 or not np.all(np.isin(y, (-1.0, 1.0))):
             raise ValueError("y must be a 1-D array containing only -1 and +1")
         n = len(y)
         self.y = y
         self.n = n
+        if weights is None:
+            self._c = np.ones(n)
+        else:
+            self._c = np.asarray(weights, dtype=float)
+            if self._c.shape != (n,) or not np.all(np.isfinite(self._c)) or np.any(self._c <= 0):
+                raise ValueError("weights must be n positive finite numbers")
         self.tol = float(tol)
         self._tie_tol = 10.0 * self.tol
         self.refactor_every = int(refactor_every)
@@ -97,7 +106,7 @@ class HingeSimplex:
         self._A[:, 0] = y  # the intercept column
         self._p = 1
         self._row_max = np.ones(n)  # max_j |A_ij| per row, for the rounding bound
-        self._row_max_sum = float(n)
+        self._row_max_sum = float(self._c.sum())
         # the pivots run on the right-hand side 1 + eps_i (eps_i ~ U(0, perturbation),
         # fixed seed): ties between kinks (the intercept-only start puts a whole class
         # on its kink; duplicated points) make the plain simplex stall or cycle. The
@@ -106,7 +115,7 @@ class HingeSimplex:
         self._rhs_work = 1.0 + float(perturbation) * rng.random(n)
         self._probe = rng.uniform(-1.0, 1.0, size=n + 2)  # for the inverse check
         self._rhs = self._rhs_work
-        b = 1.0 if np.sum(y > 0) >= np.sum(y < 0) else -1.0
+        b = 1.0 if np.sum(self._c[y > 0]) >= np.sum(self._c[y < 0]) else -1.0
         i0 = int(np.flatnonzero(y == b)[0])
         self._B = np.array([i0], dtype=np.int64)
         # row status: +1 violated (counted in g), -1 satisfied, 0 in the basis
@@ -153,7 +162,7 @@ class HingeSimplex:
             tied = (np.abs(r) <= self._tie_tol) & (self._st != 0.0)
             st[tied] = self._st[tied]
         st[self._B] = 0.0
-        return w, r, st, (st > 0) @ Ap
+        return w, r, st, ((st > 0) * self._c) @ Ap
 
     def _grow(self, col):
         if self._p == self._A.shape[1]:
@@ -163,7 +172,7 @@ class HingeSimplex:
         self._A[:, self._p] = col
         self._p += 1
         np.maximum(self._row_max, np.abs(col), out=self._row_max)
-        self._row_max_sum = float(self._row_max.sum())
+        self._row_max_sum = float(self._row_max @ self._c)
 
     # ------------------------------------------------------------ line search
     def _line_search(self, q, slope0):
@@ -184,11 +193,11 @@ class HingeSimplex:
         if not cand[j]:
             return None
         thr = -1e-13 * max(1.0, abs(slope0))
-        if slope0 + sq[j] >= thr:
+        if slope0 + self._c[j] * sq[j] >= thr:
             return float(ratio[j]), j, _EMPTY
         idx = np.flatnonzero(cand)
         order = idx[np.argsort(ratio[idx], kind="stable")]
-        cum = slope0 + np.cumsum(sq[order])
+        cum = slope0 + np.cumsum(self._c[order] * sq[order])
         stop = int(np.argmax(cum >= thr)) if cum[-1] >= thr else len(order) - 1
         j = int(order[stop])
         return float(ratio[j]), j, order[:stop]
@@ -199,9 +208,9 @@ class HingeSimplex:
             self._r += alpha * q
         if len(crossed):
             self._st[crossed] *= -1.0
-            self._g += self._st[crossed] @ self._A[crossed, : self._p]
+            self._g += (self._c[crossed] * self._st[crossed]) @ self._A[crossed, : self._p]
         if self._st[j] > 0:
-            self._g -= self._A[j, : self._p]
+            self._g -= self._c[j] * self._A[j, : self._p]
         self._st[j] = 0.0
         self._r[j] = 0.0
 
@@ -214,7 +223,8 @@ class HingeSimplex:
         q[self._B] = 0.0
         if not np.any(np.abs(q) > 1e-10 * max(1.0, float(np.max(np.abs(col))))):
             return False  # the column is in the span of the others on every row
-        gq = -float(q @ (self._st > 0))  # slope along +q counting violated rows
+        cv = (self._st > 0) * self._c
+        gq = -float(q @ cv)  # slope along +q counting violated rows
         best = None
         for s in (1.0, -1.0):
             res = self._line_search(s * q, s * gq)
@@ -223,7 +233,7 @@ class HingeSimplex:
         if best is None:
             return False
         _, s, (alpha, j, crossed) = best
-        self._g = np.append(self._g, float(col @ (self._st > 0)))
+        self._g = np.append(self._g, float(col @ cv))
         self._grow(col)
         self._apply_step(alpha, s * q, crossed, j)
         self._w = np.append(self._w - alpha * s * u, alpha * s)
@@ -254,7 +264,7 @@ class HingeSimplex:
             budget = min(max(1, self.refactor_every - self._since_refactor), cap + 1 - pivots)
             done, code = pivot_loop(
                 self._A, self._p, self._Binv, self._B, self._st, self._r, self._g,
-                self._w, self._norms, self.tol, budget,
+                self._w, self._norms, self._c, self.tol, budget,
             )
             pivots += done
             self._since_refactor += done
@@ -365,10 +375,10 @@ class HingeSimplex:
         Ap = self._Ap()
         if margins is None:
             margins = Ap @ w
-        loss = _hinge_sum(margins)
+        loss = _hinge_sum(margins, self._c)
         rho = 1e-15 * self._row_max_sum * float(np.abs(w).sum())  # >= the level below
         if loss <= rho:
-            rho = 1e-15 * float(np.sum(np.abs(Ap) @ np.abs(w)))
+            rho = 1e-15 * float(self._c @ (np.abs(Ap) @ np.abs(w)))
         return w, loss, rho
 
     def _report(self, w, objective, pivots, zero_level, rho):
@@ -391,15 +401,15 @@ class HingeSimplex:
         return float(np.max(np.abs(AB @ (self._Binv @ v) - v))) <= 1e-9
 
     def _certified(self, st, g):
-        """The optimality certificate: multipliers ``t = -A_B^{-T} g`` in ``[0, 1]``."""
+        """The optimality certificate: multipliers ``t = -A_B^{-T} g`` in ``[0, c_B]``."""
         if not np.any(st > 0):
             return True  # no violated row: hinge loss 0, the global minimum
         t = -(g @ self._Binv)
-        return float(np.max(np.maximum(-t, t - 1.0))) <= self.tol
+        return float(np.max(np.maximum(-t, t - self._c[self._B]))) <= self.tol
 
 
-def _hinge_sum(margins):
-    return float(np.sum(np.maximum(0.0, 1.0 - margins)))
+def _hinge_sum(margins, c):
+    return float(c @ np.maximum(0.0, 1.0 - margins))
 
 
 _EMPTY = np.zeros(0, dtype=np.intp)

@@ -167,6 +167,8 @@ class IncrementalHingeLP:
     ----------
     y : ndarray (n,)
         Labels in {-1, +1}.
+    weights : ndarray (n,), optional
+        Costs of the slacks (row weights; default 1).
     strategy : {'primal', 'dual', 'auto'}
     time_limit, iteration_limit : optional
         HiGHS limits (hitting one raises :class:`LPSolverError`).
@@ -176,7 +178,8 @@ class IncrementalHingeLP:
         HiGHS can otherwise run for hours; hitting it raises :class:`LPSolverError`.
     """
 
-    def __init__(self, y, *, strategy="primal", time_limit=None, iteration_limit=None, restart_time_limit=60.0):
+    def __init__(self, y, *, weights=None, strategy="primal", time_limit=None, iteration_limit=None,
+                 restart_time_limit=60.0):
         import highspy
 
         self._highspy = highspy
@@ -188,6 +191,7 @@ class IncrementalHingeLP:
             raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
         self.y = y
         self.n = len(y)
+        self._weights = np.ones(self.n) if weights is None else np.asarray(weights, dtype=float)
         self.n_cols = 0
         self.restarts = 0
         self._strat = strat
@@ -216,7 +220,7 @@ class IncrementalHingeLP:
         if self._iteration_limit is not None:
             h.setOptionValue("simplex_iteration_limit", int(self._iteration_limit))
         # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
-        costs = np.concatenate([np.ones(n), [0.0]])
+        costs = np.concatenate([self._weights, [0.0]])
         lower = np.concatenate([np.zeros(n), [-inf]])
         upper = np.full(n + 1, inf)
         h.addCols(n + 1, costs, lower, upper, 0, np.zeros(n + 1, dtype=np.int32),
@@ -307,28 +311,50 @@ class HingeLP:
     """The hinge LP path with the solver of choice (see the module docstring).
 
     Same interface as :class:`IncrementalHingeLP` (``add_columns``, ``solve``,
-    ``n_cols``, ``restarts``) plus ``fallbacks``. ``strategy``, ``time_limit`` and
-    ``iteration_limit`` are HiGHS options (with ``'auto'`` they apply to the
-    fallback).
+    ``n_cols``, ``restarts``) plus ``fallbacks`` and :meth:`is_zero`. ``strategy``,
+    ``time_limit`` and ``iteration_limit`` are HiGHS options (with ``'auto'`` they
+    apply to the fallback).
+
+    ``groups`` (one label per row) marks duplicated samples, whose feature rows are
+    identical: the rows of a group with the same label are merged into one row
+    weighted by their number, an equivalent LP with fewer rows and none of the
+    degeneracy of identical kinks. The added columns are checked to be constant on
+    each merged set.
     """
 
-    def __init__(self, y, *, solver="auto", strategy="primal", time_limit=None, iteration_limit=None):
+    def __init__(self, y, *, solver="auto", groups=None, strategy="primal", time_limit=None,
+                 iteration_limit=None):
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
         if strategy not in ("primal", "dual", "auto"):
             raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
         self._highs_options = {"strategy": strategy, "time_limit": time_limit, "iteration_limit": iteration_limit}
-        self.y = np.asarray(y, dtype=float)
+        y = np.asarray(y, dtype=float)
+        self._n_samples = len(y)
+        self._rows = self._inverse = None
+        weights = None
+        if groups is not None:
+            groups = np.asarray(groups).ravel()
+            if groups.shape != y.shape:
+                raise ValueError(f"groups must have one entry per sample ({len(y)}), got {groups.shape}")
+            _, g = np.unique(groups, return_inverse=True)
+            keys = 2 * g.ravel() + (y > 0)
+            _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+            if counts.max() > 1:
+                self._rows, self._inverse = first, inverse.ravel()
+                y, weights = y[first], counts.astype(float)
+        self.y = y
         self.solver = solver
         self.fallbacks = 0
+        self._weights = weights
         self._cols = []
         if solver == "highs":
-            self._lp = IncrementalHingeLP(y, **self._highs_options)
+            self._lp = IncrementalHingeLP(y, weights=weights, **self._highs_options)
         else:
             from ._hinge_simplex import HingeSimplex
 
-            self._lp = HingeSimplex(y)
-        self.n = self._lp.n
+            self._lp = HingeSimplex(y, weights=weights)
+        self.n = self._n_samples
 
     @property
     def n_cols(self):
@@ -346,12 +372,18 @@ class HingeLP:
         loss (near separability, where coefficients reach 1e10, the computed hinge
         loss of an exact zero is rounding noise of that size).
         """
-        return objective <= zero_tol * self.n or objective <= getattr(self._lp, "zero_level", 0.0)
+        return objective <= zero_tol * self._n_samples or objective <= getattr(self._lp, "zero_level", 0.0)
 
     def add_columns(self, Zc):
+        Zc = np.asarray(Zc, dtype=float).reshape(self._n_samples, -1)
+        if self._rows is not None:
+            merged = Zc[self._rows]
+            if not np.array_equal(merged[self._inverse], Zc):
+                raise ValueError("the feature rows of duplicated samples (groups) must be identical")
+            Zc = merged
         self._lp.add_columns(Zc)
         if not isinstance(self._lp, IncrementalHingeLP):
-            self._cols.append(np.asarray(Zc, dtype=float).reshape(self.n, -1))
+            self._cols.append(Zc)
 
     def solve(self):
         """Optimise; return ``(beta, b, objective, iterations)``."""
@@ -367,7 +399,7 @@ class HingeLP:
                     f"the specialised simplex did not solve the KPM linear programme for "
                     f"D={self._lp.n_cols}: {exc} (solver='auto' falls back to HiGHS)"
                 ) from exc
-            lp = IncrementalHingeLP(self.y, **self._highs_options)
+            lp = IncrementalHingeLP(self.y, weights=self._weights, **self._highs_options)
             lp.add_columns(np.hstack(self._cols))
             self._lp, self._cols = lp, []
             self.fallbacks += 1
@@ -387,6 +419,7 @@ def hinge_lp_path(
     stop_at_zero: bool = True,
     zero_tol: float = 1e-9,
     solver: str = "auto",
+    groups=None,
     strategy: str = "primal",
     time_limit: float | None = None,
     iteration_limit: int | None = None,
@@ -410,6 +443,9 @@ def hinge_lp_path(
         Tolerance on the hinge risk for the early stop.
     solver : {'auto', 'simplex', 'highs'}, default='auto'
         The specialised simplex (with a HiGHS fallback for ``'auto'``) or HiGHS.
+    groups : array (n,), optional
+        Duplicated samples (equal labels = identical rows of ``Z``): merged into
+        weighted rows, an equivalent LP (see :class:`HingeLP`).
     strategy : {'primal', 'dual', 'auto'}
         HiGHS simplex strategy for the warm-started re-solves. Adding a column keeps
         the previous basis primal feasible, so ``'primal'`` is the natural choice.
@@ -442,7 +478,8 @@ def hinge_lp_path(
         raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
     max_dim = int(max_dim)
     grid = check_dims(dims, max_dim)
-    lp = HingeLP(y, solver=solver, strategy=strategy, time_limit=time_limit, iteration_limit=iteration_limit)
+    lp = HingeLP(y, solver=solver, groups=groups, strategy=strategy, time_limit=time_limit,
+                 iteration_limit=iteration_limit)
 
     last = int(grid[-1])
     coef = np.zeros((len(grid), last))

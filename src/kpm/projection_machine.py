@@ -95,6 +95,7 @@ class _Subspace:
         self.rank = r
         self.eigenvalues = w[:r]
         V = V[:, :r]
+        self.groups = groups  # duplicated samples: identical rows of V, merged in the LPs
         if groups is not None:
             V = _tie_duplicates(V, groups)
         # HiGHS ignores matrix entries below 1e-9 (small_matrix_value); zero them here so
@@ -110,9 +111,12 @@ class _Subspace:
         return (K_new @ self.V[:, :m]) / self.eigenvalues[:m]
 
 
-def _fit_paths(Z, Y, grid, solver="auto"):
+def _fit_paths(Z, Y, grid, solver="auto", groups=None):
     """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``."""
-    return [hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver) for c in range(Y.shape[1])]
+    return [
+        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups)
+        for c in range(Y.shape[1])
+    ]
 
 
 def _width(paths):
@@ -163,7 +167,7 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     g = grid[grid <= m]
     if len(g) == 0 or g[-1] != m:
         g = np.append(g, m)
-    paths = _fit_paths(sub.V[:, :m], Y[tr], g, solver)
+    paths = _fit_paths(sub.V[:, :m], Y[tr], g, solver, sub.groups)
     w = _width(paths)
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
     F_tr = _decisions(paths, sub.V[:, :w])
@@ -202,7 +206,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
                 "V": sub.V[:, :m],
                 "Zva": sub.features(K[np.ix_(va, tr)], m),
                 "m": m,
-                "lps": [HingeLP(Y[tr, c], solver=solver) for c in range(n_classes)],
+                "lps": [HingeLP(Y[tr, c], solver=solver, groups=sub.groups) for c in range(n_classes)],
                 "frozen": [False] * n_classes,
                 "F_va": np.zeros((len(va), n_classes)),
                 "F_tr": np.zeros((len(tr), n_classes)),
@@ -623,7 +627,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     def _full_path(self, res, Y, upto):
         """Solve the full-data paths of one kernel on its grid up to grid index ``upto``."""
         full, grid = res["full"], res["grid"][:upto]
-        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid, self.lp_solver)
+        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid, self.lp_solver, full.groups)
         F = _decisions(paths, full.V[:, : _width(paths)])
         res["paths"] = paths
         res["path_grid"] = grid
