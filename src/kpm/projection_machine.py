@@ -19,7 +19,8 @@ Choices where the papers leave room (all documented on the class):
   unclipped ``R_n(f_D)``; SPEC §3.4 asks for the clipped one). With several
   classes the risks are averaged over the one-vs-rest problems.
 * Identical training inputs get exactly equal eigenvector rows (their mean), so
-  that the unregularised LP cannot fit rounding noise between them.
+  that the unregularised LP cannot fit rounding noise between them; in the LP
+  they are one row weighted by their number (per label).
 """
 
 from __future__ import annotations
@@ -266,7 +267,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     For each dimension D the classifier minimises the empirical hinge loss over
     ``f = sum_{j<=D} beta_j V_j + b`` where ``V_j`` are the eigenvectors of the
     (uncentred, as in the paper) kernel matrix -- a linear programme solved for
-    the whole path ``D = 1..max_dim`` with warm-started HiGHS -- and returns
+    the whole path ``D = 1..max_dim`` by a warm-started specialised simplex
+    (HiGHS as fallback, or on request: ``lp_solver``) -- and returns
     ``f_D(x) = sum_i alpha_i k(x_i, x) + b`` with ``alpha = sum_j (beta_j/lambda_j) V_j``.
     The dimension is chosen by cross-validation (the NIPS 2004 paper), by a
     penalty ``lam * D`` on the clipped hinge risk, or by the slope heuristic
