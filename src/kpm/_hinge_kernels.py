@@ -20,6 +20,79 @@ SMALL_PIVOT = -2
 
 
 @njit(cache=True, fastmath=True)
+def ratio_test(st, q, r, c, slope0, cand, ratio):
+    """The long-step ratio test along a direction with residual change ``q``.
+
+    ``slope0`` is the objective's slope at 0+ counting the violated rows; rows on
+    their kink (``r ~ 0``, satisfied) are breakpoints at step 0 when ``q < 0``. Every
+    breakpoint at which the weighted slope is still negative is passed. Basis rows
+    must have ``st = 0``. ``cand`` and ``ratio`` are scratch arrays of length n.
+    Returns ``(j, alpha, crossed)``: the entering row (-1 when there is no
+    breakpoint), the step and the rows passed before it.
+    """
+    n = q.shape[0]
+    qmax = 0.0
+    for i in range(n):
+        if abs(q[i]) > qmax:
+            qmax = abs(q[i])
+    qtol = 1e-12 * qmax
+    m = 0
+    jmin = -1
+    amin = np.inf
+    for i in range(n):
+        sq = st[i] * q[i]
+        if sq > qtol:
+            ai = abs(r[i]) / sq
+            cand[m] = i
+            ratio[m] = ai
+            m += 1
+            if ai < amin:
+                amin = ai
+                jmin = i
+    none = np.empty(0, dtype=np.int64)
+    if jmin < 0:
+        return -1, 0.0, none
+    thr = -1e-13 * max(1.0, abs(slope0))
+    if slope0 + c[jmin] * st[jmin] * q[jmin] >= thr:
+        return jmin, amin, none
+    order = np.argsort(ratio[:m], kind="mergesort")
+    cum = slope0
+    stop = m - 1
+    for o in range(m):
+        cum += c[cand[order[o]]] * st[cand[order[o]]] * q[cand[order[o]]]
+        if cum >= thr:
+            stop = o
+            break
+    crossed = np.empty(stop, dtype=np.int64)
+    for o in range(stop):
+        crossed[o] = cand[order[o]]
+    return cand[order[stop]], ratio[order[stop]], crossed
+
+
+@njit(cache=True, fastmath=True)
+def move(A, p, st, r, g, c, alpha, q, crossed, j):
+    """Take the step ``alpha`` of :func:`ratio_test`: the crossed rows change sides
+    (and ``g`` with them), the residuals move by ``alpha q``, row j joins the basis.
+    Returns the change of the number of violated rows."""
+    dv = 0
+    for i in crossed:
+        st[i] = -st[i]
+        dv += 1 if st[i] > 0.0 else -1
+        for a in range(p):
+            g[a] += c[i] * st[i] * A[i, a]
+    if alpha != 0.0:
+        for i in range(r.shape[0]):
+            r[i] += alpha * q[i]
+    if st[j] > 0.0:
+        dv -= 1
+        for a in range(p):
+            g[a] -= c[j] * A[j, a]
+    st[j] = 0.0
+    r[j] = 0.0
+    return dv
+
+
+@njit(cache=True, fastmath=True)
 def pivot_loop(A, p, Binv, B, st, r, g, w, norms, c, tol, max_updates):
     """Run simplex pivots on the hinge LP until optimal or ``max_updates`` pivots.
 
@@ -73,7 +146,6 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, c, tol, max_updates):
         slope0 = t[k] if s > 0.0 else c[B[k]] - t[k]
         for a in range(p):
             d[a] = s * Binv[a, k]
-        qmax = 0.0
         for i in range(n):
             acc = 0.0
             for a in range(p):
@@ -81,63 +153,16 @@ def pivot_loop(A, p, Binv, B, st, r, g, w, norms, c, tol, max_updates):
             q[i] = acc
         for a in range(p):
             q[B[a]] = 0.0
-        for i in range(n):
-            if abs(q[i]) > qmax:
-                qmax = abs(q[i])
-        qtol = 1e-12 * qmax
-        # ratio test with long steps
-        m = 0
-        jmin = -1
-        amin = np.inf
-        for i in range(n):
-            sq = st[i] * q[i]
-            if sq > qtol:
-                ai = abs(r[i]) / sq
-                cand[m] = i
-                ratio[m] = ai
-                m += 1
-                if ai < amin:
-                    amin = ai
-                    jmin = i
-        if jmin < 0:
+        j, alpha, crossed = ratio_test(st, q, r, c, slope0, cand, ratio)
+        if j < 0:
             return pivots, UNBOUNDED
-        thr = -1e-13 * max(1.0, abs(slope0))
-        ncross = 0
-        j = jmin
-        alpha = amin
-        if slope0 + c[jmin] * st[jmin] * q[jmin] < thr:
-            order = np.argsort(ratio[:m], kind="mergesort")
-            cum = slope0
-            stop = m - 1
-            for o in range(m):
-                cum += c[cand[order[o]]] * st[cand[order[o]]] * q[cand[order[o]]]
-                if cum >= thr:
-                    stop = o
-                    break
-            j = cand[order[stop]]
-            alpha = ratio[order[stop]]
-            ncross = stop
-            # flip the crossed rows (before moving, their status says which way)
-            for o in range(ncross):
-                i = cand[order[o]]
-                st[i] = -st[i]
-                nviol += 1 if st[i] > 0.0 else -1
-                for a in range(p):
-                    g[a] += c[i] * st[i] * A[i, a]
         qj = q[j]
         if abs(qj) < 1e-14:
             return pivots, SMALL_PIVOT
+        nviol += move(A, p, st, r, g, c, alpha, q, crossed, j)
         if alpha != 0.0:
-            for i in range(n):
-                r[i] += alpha * q[i]
             for a in range(p):
                 w[a] += alpha * d[a]
-        if st[j] > 0.0:
-            nviol -= 1
-            for a in range(p):
-                g[a] -= c[j] * A[j, a]
-        st[j] = 0.0
-        r[j] = 0.0
         leaving = B[k]
         r[leaving] = s * alpha
         if s < 0.0 and alpha > 0.0:

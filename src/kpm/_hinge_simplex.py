@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._hinge_kernels import OPTIMAL, SMALL_PIVOT, UNBOUNDED, pivot_loop
+from ._hinge_kernels import OPTIMAL, SMALL_PIVOT, UNBOUNDED, move, pivot_loop, ratio_test
 
 __all__ = ["HingeSimplex", "SimplexFailure"]
 
@@ -138,12 +138,16 @@ class HingeSimplex:
         if invert:
             AB = self._Ap()[self._B]
             try:
-                self._Binv = np.linalg.inv(AB.T).T  # Fortran order: contiguous columns
+                self._set_inverse(np.linalg.inv(AB.T).T)  # Fortran order: contiguous columns
             except np.linalg.LinAlgError as exc:
                 raise SimplexFailure("the basis became singular") from exc
-            self._norms = np.einsum("ij,ij->j", self._Binv, self._Binv)
             self._since_refactor = 0
         self._w, self._r, self._st, self._g = self._vertex(self._rhs, keep_ties)
+
+    def _set_inverse(self, Binv):
+        """The basis inverse and its squared column norms (the steepest-edge weights)."""
+        self._Binv = Binv
+        self._norms = np.einsum("ij,ij->j", Binv, Binv)
 
     def _vertex(self, rhs, keep_ties):
         """The basis's vertex for right-hand side ``rhs``: ``(w, r, status, g)``."""
@@ -174,46 +178,6 @@ class HingeSimplex:
         np.maximum(self._row_max, np.abs(col), out=self._row_max)
         self._row_max_sum = float(self._row_max @ self._c)
 
-    # ------------------------------------------------------------ line search
-    def _line_search(self, q, slope0):
-        """Step length and entering row along a direction with residual change ``q``.
-
-        ``slope0`` is the objective's slope at 0+ counting the violated rows only;
-        rows on their kink (``r ~ 0``, satisfied) are breakpoints at step 0 when
-        ``q < 0``. Every breakpoint at which the slope is still negative is passed
-        (the long step). Returns ``(alpha, j, crossed)`` with ``crossed`` the rows
-        passed before the entering row j, or ``None`` when no breakpoint exists.
-        """
-        sq = self._st * q  # > 0: the row reaches its kink moving forward
-        qtol = 1e-12 * float(np.max(np.abs(q)))
-        cand = sq > qtol
-        ratio = np.full(self.n, np.inf)
-        np.divide(np.abs(self._r), sq, out=ratio, where=cand)
-        j = int(np.argmin(ratio))
-        if not cand[j]:
-            return None
-        thr = -1e-13 * max(1.0, abs(slope0))
-        if slope0 + self._c[j] * sq[j] >= thr:
-            return float(ratio[j]), j, _EMPTY
-        idx = np.flatnonzero(cand)
-        order = idx[np.argsort(ratio[idx], kind="stable")]
-        cum = slope0 + np.cumsum(self._c[order] * sq[order])
-        stop = int(np.argmax(cum >= thr)) if cum[-1] >= thr else len(order) - 1
-        j = int(order[stop])
-        return float(ratio[j]), j, order[:stop]
-
-    def _apply_step(self, alpha, q, crossed, j):
-        """Move the residuals by ``alpha q``; flip the crossed rows; j joins the basis."""
-        if alpha != 0.0:
-            self._r += alpha * q
-        if len(crossed):
-            self._st[crossed] *= -1.0
-            self._g += (self._c[crossed] * self._st[crossed]) @ self._A[crossed, : self._p]
-        if self._st[j] > 0:
-            self._g -= self._c[j] * self._A[j, : self._p]
-        self._st[j] = 0.0
-        self._r[j] = 0.0
-
     # ------------------------------------------------------------------ pivots
     def _add_column_vertex(self, col):
         """Bring a new free variable into the vertex (the warm start)."""
@@ -225,17 +189,19 @@ class HingeSimplex:
             return False  # the column is in the span of the others on every row
         cv = (self._st > 0) * self._c
         gq = -float(q @ cv)  # slope along +q counting violated rows
+        cand = np.empty(self.n, dtype=np.int64)
+        ratio = np.empty(self.n)
         best = None
         for s in (1.0, -1.0):
-            res = self._line_search(s * q, s * gq)
-            if res is not None and (best is None or s * gq < best[0]):
-                best = (s * gq, s, res)
+            j, alpha, crossed = ratio_test(self._st, s * q, self._r, self._c, s * gq, cand, ratio)
+            if j >= 0 and (best is None or s * gq < best[0]):
+                best = (s * gq, s, j, alpha, crossed)
         if best is None:
             return False
-        _, s, (alpha, j, crossed) = best
+        _, s, j, alpha, crossed = best
         self._g = np.append(self._g, float(col @ cv))
         self._grow(col)
-        self._apply_step(alpha, s * q, crossed, j)
+        move(self._A, self._p, self._st, self._r, self._g, self._c, alpha, s * q, crossed, j)
         self._w = np.append(self._w - alpha * s * u, alpha * s)
         # bordered inverse of [[A_B, c_B], [a_j, c_j]]; its Schur complement is q_j
         sigma = q[j]
@@ -246,8 +212,7 @@ class HingeSimplex:
         Binv[:-1, -1] = -u / sigma
         Binv[-1, :-1] = -v / sigma
         Binv[-1, -1] = 1.0 / sigma
-        self._Binv = Binv
-        self._norms = np.einsum("ij,ij->j", Binv, Binv)
+        self._set_inverse(Binv)
         self._B = np.append(self._B, j)
         self._since_refactor += 1
         return True
@@ -411,5 +376,3 @@ class HingeSimplex:
 def _hinge_sum(margins, c):
     return float(c @ np.maximum(0.0, 1.0 - margins))
 
-
-_EMPTY = np.zeros(0, dtype=np.intp)
