@@ -35,6 +35,13 @@ import numpy as np
 __all__ = ["LPSolverError", "HingePath", "HingeLP", "IncrementalHingeLP", "hinge_lp_path", "check_dims"]
 
 SOLVERS = ("auto", "simplex", "highs")
+_STRATEGIES = {"auto": 0, "dual": 1, "primal": 4}  # HiGHS simplex_strategy codes
+
+
+def _strategy_code(strategy):
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
+    return _STRATEGIES[strategy]
 
 
 class LPSolverError(RuntimeError):
@@ -186,9 +193,7 @@ class IncrementalHingeLP:
         y = np.asarray(y, dtype=float)
         if y.ndim != 1 or not np.all(np.isin(y, (-1.0, 1.0))):
             raise ValueError("y must be a 1-D array containing only -1 and +1")
-        strat = {"auto": 0, "dual": 1, "primal": 4}.get(strategy)
-        if strat is None:
-            raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
+        strat = _strategy_code(strategy)
         self.y = y
         self.n = len(y)
         self._weights = np.ones(self.n) if weights is None else np.asarray(weights, dtype=float)
@@ -255,18 +260,27 @@ class IncrementalHingeLP:
             self._h.addCol(0.0, -self._inf, self._inf, self.n, rows, col)
         self.n_cols += Zc.shape[1]
 
-    def solve(self, time_limit=None):
+    def _cold_time_limit(self):
+        """The time limit of a run from no basis: ``restart_time_limit``, or ``time_limit``."""
+        if self._time_limit is None:
+            return self._restart_time_limit
+        return min(self._restart_time_limit, float(self._time_limit))
+
+    def _reset_time_limit(self, h):
+        h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
+
+    def solve(self, cold=False):
         """Optimise; return ``(beta, b, objective, iterations)``.
 
-        ``time_limit`` (seconds) limits this solve's first run only (the cold
-        restarts have ``restart_time_limit``).
+        ``cold``: this run starts from no basis (all columns added at once), and is
+        bounded like the cold restarts.
         """
         h, hs = self._h, self._highspy
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
+        if cold:
+            h.setOptionValue("time_limit", self._cold_time_limit())
         h.run()
-        if time_limit is not None:
-            h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
+        if cold:
+            self._reset_time_limit(h)
         optimal = hs.HighsModelStatus.kOptimal
         if h.getModelStatus() != optimal and self._iteration_limit is None:
             # the warm start ran into numerical trouble (HiGHS reports 'Unknown' or a
@@ -276,13 +290,10 @@ class IncrementalHingeLP:
             failed = [h.modelStatusToString(h.getModelStatus())]
             for solver in ("simplex", "ipm"):
                 self.restarts += 1
-                limit = self._restart_time_limit
-                if self._time_limit is not None:
-                    limit = min(limit, float(self._time_limit))
-                h = self._new_model(presolve="on", strategy=1, solver=solver, time_limit=limit)
+                h = self._new_model(presolve="on", strategy=1, solver=solver, time_limit=self._cold_time_limit())
                 h.run()
                 if h.getModelStatus() == optimal:
-                    h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
+                    self._reset_time_limit(h)
                     h.setOptionValue("presolve", "off")
                     h.setOptionValue("solver", "choose")
                     h.setOptionValue("simplex_strategy", self._strat)
@@ -326,11 +337,10 @@ class HingeLP:
                  iteration_limit=None):
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-        if strategy not in ("primal", "dual", "auto"):
-            raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
+        _strategy_code(strategy)  # validated here: HiGHS may only be built on a fallback
         self._highs_options = {"strategy": strategy, "time_limit": time_limit, "iteration_limit": iteration_limit}
         y = np.asarray(y, dtype=float)
-        self._n_samples = len(y)
+        self.n = len(y)  # samples (the LP may hold fewer, merged rows)
         self._rows = self._inverse = None
         weights = None
         if groups is not None:
@@ -354,7 +364,6 @@ class HingeLP:
             from ._hinge_simplex import HingeSimplex
 
             self._lp = HingeSimplex(y, weights=weights)
-        self.n = self._n_samples
 
     @property
     def n_cols(self):
@@ -364,6 +373,12 @@ class HingeLP:
     def restarts(self):
         return self._lp.restarts
 
+    @property
+    def zero_level(self):
+        """Rounding level below which the specialised simplex accepted its last
+        solution as a zero of the hinge loss (0 otherwise, and for HiGHS)."""
+        return getattr(self._lp, "zero_level", 0.0)
+
     def is_zero(self, objective, zero_tol=1e-9):
         """Is ``objective`` (from the last solve) a zero hinge risk?
 
@@ -372,10 +387,10 @@ class HingeLP:
         loss (near separability, where coefficients reach 1e10, the computed hinge
         loss of an exact zero is rounding noise of that size).
         """
-        return objective <= zero_tol * self._n_samples or objective <= getattr(self._lp, "zero_level", 0.0)
+        return objective <= zero_tol * self.n or objective <= self.zero_level
 
     def add_columns(self, Zc):
-        Zc = np.asarray(Zc, dtype=float).reshape(self._n_samples, -1)
+        Zc = np.asarray(Zc, dtype=float).reshape(self.n, -1)
         if self._rows is not None:
             merged = Zc[self._rows]
             if not np.array_equal(merged[self._inverse], Zc):
@@ -403,11 +418,7 @@ class HingeLP:
             lp.add_columns(np.hstack(self._cols))
             self._lp, self._cols = lp, []
             self.fallbacks += 1
-            # the first HiGHS solve starts from no basis: bounded like a cold restart
-            limit = lp._restart_time_limit
-            if self._highs_options["time_limit"] is not None:
-                limit = min(limit, float(self._highs_options["time_limit"]))
-            return lp.solve(time_limit=limit)
+            return lp.solve(cold=True)
 
 
 def hinge_lp_path(
@@ -498,7 +509,7 @@ def hinge_lp_path(
         iterations[k] = it
         n_solved = k + 1
         if stop_at_zero and lp.is_zero(obj, zero_tol):
-            zero_level = 0.0 if obj <= zero_tol * n else float(getattr(lp._lp, "zero_level", 0.0))
+            zero_level = 0.0 if obj <= zero_tol * n else float(lp.zero_level)
             break
     width = int(grid[n_solved - 1])
     return HingePath(

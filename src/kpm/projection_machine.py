@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import KernelParamsMixin
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
+from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingePath, LPSolverError, hinge_lp_path
 from .kernels import make_kernel
 from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
@@ -469,8 +470,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         md = self.max_dim
         if md is not None and (isinstance(md, bool) or not isinstance(md, numbers.Integral) or md < 1):
             raise ValueError(f"max_dim must be None or a positive int, got {md!r}")
-        if not isinstance(self.lp_solver, str) or self.lp_solver not in ("auto", "simplex", "highs"):
-            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'highs', got {self.lp_solver!r}")
+        if not isinstance(self.lp_solver, str) or self.lp_solver not in LP_SOLVERS:
+            raise ValueError(f"lp_solver must be one of {LP_SOLVERS}, got {self.lp_solver!r}")
         if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) and self.cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}")
 
