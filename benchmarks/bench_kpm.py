@@ -45,7 +45,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-SIGMA = {"banana": 0.7071, "german": 5.2440, "image": "median"}
+from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+
+SIGMA = {"banana": PAPER_SIGMAS["banana"], "german": PAPER_SIGMAS["german"], "image": "median"}
 
 
 def _timed(fn):

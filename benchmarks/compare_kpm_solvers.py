@@ -25,8 +25,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-SIGMA = {"banana": 0.7071, "breast_cancer": 5.0, "diabetis": 3.1623, "flare_solar": 3.8730,
-         "german": 5.2440, "heart": 7.7460}
+from kpm.experiments.kpm_tables import SIGMAS as SIGMA  # noqa: E402  (the papers' widths)
 
 
 def main(argv=None):

@@ -31,15 +31,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-SIGMA = {
-    "banana": 0.7071,
-    "breast_cancer": 5.0,
-    "diabetis": 3.1623,
-    "flare_solar": 3.8730,
-    "german": 5.2440,
-    "heart": 7.7460,
-    "image": "median",
-}
+from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+
+SIGMA = {**PAPER_SIGMAS, "image": "median"}
 
 
 def _solve(solver, V, y, groups=None):
@@ -53,7 +47,8 @@ def _solve(solver, V, y, groups=None):
     return path, time.process_time() - t, None
 
 
-def run_config(name, realization, scale, centered, data_dir=None):
+def _fold_subspaces(name, realization, scale, centered, data_dir=None):
+    """``sigma`` and, per CV fold, ``(fold, train indices, labels, _Subspace)`` as the KPM builds them."""
     from sklearn.model_selection import StratifiedKFold
 
     from kpm.datasets import load_raetsch
@@ -69,13 +64,22 @@ def run_config(name, realization, scale, centered, data_dir=None):
     sigma = scale * base
     K = make_kernel("rbf", sigma=sigma)(X)
     groups = _duplicate_groups(X, False)
+
+    def folds():
+        for f, (tr, _) in enumerate(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y)):
+            sub = _Subspace(K[np.ix_(tr, tr)], centered, groups=None if groups is None else groups[tr])
+            yield f, tr, y[tr], sub
+
+    return sigma, folds()
+
+
+def run_config(name, realization, scale, centered, data_dir=None):
+    sigma, fold_subspaces = _fold_subspaces(name, realization, scale, centered, data_dir)
     folds = []
-    for f, (tr, _) in enumerate(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y)):
-        sub = _Subspace(K[np.ix_(tr, tr)], centered, groups=None if groups is None else groups[tr])
-        V = sub.V
+    for f, tr, y_tr, sub in fold_subspaces:
         # duplicated samples merged into weighted rows, as the estimator does
-        fast, t_fast, err_fast = _solve("simplex", V, y[tr], sub.groups)
-        ref, t_ref, err_ref = _solve("highs", V, y[tr], sub.groups)
+        fast, t_fast, err_fast = _solve("simplex", sub.V, y_tr, sub.groups)
+        ref, t_ref, err_ref = _solve("highs", sub.V, y_tr, sub.groups)
         rec = {"fold": f, "n": len(tr), "rank": int(sub.rank), "t_simplex": t_fast, "t_highs": t_ref,
                "simplex_error": err_fast, "highs_error": err_ref}
         if fast is not None:
@@ -96,26 +100,6 @@ def run_config(name, realization, scale, centered, data_dir=None):
             "centered": centered, "folds": folds}
 
 
-def _fold_features(name, realization, scale, centered, fold, data_dir=None):
-    from sklearn.model_selection import StratifiedKFold
-
-    from kpm.datasets import load_raetsch
-    from kpm.kernels import make_kernel, median_sigma
-    from kpm.projection_machine import _duplicate_groups, _Subspace
-
-    split = load_raetsch(name, realization, data_dir=data_dir)
-    X = split.X_train
-    y = np.where(split.y_train == np.unique(split.y_train)[1], 1.0, -1.0)
-    base = SIGMA[name]
-    if base == "median":
-        base = median_sigma(X)
-    K = make_kernel("rbf", sigma=scale * base)(X)
-    groups = _duplicate_groups(X, False)
-    tr, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[fold]
-    sub = _Subspace(K[np.ix_(tr, tr)], centered, groups=None if groups is None else groups[tr])
-    return sub.V, y[tr], sub.groups
-
-
 def adjudicate(records, data_dir=None):
     """Cold HiGHS (``scipy.optimize.linprog``) at every D where the two paths differ."""
     from scipy.optimize import linprog
@@ -127,8 +111,10 @@ def adjudicate(records, data_dir=None):
             dims = f.get("dims_over_1e-9", [])
             if not dims or "cold" in f:
                 continue
-            V, y, groups = _fold_features(r["dataset"], r["realization"], r["scale"], r["centered"], f["fold"],
-                                          data_dir)
+            _, fold_subspaces = _fold_subspaces(r["dataset"], r["realization"], r["scale"], r["centered"],
+                                                data_dir)
+            _, _, y, sub = next(fs for fs in fold_subspaces if fs[0] == f["fold"])
+            V, groups = sub.V, sub.groups
             fast = hinge_lp_path(V, y, max(dims), solver="simplex", stop_at_zero=False, groups=groups)
             ref = hinge_lp_path(V, y, max(dims), solver="highs", stop_at_zero=False, groups=groups)
             n = len(y)

@@ -12,16 +12,6 @@ from pathlib import Path
 
 import typer
 
-#: The kernel widths of the KPM papers (exp(-|x-y|^2/(2 sigma^2))), TARGETS.md.
-PAPER_SIGMA = {
-    "banana": 0.7071,
-    "breast_cancer": 5.0,
-    "diabetis": 3.1623,
-    "flare_solar": 3.8730,
-    "german": 5.2440,
-    "heart": 7.7460,
-}
-
 
 def _load_dataset(dataset: str, realization: int, label_column: int, test_size: float, seed: int):
     """Rätsch dataset by name (one realization), or a CSV file (numeric, labels in one column)."""
@@ -47,9 +37,10 @@ def _load_dataset(dataset: str, realization: int, label_column: int, test_size: 
         )
         return path.stem, X_tr, y_tr, X_te, y_te, None
     from kpm.datasets import load_raetsch
+    from kpm.experiments.kpm_tables import SIGMAS  # the KPM papers' kernel widths
 
     split = load_raetsch(dataset, realization)
-    return dataset, split.X_train, split.y_train, split.X_test, split.y_test, PAPER_SIGMA.get(dataset)
+    return dataset, split.X_train, split.y_train, split.X_test, split.y_test, SIGMAS.get(dataset)
 
 
 def register(app, reproduce):
