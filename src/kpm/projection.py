@@ -327,29 +327,11 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
                 w, U = top_eigh(K, int(nc), solver=solver, random_state=rs, center=self.centered)
             else:
                 w, U = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n)
-        w_max = float(w[0]) if w.size else 0.0
-        if not w_max > 0:
-            raise ValueError(
-                "the (centred) kernel matrix has rank 0: all training points have the same "
-                "feature vector (identical samples?)"
-            )
-        keep = w > self.tol * w_max
-        rank = int(keep.sum())
-        self.rank_ = rank
-        if nc is None:
-            k = rank
-        elif isinstance(nc, numbers.Integral):
-            k = int(nc)
-            if k > rank:
-                raise ValueError(
-                    f"n_components={k} is larger than the rank {rank} of the "
-                    f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
-                    f"tol={self.tol:g} times the largest)"
-                )
-        else:
-            mass = float(diag_c.sum())
-            csum = np.cumsum(np.clip(w[:rank], 0, None))
-            k = int(min(np.searchsorted(csum, nc * mass - 1e-12 * mass) + 1, rank))
+        k = self._n_kept(
+            w, float(diag_c.sum()),
+            f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
+            f"tol={self.tol:g} times the largest)",
+        )
         w = w[:k]
         U = U[:, :k]
         self.eigenvalues_ = w
@@ -378,6 +360,31 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
                 "the precomputed kernel matrix is not positive semi-definite (a Cholesky "
                 "factorisation of the centred matrix plus a tiny shift failed)"
             ) from None
+
+    def _n_kept(self, w, mass, matrix):
+        """Set ``rank_`` (eigenvalues above ``tol`` times the largest) and return the
+        number of components kept by ``n_components`` (None: the rank; an int, at most
+        the rank; a float: that fraction of ``mass``, the total variance, default the
+        sum of the eigenvalues up to the rank). ``matrix`` names the matrix in errors."""
+        w_max = float(w[0]) if w.size else 0.0
+        if not w_max > 0:
+            raise ValueError(
+                "the (centred) kernel matrix has rank 0: all training points have the same "
+                "feature vector (identical samples?)"
+            )
+        rank = int(np.sum(w > self.tol * w_max))
+        self.rank_ = rank
+        nc = self.n_components
+        if nc is None:
+            return rank
+        if isinstance(nc, numbers.Integral):
+            if nc > rank:
+                raise ValueError(f"n_components={int(nc)} is larger than the rank {rank} of the {matrix}")
+            return int(nc)
+        csum = np.cumsum(np.clip(w[:rank], 0, None))
+        if mass is None:
+            mass = csum[-1]
+        return int(min(np.searchsorted(csum, nc * mass - 1e-12 * mass) + 1, rank))
 
     def _grow_partial(self, K, solver, rs, frac, mass, n):
         """Partial eigenpairs until they hold ``frac`` of the trace (float n_components)."""
@@ -415,27 +422,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         F -= fbar
         C = F.T @ F
         lam, V = top_eigh((C + C.T) / 2, None, solver="dense")
-        w_max = float(lam[0])
-        if not w_max > 0:
-            raise ValueError(
-                "the (centred) kernel matrix has rank 0: all training points have the same "
-                "feature vector (identical samples?)"
-            )
-        rank = int(np.sum(lam > self.tol * w_max))
-        self.rank_ = rank
-        nc = self.n_components
-        if nc is None:
-            k = rank
-        elif isinstance(nc, numbers.Integral):
-            k = int(nc)
-            if k > rank:
-                raise ValueError(
-                    f"n_components={k} is larger than the rank {rank} of the Nyström "
-                    f"approximation of the kernel matrix ({m} landmarks)"
-                )
-        else:
-            csum = np.cumsum(np.clip(lam[:rank], 0, None))
-            k = int(min(np.searchsorted(csum, nc * csum[-1] - 1e-12 * csum[-1]) + 1, rank))
+        k = self._n_kept(lam, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
         V = fix_signs(V[:, :k])
         lam = lam[:k]
         Yt = F @ V
