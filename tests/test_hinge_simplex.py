@@ -222,6 +222,12 @@ def test_pivot_cap_raises_simplex_failure():
 def test_bad_input():
     with pytest.raises(ValueError, match="-1 and \\+1"):
         HingeSimplex(np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="weights"):
+        HingeSimplex(np.array([1.0, -1.0]), weights=np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="weights"):
+        HingeSimplex(np.array([1.0, -1.0]), weights=np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="weights"):
+        HingeSimplex(np.array([1.0, -1.0]), weights=np.ones(3))
     lp = HingeSimplex(np.array([1.0, -1.0, 1.0]))
     with pytest.raises(ValueError, match="rows"):
         lp.add_columns(np.ones((2, 1)))
