@@ -292,11 +292,14 @@ class HingeSimplex:
             last = np.concatenate([self._last, np.zeros(self._p - len(self._last))])
             cands.append((last, self._last_loss, self._last_rho))
         best = min(cands, key=lambda c: c[1])
+        if best[1] > best[2]:
+            best = self._separating(cands) or best
         if best[1] <= best[2]:
             # zero hinge loss to the rounding of the margins: the global minimum, no
-            # certificate needed (the loss is reported as computed, with that level). Where the perturbed problem is separable its optimum
-            # has margins >= 1 + eps_i, while on the badly conditioned bases of nearly
-            # separable data (coefficients ~1e10) the exact-rhs vertex can be far off
+            # certificate needed (the loss is reported as computed, with that level).
+            # Where the perturbed problem is separable its optimum has margins
+            # >= 1 + eps_i, while on the badly conditioned bases of nearly separable
+            # data (coefficients ~1e10) the exact-rhs vertex can be far off
             return self._report(best[0], best[1], pivots, best[2], best[2])
         # the exact right-hand side: the vertex of the final basis and its optimality
         # check, tied rows keeping the status of the perturbed run. Nearly always the
@@ -318,6 +321,8 @@ class HingeSimplex:
             w = self._w
         vertex = self._candidate(w, self._margins)
         best = min(cands + [vertex], key=lambda c: c[1])
+        if best[1] > best[2]:
+            best = self._separating([vertex]) or best
         if best[1] <= best[2]:
             return self._report(best[0], best[1], pivots, best[2], best[2])
         if not certified:
@@ -345,6 +350,30 @@ class HingeSimplex:
         if loss <= rho:
             rho = 1e-15 * float(self._c @ (np.abs(Ap) @ np.abs(w)))
         return w, loss, rho
+
+    def _separating(self, cands):
+        """A candidate that classifies every row correctly, scaled to hinge loss 0.
+
+        Where all margins ``a_i^T w`` are positive the training set is separable and
+        the LP's minimum is 0; ``s w`` with ``s (m_min - e) >= 1`` attains it (``e``
+        bounds the rounding of a computed margin). This settles the nearly separable
+        D at which the path reaches zero risk: there the optimal vertices have
+        coefficients ~1e10, their margins are known to ~1e-5 only, and a loss at the
+        rounding level of the margins is otherwise a coin flip between "zero" and an
+        uncertifiable basis. Returns ``(s w, loss, rho)`` with the loss recomputed from
+        scratch, or None.
+        """
+        Ap = self._Ap()
+        row_max = float(np.max(self._row_max))
+        for w, _, _ in cands:
+            m_min = float(np.min(Ap @ w))
+            e = 1e-15 * row_max * float(np.abs(w).sum())  # >= |rounding| of any margin
+            if not m_min > 2.0 * e:
+                continue
+            cand = self._candidate(((1.0 + 1e-12) / (m_min - 2.0 * e)) * w)
+            if cand[1] <= cand[2]:
+                return cand
+        return None
 
     def _report(self, w, objective, pivots, zero_level, rho):
         """The reported solution; ``zero_level`` is the rounding level of its margins
