@@ -235,6 +235,46 @@ def test_auto_falls_back_to_highs(monkeypatch):
         hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="simplex")
 
 
+def test_auto_replays_the_highs_path_when_the_cold_solve_fails(monkeypatch):
+    # flare_solar r94 (Table 2 protocol): at the D where the LP reaches the floor of its
+    # hinge risk the simplex gives up and a cold HiGHS solve fails ('Not Set', a rank
+    # deficient basis); the warm HiGHS path replayed from D = 1 solves it
+    from kpm._lp_path import IncrementalHingeLP
+
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(60, 12))
+    y = np.where(Z[:, 0] + rng.normal(size=60) > 0, 1.0, -1.0)
+    calls = {"n": 0}
+    original = HingeSimplex.solve
+    original_highs = IncrementalHingeLP.solve
+
+    def flaky(self):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise SimplexFailure("simulated numerical trouble")
+        return original(self)
+
+    def no_cold(self, cold=False):
+        if cold:
+            raise LPSolverError("simulated cold failure")
+        return original_highs(self)
+
+    monkeypatch.setattr(HingeSimplex, "solve", flaky)
+    monkeypatch.setattr(IncrementalHingeLP, "solve", no_cold)
+    path = hinge_lp_path(Z, y, 12, stop_at_zero=False)
+    assert path.fallbacks == 1
+    ref = hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="highs")
+    np.testing.assert_allclose(path.objective, ref.objective, rtol=1e-9, atol=1e-9)
+
+    def never(self, cold=False):
+        raise LPSolverError("simulated HiGHS failure")
+
+    monkeypatch.setattr(IncrementalHingeLP, "solve", never)
+    calls["n"] = 0
+    with pytest.raises(LPSolverError, match="D=5: the specialised simplex.*simulated numerical.*from scratch.*replayed"):
+        hinge_lp_path(Z, y, 12, stop_at_zero=False)
+
+
 def test_pivot_cap_raises_simplex_failure():
     rng = np.random.default_rng(6)
     Z = rng.normal(size=(100, 10))

@@ -156,3 +156,63 @@ def test_time_limit_failure_lists_every_attempt():
     Z, y = _problem(n=200, m=60, seed=5)
     with pytest.raises(LPSolverError, match="Time limit"):
         hinge_lp_path(Z, y, 60, time_limit=1e-9, solver="highs")
+
+
+def _duplicated_problem(seed=0):
+    """Distinct points, some repeated with both labels: (Z on all rows, y, groups)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    rep = np.array([0, 0, 0, 1, 1, 2, 3, 3])  # points 0-3 repeated
+    flip = np.array([1, 1, 0, 1, 0, 1, 0, 0], dtype=bool)  # some copies get the other label
+    Xa = np.vstack([X, X[rep]])
+    ya = np.concatenate([y, np.where(flip, -y[rep], y[rep])])
+    groups = np.concatenate([np.arange(30), rep])
+    K = np.exp(-0.5 * ((Xa[:, None, :] - Xa[None, :, :]) ** 2).sum(-1))
+    w, V = np.linalg.eigh(K)
+    V = V[:, ::-1][:, :30] * np.sqrt(np.maximum(w[::-1][:30], 0.0))
+    # duplicated samples: identical rows (exactly, as the KPM's _tie_duplicates makes them)
+    V[30:] = V[rep]
+    return V, ya, groups
+
+
+def test_floor_of_conflicting_duplicates():
+    from kpm._lp_path import HingeLP
+
+    V, y, groups = _duplicated_problem()
+    # point 0: 3 copies + 1 original; labels: original y0, copies -y0, -y0, y0 -> 2 and 2
+    # point 1: original y1, copies -y1, y1 -> 1 against 2; point 3: all the same label
+    counts = {}
+    for g, lab in zip(groups, y):
+        counts.setdefault(g, [0, 0])[int(lab > 0)] += 1
+    expected = sum(2 * min(c) for c in counts.values())
+    assert expected == 2 * 2 + 2 * 1 + 2 * 1  # points 0, 1, 2
+    assert HingeLP(y, groups=groups).floor == expected
+    assert HingeLP(y).floor == 0.0  # duplicates unknown: the floor is 0
+
+
+@pytest.mark.parametrize("solver", ["simplex", "highs"])
+def test_path_stops_at_the_floor_of_conflicting_duplicates(solver):
+    # no function does better than the floor, so the path stops where it reaches it,
+    # and the optimum of every larger D (a cold solve of the full LP) equals it
+    V, y, groups = _duplicated_problem()
+    path = hinge_lp_path(V, y, 30, solver=solver, groups=groups)
+    D0 = path.last_dim_solved
+    assert path.floor == 8.0
+    assert D0 < 30
+    assert path.objective[-1] == pytest.approx(path.floor, abs=1e-9 * len(y))
+    assert np.all(path.objective[:-1] > path.floor + 1e-9 * len(y))
+    for D in (D0, 30):
+        assert _cold(V, y, D).fun == pytest.approx(path.floor, abs=1e-7)
+    full = hinge_lp_path(V, y, 30, solver=solver, groups=groups, stop_at_zero=False)
+    np.testing.assert_allclose(full.objective[D0 - 1 :], path.floor, atol=1e-7)
+
+
+def test_conflicting_duplicates_must_have_identical_rows():
+    from kpm._lp_path import HingeLP
+
+    y = np.array([1.0, -1.0, 1.0])
+    lp = HingeLP(y, groups=np.array([0, 0, 1]))  # one point with both labels: no merged row
+    assert lp.floor == 2.0
+    with pytest.raises(ValueError, match="identical"):
+        lp.add_columns(np.array([[0.1], [0.2], [0.3]]))

@@ -10,12 +10,18 @@ The subspaces are nested, so the optimum for D (padded with ``beta_{D+1} = 0``)
 is feasible for D+1: the whole path is solved in **one** HiGHS model, adding one
 column per D and resuming the primal simplex from the previous optimal basis.
 
-Early stop (``stop_at_zero``): once the optimal hinge risk is 0 at some D0, the
-padded D0 solution is feasible with objective 0 for every D >= D0, hence optimal
-(the objective is non-negative). The path therefore *defines* the solution for
-D >= D0 as the D0 solution and stops solving; every D >= D0 has the same
-decision function, so no selection rule with ties broken towards the smaller D
-can prefer a D > D0 (see :mod:`kpm.selection`).
+Early stop (``stop_at_zero``): once the optimal hinge risk reaches its floor at
+some D0, the padded D0 solution is feasible with that objective for every
+D >= D0, hence optimal. The floor is 0, or, where duplicated samples carry both
+labels (``groups``), the loss those force on *any* function: a point repeated
+``n+`` times with label +1 and ``n-`` times with -1 costs at least
+``min_f n+ max(0, 1 - f) + n- max(0, 1 + f) = 2 min(n+, n-)``. The path therefore
+*defines* the solution for D >= D0 as the D0 solution and stops solving; every
+D >= D0 has the same decision function, so no selection rule with ties broken
+towards the smaller D can prefer a D > D0 (see :mod:`kpm.selection`). Beyond the
+floor the LPs only choose among optima, on ever worse conditioned bases (the
+heavily duplicated breast_cancer and flare_solar folds reach it at D ~ 40-60,
+far below their ranks).
 
 Two solvers (``solver=``): ``'highs'`` keeps one HiGHS model per path
 (:class:`IncrementalHingeLP`); ``'simplex'`` is the specialised simplex of
@@ -77,6 +83,9 @@ class HingePath:
         When the path stopped at a zero of the hinge risk found by the specialised
         simplex below the rounding level of its margins: that level (the reported
         last objective is the hinge loss as computed, at most this); else 0.
+    floor : float
+        The least objective any function attains on these samples (0, or the loss
+        forced by duplicated samples with both labels; see the module docstring).
     """
 
     dims: np.ndarray
@@ -88,6 +97,7 @@ class HingePath:
     restarts: int = 0
     fallbacks: int = 0
     zero_level: float = 0.0
+    floor: float = 0.0
 
     @property
     def max_dim(self) -> int:
@@ -322,7 +332,7 @@ class HingeLP:
     """The hinge LP path with the solver of choice (see the module docstring).
 
     Same interface as :class:`IncrementalHingeLP` (``add_columns``, ``solve``,
-    ``n_cols``, ``restarts``) plus ``fallbacks`` and :meth:`is_zero`. ``strategy``,
+    ``n_cols``, ``restarts``) plus ``fallbacks``, ``floor`` and :meth:`at_floor`. ``strategy``,
     ``time_limit`` and ``iteration_limit`` are HiGHS options (with ``'auto'`` they
     apply to the fallback).
 
@@ -330,7 +340,8 @@ class HingeLP:
     identical: the rows of a group with the same label are merged into one row
     weighted by their number, an equivalent LP with fewer rows and none of the
     degeneracy of identical kinks. The added columns are checked to be constant on
-    each merged set.
+    each merged set. A group with both labels sets the ``floor`` of the objective:
+    ``2 min(n+, n-)`` (see the module docstring).
     """
 
     def __init__(self, y, *, solver="auto", groups=None, strategy="primal", time_limit=None,
@@ -341,14 +352,21 @@ class HingeLP:
         self._highs_options = {"strategy": strategy, "time_limit": time_limit, "iteration_limit": iteration_limit}
         y = np.asarray(y, dtype=float)
         self.n = len(y)  # samples (the LP may hold fewer, merged rows)
-        self._rows = self._inverse = None
+        self._rows = self._inverse = self._group_rows = self._group_inverse = None
         weights = None
+        self.floor = 0.0
         if groups is not None:
             groups = np.asarray(groups).ravel()
             if groups.shape != y.shape:
                 raise ValueError(f"groups must have one entry per sample ({len(y)}), got {groups.shape}")
-            _, g = np.unique(groups, return_inverse=True)
-            keys = 2 * g.ravel() + (y > 0)
+            _, g_first, g = np.unique(groups, return_index=True, return_inverse=True)
+            g = g.ravel()
+            if len(g_first) < len(g):
+                self._group_rows, self._group_inverse = g_first, g
+            n_pos = np.bincount(g, weights=(y > 0).astype(float))
+            n_neg = np.bincount(g, weights=(y < 0).astype(float))
+            self.floor = float(2.0 * np.minimum(n_pos, n_neg).sum())
+            keys = 2 * g + (y > 0)
             _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
             if counts.max() > 1:
                 self._rows, self._inverse = first, inverse.ravel()
@@ -379,23 +397,24 @@ class HingeLP:
         solution as a zero of the hinge loss (0 otherwise, and for HiGHS)."""
         return getattr(self._lp, "zero_level", 0.0)
 
-    def is_zero(self, objective, zero_tol=1e-9):
-        """Is ``objective`` (from the last solve) a zero hinge risk?
+    def at_floor(self, objective, zero_tol=1e-9):
+        """Has ``objective`` (from the last solve) reached the floor of the hinge risk?
 
-        ``objective <= zero_tol * n``, or below the rounding level of the margins at
+        ``objective <= floor + zero_tol * n`` (the floor is 0 unless duplicated
+        samples carry both labels), or below the rounding level of the margins at
         which the specialised simplex accepted the solution as a zero of the hinge
         loss (near separability, where coefficients reach 1e10, the computed hinge
         loss of an exact zero is rounding noise of that size).
         """
-        return objective <= zero_tol * self.n or objective <= self.zero_level
+        return objective <= self.floor + zero_tol * self.n or objective <= self.zero_level
 
     def add_columns(self, Zc):
         Zc = np.asarray(Zc, dtype=float).reshape(self.n, -1)
-        if self._rows is not None:
-            merged = Zc[self._rows]
-            if not np.array_equal(merged[self._inverse], Zc):
+        if self._group_rows is not None:
+            if not np.array_equal(Zc[self._group_rows][self._group_inverse], Zc):
                 raise ValueError("the feature rows of duplicated samples (groups) must be identical")
-            Zc = merged
+        if self._rows is not None:
+            Zc = Zc[self._rows]
         self._lp.add_columns(Zc)
         if not isinstance(self._lp, IncrementalHingeLP):
             self._cols.append(Zc)
@@ -414,11 +433,30 @@ class HingeLP:
                     f"the specialised simplex did not solve the KPM linear programme for "
                     f"D={self._lp.n_cols}: {exc} (solver='auto' falls back to HiGHS)"
                 ) from exc
-            lp = IncrementalHingeLP(self.y, weights=self._weights, **self._highs_options)
-            lp.add_columns(np.hstack(self._cols))
-            self._lp, self._cols = lp, []
             self.fallbacks += 1
-            return lp.solve(cold=True)
+            cols = np.hstack(self._cols)
+            lp = IncrementalHingeLP(self.y, weights=self._weights, **self._highs_options)
+            lp.add_columns(cols)
+            try:
+                result = lp.solve(cold=True)
+            except LPSolverError as cold_exc:
+                # where the LP reaches the floor of its hinge risk the bases turn rank
+                # deficient and a cold HiGHS solve can fail too ('Not Set', flare_solar):
+                # replay the warm-started HiGHS path from D = 1, which walks in from the
+                # nondegenerate side
+                lp = IncrementalHingeLP(self.y, weights=self._weights, **self._highs_options)
+                try:
+                    for j in range(cols.shape[1]):
+                        lp.add_columns(cols[:, j])
+                        result = lp.solve()
+                except LPSolverError as replay_exc:
+                    raise LPSolverError(
+                        f"no solver solved the KPM linear programme for D={cols.shape[1]}: "
+                        f"the specialised simplex ({exc}), HiGHS from scratch ({cold_exc}) "
+                        f"and the HiGHS path replayed from D=1 ({replay_exc})"
+                    ) from replay_exc
+            self._lp, self._cols = lp, []
+            return result
 
 
 def hinge_lp_path(
@@ -449,7 +487,9 @@ def hinge_lp_path(
         Solve only at these dimensions (increasing, ``<= max_dim``; default every
         ``D = 1..max_dim``). Between two of them the columns are added without solving.
     stop_at_zero : bool, default=True
-        Stop once the optimal objective is ``<= zero_tol * n`` (see module docstring).
+        Stop once the optimal objective reaches its floor, to ``zero_tol * n``: 0,
+        or with ``groups`` the loss forced by duplicated samples with both labels
+        (see the module docstring).
     zero_tol : float
         Tolerance on the hinge risk for the early stop.
     solver : {'auto', 'simplex', 'highs'}, default='auto'
@@ -508,8 +548,8 @@ def hinge_lp_path(
         objective[k] = obj
         iterations[k] = it
         n_solved = k + 1
-        if stop_at_zero and lp.is_zero(obj, zero_tol):
-            zero_level = 0.0 if obj <= zero_tol * n else float(lp.zero_level)
+        if stop_at_zero and lp.at_floor(obj, zero_tol):
+            zero_level = 0.0 if obj <= lp.floor + zero_tol * n else float(lp.zero_level)
             break
     width = int(grid[n_solved - 1])
     return HingePath(
@@ -522,4 +562,5 @@ def hinge_lp_path(
         restarts=lp.restarts,
         fallbacks=lp.fallbacks,
         zero_level=zero_level,
+        floor=lp.floor,
     )

@@ -8,10 +8,12 @@ heuristic. See SPEC §3 and :mod:`kpm._lp_path` / :mod:`kpm.selection`.
 
 Choices where the papers leave room (all documented on the class):
 
-* For D beyond the first dimension D0 with zero training hinge risk the LP has
-  many optimal solutions; the path keeps the D0 one (an optimal solution for every
-  D >= D0), so the CV curve is flat beyond the largest fold D0 and, ties going to
-  the smaller D, the sweep stops there without changing the selection.
+* For D beyond the first dimension D0 at which the training hinge risk reaches its
+  floor (zero, or the loss forced by duplicated inputs with both labels: no
+  function does better) the LP has many optimal solutions; the path keeps the D0
+  one (an optimal solution for every D >= D0), so the CV curve is flat beyond the
+  largest fold D0 and, ties going to the smaller D, the sweep stops there without
+  changing the selection.
 * The CV error is pooled (misclassified validation points of all folds / n), so
   ties are exact; ties go to the smaller D.
 * The penalty and slope rules use the clipped hinge risk ``R_n(clip f_D)`` of
@@ -185,7 +187,8 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
 
     Returns the per-fold dicts of :func:`_fold_task` (padded to the grid) and the
     number of grid points used. The sweep ends when every fold's paths are frozen
-    (zero training hinge risk or the fold's rank: the CV curve is flat beyond,
+    (training hinge risk at its floor -- zero, or the loss forced by duplicated
+    samples with both labels -- or the fold's rank: the CV curve is flat beyond,
     so no later D can win the tie-broken argmin) or, with ``early_stopping``, at the
     first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic).
     """
@@ -228,7 +231,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
                 beta, b, obj, _ = lp.solve()
                 st["F_va"][:, c] = st["Zva"][:, :Deff] @ beta + b
                 st["F_tr"][:, c] = st["V"][:, :Deff] @ beta + b
-                st["frozen"][c] = lp.is_zero(obj)
+                st["frozen"][c] = lp.at_floor(obj)
             err = int((_predict_codes(st["F_va"]) != codes[st["va"]]).sum())
             ytr = Y[st["tr"]]
             st["errors"].append(err)
@@ -306,8 +309,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Largest D considered. Default: the numerical rank of the kernel matrix
         (eigenvalues above ``n * eps * lambda_1``): beyond it the eigenvectors are
         rounding noise and the Nyström extension divides by ``lambda_j ~ eps``.
-        In practice the path also stops at the first D with zero training hinge
-        risk, beyond which every D has the same solution (see :mod:`kpm._lp_path`).
+        In practice the path also stops at the first D where the training hinge
+        risk reaches its floor (zero, or the loss forced by duplicated inputs with
+        both labels), beyond which every D has the same solution (see
+        :mod:`kpm._lp_path`).
     dim_grid : None, 'auto' or list of int, default=None
         The dimensions at which the LP is solved and D selected: ``None`` every
         ``D = 1..max_dim`` (the papers' protocol); ``'auto'`` every D up to 20, then
@@ -318,7 +323,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Cross-validation only: advance the paths of all folds together and stop the
         sweep at the first D > 2 D_best + 20, D_best the CV minimiser so far (a
         heuristic: it can miss a later minimum). By default every D is solved up to
-        the bound of :mod:`kpm._lp_path` (zero training risk in every fold), which
+        the bound of :mod:`kpm._lp_path` (training risk at its floor in every fold), which
         provably cannot change the selection. With early stopping ``n_jobs`` is not used.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
