@@ -3,11 +3,12 @@
 For every dataset, realization, kernel width and centring below, the five CV-fold
 training sets of the KPM (``StratifiedKFold(5, shuffle=True, random_state=0)``) are
 decomposed as in :class:`kpm.KernelProjectionMachine` and the hinge-LP path is solved
-up to zero training risk (or the fold's rank) twice: by ``solver='simplex'`` and by
+up to the floor of the training hinge risk (zero, or the loss forced by inputs repeated
+with both labels; or the fold's rank) twice: by ``solver='simplex'`` and by
 ``solver='highs'`` (one warm-started HiGHS model). Recorded per path: the largest
 difference of the optimal objectives over the common dimensions (absolute, and
 relative to ``max(1, objective)``), the dimensions where they differ by more than
-``1e-9 max(1, objective)``, the zero-risk dimension of each, the times, and any
+``1e-9 max(1, objective)``, the dimension D0 where each reached the floor, the times, and any
 failure (HiGHS status, or a simplex failure).
 
 Usage::
@@ -233,7 +234,8 @@ def main(argv=None):
         "# The specialised hinge-LP simplex against HiGHS on KPM fold paths\n\n"
         "`benchmarks/validate_hinge_simplex.py`: every CV-fold path of the KPM (5 folds, "
         "uncentred and centred RBF kernels at 0.5, 1 and 2 times the benchmark σ; image: "
-        "the median heuristic), solved to zero training risk by `solver='simplex'` and by "
+        "the median heuristic), solved to the floor of the training hinge risk (zero, or the loss forced by "
+        "inputs repeated with both labels) by `solver='simplex'` and by "
         "`solver='highs'` (duplicated samples merged into weighted rows, as the estimator does); "
         "objectives compared at every common D.\n\n" + table + "\n"
     )
