@@ -159,21 +159,20 @@ def test_time_limit_failure_lists_every_attempt():
 
 
 def _duplicated_problem(seed=0):
-    """Distinct points, some repeated with both labels: (Z on all rows, y, groups)."""
+    """Distinct points, some repeated with both labels: (Z on all rows, y, groups).
+
+    Gaussian features (well conditioned: the test is about the floor, not about the
+    rank-deficient bases of real kernels); the 30 distinct points can be fitted
+    exactly with D = 29, so the path reaches its floor at some D < 30.
+    """
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(30, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    Z = rng.normal(size=(30, 30))
+    y = np.where(Z[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
     rep = np.array([0, 0, 0, 1, 1, 2, 3, 3])  # points 0-3 repeated
     flip = np.array([1, 1, 0, 1, 0, 1, 0, 0], dtype=bool)  # some copies get the other label
-    Xa = np.vstack([X, X[rep]])
     ya = np.concatenate([y, np.where(flip, -y[rep], y[rep])])
     groups = np.concatenate([np.arange(30), rep])
-    K = np.exp(-0.5 * ((Xa[:, None, :] - Xa[None, :, :]) ** 2).sum(-1))
-    w, V = np.linalg.eigh(K)
-    V = V[:, ::-1][:, :30] * np.sqrt(np.maximum(w[::-1][:30], 0.0))
-    # duplicated samples: identical rows (exactly, as the KPM's _tie_duplicates makes them)
-    V[30:] = V[rep]
-    return V, ya, groups
+    return np.vstack([Z, Z[rep]]), ya, groups
 
 
 def test_floor_of_conflicting_duplicates():
