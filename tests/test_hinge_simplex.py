@@ -212,24 +212,38 @@ def test_groups_must_have_identical_rows():
         hinge_lp_path(Z, y, groups=np.array([0, 1]))
 
 
-def test_auto_falls_back_to_highs(monkeypatch):
-    rng = np.random.default_rng(5)
-    Z = rng.normal(size=(60, 12))
-    y = np.where(Z[:, 0] + rng.normal(size=60) > 0, 1.0, -1.0)
+def _noisy_problem(seed, n=60, p=12):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, p))
+    return Z, np.where(Z[:, 0] + rng.normal(size=n) > 0, 1.0, -1.0)
+
+
+def _simplex_fails_on_solve(monkeypatch, k):
+    """Make the k-th ``HingeSimplex.solve`` call raise; returns the call counter."""
     calls = {"n": 0}
     original = HingeSimplex.solve
 
     def flaky(self):
         calls["n"] += 1
-        if calls["n"] == 4:
+        if calls["n"] == k:
             raise SimplexFailure("simulated numerical trouble")
         return original(self)
 
     monkeypatch.setattr(HingeSimplex, "solve", flaky)
+    return calls
+
+
+def _assert_same_as_highs(path, Z, y):
+    ref = hinge_lp_path(Z, y, Z.shape[1], stop_at_zero=False, solver="highs")
+    np.testing.assert_allclose(path.objective, ref.objective, rtol=1e-9, atol=1e-9)
+
+
+def test_auto_falls_back_to_highs(monkeypatch):
+    Z, y = _noisy_problem(5)
+    calls = _simplex_fails_on_solve(monkeypatch, 4)
     path = hinge_lp_path(Z, y, 12, stop_at_zero=False)
     assert path.fallbacks == 1
-    ref = hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="highs")
-    np.testing.assert_allclose(path.objective, ref.objective, rtol=1e-9, atol=1e-9)
+    _assert_same_as_highs(path, Z, y)
     calls["n"] = 0
     with pytest.raises(LPSolverError, match="specialised simplex.*D=4.*simulated"):
         hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="simplex")
@@ -241,30 +255,19 @@ def test_auto_replays_the_highs_path_when_the_cold_solve_fails(monkeypatch):
     # deficient basis); the warm HiGHS path replayed from D = 1 solves it
     from kpm._lp_path import IncrementalHingeLP
 
-    rng = np.random.default_rng(6)
-    Z = rng.normal(size=(60, 12))
-    y = np.where(Z[:, 0] + rng.normal(size=60) > 0, 1.0, -1.0)
-    calls = {"n": 0}
-    original = HingeSimplex.solve
+    Z, y = _noisy_problem(6)
+    calls = _simplex_fails_on_solve(monkeypatch, 5)
     original_highs = IncrementalHingeLP.solve
-
-    def flaky(self):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise SimplexFailure("simulated numerical trouble")
-        return original(self)
 
     def no_cold(self, cold=False):
         if cold:
             raise LPSolverError("simulated cold failure")
         return original_highs(self)
 
-    monkeypatch.setattr(HingeSimplex, "solve", flaky)
     monkeypatch.setattr(IncrementalHingeLP, "solve", no_cold)
     path = hinge_lp_path(Z, y, 12, stop_at_zero=False)
     assert path.fallbacks == 1
-    ref = hinge_lp_path(Z, y, 12, stop_at_zero=False, solver="highs")
-    np.testing.assert_allclose(path.objective, ref.objective, rtol=1e-9, atol=1e-9)
+    _assert_same_as_highs(path, Z, y)
 
     def never(self, cold=False):
         raise LPSolverError("simulated HiGHS failure")

@@ -352,7 +352,7 @@ class HingeLP:
         self._highs_options = {"strategy": strategy, "time_limit": time_limit, "iteration_limit": iteration_limit}
         y = np.asarray(y, dtype=float)
         self.n = len(y)  # samples (the LP may hold fewer, merged rows)
-        self._rows = self._inverse = self._group_rows = self._group_inverse = None
+        self._rows = self._group_rows = self._group_inverse = None
         weights = None
         self.floor = 0.0
         if groups is not None:
@@ -367,9 +367,9 @@ class HingeLP:
             n_neg = np.bincount(g, weights=(y < 0).astype(float))
             self.floor = float(2.0 * np.minimum(n_pos, n_neg).sum())
             keys = 2 * g + (y > 0)
-            _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+            _, first, counts = np.unique(keys, return_index=True, return_counts=True)
             if counts.max() > 1:
-                self._rows, self._inverse = first, inverse.ravel()
+                self._rows = first
                 y, weights = y[first], counts.astype(float)
         self.y = y
         self.solver = solver
@@ -410,9 +410,8 @@ class HingeLP:
 
     def add_columns(self, Zc):
         Zc = np.asarray(Zc, dtype=float).reshape(self.n, -1)
-        if self._group_rows is not None:
-            if not np.array_equal(Zc[self._group_rows][self._group_inverse], Zc):
-                raise ValueError("the feature rows of duplicated samples (groups) must be identical")
+        if self._group_rows is not None and not np.array_equal(Zc[self._group_rows][self._group_inverse], Zc):
+            raise ValueError("the feature rows of duplicated samples (groups) must be identical")
         if self._rows is not None:
             Zc = Zc[self._rows]
         self._lp.add_columns(Zc)
