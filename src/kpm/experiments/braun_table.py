@@ -118,6 +118,12 @@ def width_grid(name, data_dir=None, factors=WIDTH_FACTORS):
     return med, [float(med * f) for f in factors]
 
 
+def _split_grams(dataset, realization, sigma, data_dir):
+    """The split and its RBF kernel matrices: training x training, test x training."""
+    sp = _load(dataset, realization, data_dir)
+    return sp, pairwise_kernel(sp.X_train, None, sigma=sigma), pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
+
+
 def _nll_scores(K_list, y):
     from kpm.relevance import RelevantDimension
 
@@ -202,10 +208,8 @@ def evaluation_task(dataset, realization, sigma, data_dir=None, cv=5,
     from sklearn.svm import SVC
 
     t0 = time.perf_counter()
-    sp = _load(dataset, realization, data_dir)
+    sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
     ytr, yte = sp.y_train, sp.y_test
-    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
-    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     folds = list(splitter.split(np.zeros((len(ytr), 1)), ytr))
     rel, err_rel = _kpcr(Ktr, ytr, Kte, yte, "relevant", realization)
@@ -256,9 +260,7 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
     from kpm.relevance import _numerical_rank
 
     t0 = time.perf_counter()
-    sp = _load(dataset, realization, data_dir)
-    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
-    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
+    sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
     rel, err = _kpcr(Ktr, sp.y_train, Kte, sp.y_test, "relevant", realization, null_space="noise")
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     from kpm.pcr import KernelPCRClassifier
@@ -286,9 +288,7 @@ def cv_rule_task(dataset, realization, sigma, data_dir=None, cv=5):
     from kpm.pcr import KernelPCRClassifier
 
     t0 = time.perf_counter()
-    sp = _load(dataset, realization, data_dir)
-    Ktr = pairwise_kernel(sp.X_train, None, sigma=sigma)
-    Kte = pairwise_kernel(sp.X_test, sp.X_train, sigma=sigma)
+    sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     c = KernelPCRClassifier("cv", kernel="precomputed", cv=splitter, cv_rule="one_se",
                             random_state=realization).fit(Ktr, sp.y_train)
