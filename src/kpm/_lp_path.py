@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .exceptions import LPSolverError
+
 __all__ = ["LPSolverError", "HingePath", "HingeLP", "IncrementalHingeLP", "hinge_lp_path", "check_dims"]
 
 SOLVERS = ("auto", "simplex", "highs")
@@ -48,10 +50,6 @@ def _strategy_code(strategy):
     if strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be 'primal', 'dual' or 'auto', got {strategy!r}")
     return _STRATEGIES[strategy]
-
-
-class LPSolverError(RuntimeError):
-    """HiGHS did not return an optimal solution; the message carries its status."""
 
 
 @dataclass

@@ -34,6 +34,8 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from ._config import get_config
+from .exceptions import KernelMemoryError
+from .validation import check_int, check_kernel_values, check_real, check_samples
 
 __all__ = [
     "Kernel",
@@ -54,23 +56,22 @@ _ALIASES = {
 }
 
 
-class KernelMemoryError(MemoryError):
-    """Raised when a kernel matrix would exceed the configured memory budget."""
-
-
-def _check_real(name, value, *, positive=False, nonneg=False, integer=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"kernel parameter {name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"kernel parameter {name} must be finite, got {value!r}")
-    if positive and value <= 0:
-        raise ValueError(f"kernel parameter {name} must be > 0, got {value!r}")
-    if nonneg and value < 0:
-        raise ValueError(f"kernel parameter {name} must be >= 0, got {value!r}")
+def _check_param(name, value, *, positive=False, integer=False):
+    """A finite real kernel parameter (positive / integral on request)."""
+    value = check_real(value, f"kernel parameter {name}", low=0.0 if positive else None, low_open=positive)
     if integer and value != int(value):
         raise ValueError(f"kernel parameter {name} must be an integer, got {value!r}")
     return value
+
+
+def _representable(gamma, name, value):
+    """``gamma`` derived from a width must be a positive finite float64."""
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"{name}={value!r} is outside the range of kernel widths that float64 can represent "
+            f"(it gives gamma = {float(gamma)!r}); rescale the features instead"
+        )
+    return float(gamma)
 
 
 def _sq_dists(X, Y, X_sq=None, Y_sq=None):
@@ -155,6 +156,10 @@ class Kernel:
         ``X_sq``/``Y_sq`` are the squared row norms (computed when omitted); ``out``
         is an optional preallocated result (used by the RBF path only).
         """
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            return self._block_unchecked(X, Y, X_sq, Y_sq, out)
+
+    def _block_unchecked(self, X, Y, X_sq, Y_sq, out):
         name = self.name
         if name == "rbf":
             # exp(2g<x,y> - g|x|^2 - g|y|^2), fused into 4 passes and exp (in place)
@@ -207,10 +212,8 @@ class Kernel:
         if Y_is_X:
             Y = X
         if self.name != "callable":
-            X = np.asarray(X, dtype=float)
-            Y = X if Y_is_X else np.asarray(Y, dtype=float)
-            if X.ndim != 2 or Y.ndim != 2:
-                raise ValueError("kernel inputs must be 2-D arrays (n_samples, n_features)")
+            X = check_samples(X, "X")
+            Y = X if Y_is_X else check_samples(Y, "Y")
             if X.shape[1] != Y.shape[1]:
                 raise ValueError(
                     f"X has {X.shape[1]} features but Y has {Y.shape[1]}: the kernel needs "
@@ -250,6 +253,7 @@ class Kernel:
             block = self._block(X[rows], Y, None if X_sq is None else X_sq[rows], Y_sq, out=target)
             if block is not target:
                 target[...] = block
+            check_kernel_values(target, self)
         return out
 
     def block_rows(self, n_cols: int) -> int:
@@ -272,7 +276,7 @@ class Kernel:
             Y_sq = np.einsum("ij,ij->i", Y, Y)
         for start in range(0, len(X), step):
             rows = slice(start, min(start + step, len(X)))
-            yield rows, self._block(X[rows], Y, None, Y_sq)
+            yield rows, check_kernel_values(self._block(X[rows], Y, None, Y_sq), self)
 
     def matvec(self, X, V, Y=None) -> np.ndarray:
         """``K(X, Y) @ V`` computed blockwise, never holding the full matrix."""
@@ -295,10 +299,10 @@ class Kernel:
             return np.full(n, 1.0 / abs(self.c))
         if self.name in ("linear", "poly", "sigmoid"):
             g = np.einsum("ij,ij->i", X, X)
-            if self.name == "linear":
-                return g
-            g = self.gamma * g + self.coef0
-            return g**self.degree if self.name == "poly" else np.tanh(g)
+            if self.name != "linear":
+                g = self.gamma * g + self.coef0
+                g = g**self.degree if self.name == "poly" else np.tanh(g)
+            return check_kernel_values(g, self)
         out = np.empty(n)
         step = max(1, min(n, 256))
         for start in range(0, n, step):
@@ -314,26 +318,48 @@ def _rbf_gamma(sigma, gamma, c, X):
             f"give only one RBF width, got {' and '.join(given)}: sigma (exp(-|x-y|^2/(2 sigma^2))), "
             "gamma (exp(-gamma |x-y|^2)) or c (exp(-|x-y|^2/c))"
         )
-    if sigma is not None:
-        if isinstance(sigma, str):
-            if sigma != "median":
-                raise ValueError(f"sigma must be a positive number or 'median', got {sigma!r}")
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        if sigma is not None:
+            if isinstance(sigma, str):
+                if sigma != "median":
+                    raise ValueError(f"sigma must be a positive number or 'median', got {sigma!r}")
+                if X is None:
+                    raise ValueError("sigma='median' needs the training data")
+                sigma = median_sigma(X)
+                return _representable(0.5 / np.float64(sigma) ** 2, "sigma='median', the median distance", sigma)
+            sigma = _check_param("sigma", sigma, positive=True)
+            return _representable(0.5 / np.float64(sigma) ** 2, "sigma", sigma)
+        if c is not None:
+            c = _check_param("c", c, positive=True)
+            return _representable(1.0 / np.float64(c), "c", c)
+        if gamma is None or (isinstance(gamma, str) and gamma == "scale"):
             if X is None:
-                raise ValueError("sigma='median' needs the training data")
-            sigma = median_sigma(X)
-        sigma = _check_real("sigma", sigma, positive=True)
-        return 1.0 / (2.0 * sigma**2)
-    if c is not None:
-        return 1.0 / _check_real("c", c, positive=True)
-    if gamma is None or (isinstance(gamma, str) and gamma == "scale"):
-        if X is None:
-            raise ValueError("the default RBF width (gamma='scale') needs the training data")
-        X = np.asarray(X, dtype=float)
-        var = X.var()
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+                raise ValueError("the default RBF width (gamma='scale') needs the training data")
+            return _scale_gamma(X)
     if isinstance(gamma, str):
         raise ValueError(f"gamma must be a positive number or 'scale', got {gamma!r}")
-    return _check_real("gamma", gamma, positive=True)
+    return _check_param("gamma", gamma, positive=True)
+
+
+def _scale_gamma(X):
+    """scikit-learn's ``gamma='scale'``, ``1 / (n_features X.var())``, computed on the
+    rescaled data so that tiny or huge magnitudes neither underflow nor overflow.
+    Identical samples (variance exactly 0) give 1, as in scikit-learn: every width
+    gives the same constant kernel matrix then."""
+    X = check_samples(X)
+    s = float(np.max(np.abs(X)))
+    var = float((X / s).var()) if s > 0 else 0.0
+    if var == 0.0:
+        return 1.0
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        gamma = 1.0 / (X.shape[1] * var) / np.float64(s) ** 2
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"gamma='scale' gives no RBF width that float64 can represent for data of magnitude "
+            f"{s:.3g} (gamma = {float(gamma)!r}); rescale the features, e.g. with "
+            "sklearn.preprocessing.StandardScaler"
+        )
+    return float(gamma)
 
 
 def make_kernel(
@@ -400,18 +426,18 @@ def make_kernel(
     if sigma is not None:
         raise ValueError(f"sigma is an RBF width; it does not apply to kernel {name!r}")
     if name == "poly":
-        g = 1.0 if gamma is None or gamma == "scale" else _check_real("gamma", gamma, positive=True)
+        g = 1.0 if gamma is None or gamma == "scale" else _check_param("gamma", gamma, positive=True)
         return Kernel(
             "poly",
             gamma=g,
-            degree=_check_real("degree", degree, positive=True, integer=True),
-            coef0=_check_real("coef0", coef0),
+            degree=_check_param("degree", degree, positive=True, integer=True),
+            coef0=_check_param("coef0", coef0),
         )
     if name == "sigmoid":
-        g = 1.0 if gamma is None or gamma == "scale" else _check_real("gamma", gamma, positive=True)
-        return Kernel("sigmoid", gamma=g, coef0=_check_real("coef0", coef0))
+        g = 1.0 if gamma is None or gamma == "scale" else _check_param("gamma", gamma, positive=True)
+        return Kernel("sigmoid", gamma=g, coef0=_check_param("coef0", coef0))
     if name == "imq":
-        cc = 1.0 if c is None else _check_real("c", c, positive=True)
+        cc = 1.0 if c is None else _check_param("c", c, positive=True)
         return Kernel("imq", c=cc)
     return Kernel(name)
 
@@ -430,17 +456,32 @@ def pairwise_kernel(X, Y=None, kernel="rbf", **params) -> np.ndarray:
 def median_sigma(X, *, max_samples: int = 2000, random_state=0) -> float:
     """Median heuristic: the median pairwise Euclidean distance between samples.
 
-    At most ``max_samples`` rows (drawn with ``random_state``) are used.
+    At most ``max_samples`` rows (drawn with ``random_state``) are used. The distances
+    are computed as norms of differences of the rescaled rows, so that data of any
+    magnitude representable in float64 gives a finite, accurate width.
+
+    Raises
+    ------
+    ValueError
+        With fewer than 2 samples, or when the median distance is 0 (more than half
+        of the pairs of samples are identical).
     """
-    X = check_array(X, dtype=float)
-    if len(X) < 2:
-        raise ValueError("the median heuristic needs at least 2 samples")
+    from scipy.spatial.distance import pdist
+
+    X = check_samples(X, min_samples=2)
+    max_samples = check_int(max_samples, "max_samples", minimum=2)
     if len(X) > max_samples:
         rng = np.random.default_rng(random_state)
         X = X[rng.choice(len(X), max_samples, replace=False)]
-    D = _sq_dists(X, X)
-    iu = np.triu_indices(len(X), 1)
-    med = float(np.sqrt(np.median(D[iu])))
+    s = float(np.max(np.abs(X)))
+    med = float(np.median(pdist(X / s))) if s > 0 else 0.0
     if med <= 0:
-        raise ValueError("the median pairwise distance is 0 (all samples identical)")
-    return med
+        raise ValueError(
+            "the median pairwise distance is 0: more than half of the pairs of samples are "
+            "identical, so the median heuristic gives no kernel width"
+        )
+    with np.errstate(over="ignore"):
+        sigma = med * np.float64(s)
+    if not np.isfinite(sigma):
+        raise ValueError(f"the median pairwise distance overflows float64 (data of magnitude {s:.3g})")
+    return float(sigma)
