@@ -103,6 +103,7 @@ def run_one(name, realization, variants, data_dir=None):
                 early_stopping=variant in ("early", "fast"),
                 lp_solver="highs" if variant == "highs" else "auto",
                 random_state=0,
+                cv_duplicates="split",
             ).fit(X, y)
         )
         rec[f"kpm_{variant}"] = {

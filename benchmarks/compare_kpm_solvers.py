@@ -55,7 +55,7 @@ def main(argv=None):
                 t = time.process_time()
                 m = KernelProjectionMachine(
                     sigma=sigma, max_dim=60, cv=StratifiedKFold(5, shuffle=True, random_state=0),
-                    lp_solver=solver, random_state=0,
+                    lp_solver=solver, random_state=0, cv_duplicates="split",
                 ).fit(split.X_train, split.y_train)
                 cpu[solver] += time.process_time() - t
                 out[solver] = (int(m.dim_), float(np.mean(m.predict(split.X_test) != split.y_test)))

@@ -215,3 +215,80 @@ def test_conflicting_duplicates_must_have_identical_rows():
     assert lp.floor == 2.0
     with pytest.raises(ValueError, match="identical"):
         lp.add_columns(np.array([[0.1], [0.2], [0.3]]))
+
+
+def test_a_path_that_no_solver_can_continue_stops_with_the_reason(monkeypatch):
+    from kpm import _lp_path
+
+    Z, y = _problem()
+    real = _lp_path.HingeLP._solve_exact
+
+    def failing(self):
+        if self.n_cols >= 4:
+            raise LPSolverError("simulated: every solver failed")
+        return real(self)
+
+    monkeypatch.setattr(_lp_path.HingeLP, "_solve_exact", failing)
+    with pytest.raises(LPSolverError, match="simulated"):
+        hinge_lp_path(Z, y, 10)
+    path = hinge_lp_path(Z, y, 10, on_failure="stop")
+    assert path.n_solved == path.n_valid == 3
+    assert path.failed_dim == 4
+    assert path.failure.startswith("simulated: every solver failed [the largest coefficient at D=3 was")
+    full = hinge_lp_path(Z, y, 3)
+    np.testing.assert_array_equal(path.coef, full.coef)
+    with pytest.raises(ValueError, match="on_failure"):
+        hinge_lp_path(Z, y, 10, on_failure="ignore")
+
+
+def test_failed_solvers_candidate_at_the_floor_is_accepted(monkeypatch):
+    # separable data: once every solver fails, a point a failed run ended at whose hinge
+    # loss is 0 to the rounding of its margins is the optimum (the floor is a lower bound)
+    from kpm import _lp_path
+
+    rng = np.random.default_rng(1)
+    Z = np.linalg.qr(rng.normal(size=(40, 6)))[0]
+    beta = rng.normal(size=6)
+    y = np.where(Z @ beta > 0, 1.0, -1.0)
+    scale = 1.0 / np.min(np.abs(Z @ beta))
+    lp = _lp_path.HingeLP(y, solver="highs")
+    lp.add_columns(Z)
+
+    def failing(self):
+        self._lp.candidates = [(2.0 * scale * beta, 0.0), (np.zeros(6), 0.3)]
+        raise LPSolverError("simulated")
+
+    monkeypatch.setattr(_lp_path.HingeLP, "_solve_exact", failing)
+    b_hat, b0, obj, _ = lp.solve()
+    np.testing.assert_allclose(b_hat, 2.0 * scale * beta)
+    assert obj == 0.0 and lp.at_floor(obj)
+    # a candidate above the floor certifies nothing: the failure stands
+    lp2 = _lp_path.HingeLP(y, solver="highs")
+    lp2.add_columns(Z)
+
+    def failing_far(self):
+        self._lp.candidates = [(0.5 * scale * beta, 0.0)]
+        raise LPSolverError("simulated")
+
+    monkeypatch.setattr(_lp_path.HingeLP, "_solve_exact", failing_far)
+    with pytest.raises(LPSolverError, match="simulated"):
+        lp2.solve()
+
+
+def test_candidate_with_unresolvable_margins_certifies_nothing(monkeypatch):
+    from kpm import _lp_path
+
+    rng = np.random.default_rng(1)
+    Z = np.linalg.qr(rng.normal(size=(40, 6)))[0]
+    beta = rng.normal(size=6)
+    y = np.where(Z @ beta > 0, 1.0, -1.0)
+    lp = _lp_path.HingeLP(y, solver="highs")
+    lp.add_columns(Z)
+
+    def failing(self):
+        self._lp.candidates = [(1e25 * beta, 0.0)]  # zero loss, margins known to ~1e10
+        raise LPSolverError("simulated")
+
+    monkeypatch.setattr(_lp_path.HingeLP, "_solve_exact", failing)
+    with pytest.raises(LPSolverError, match="simulated"):
+        lp.solve()

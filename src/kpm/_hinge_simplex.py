@@ -1,4 +1,4 @@
-"""A specialised exact solver for the KPM hinge-loss LP path (SPEC §3.2-3.3).
+"""A specialised exact solver for the KPM hinge-loss LP path (Blanchard, Massart, Vert & Zwald 2004, Section 3).
 
 The LP of dimension D,
 

@@ -1,4 +1,6 @@
-"""The hinge-loss LP path of the Kernel Projection Machine (SPEC §3.2-3.3).
+"""The hinge-loss LP path of the Kernel Projection Machine.
+
+Blanchard, Massart, Vert & Zwald (2004), Section 3.
 
 For every dimension ``D = 1..max_dim`` the KPM solves the linear programme
 
@@ -30,6 +32,17 @@ compiled pivot loop), 2-4x faster than HiGHS on the paths of
 ``benchmarks/bench_kpm.py``; ``'auto'`` (the default) runs
 the specialised simplex and, should it report numerical trouble, solves the path
 again with HiGHS from that D on (:class:`HingeLP`; ``fallbacks`` counts it).
+
+Where the path nears the floor on nearly separable data, the optimal coefficients
+grow past 1e9 (the last points are separated only along directions on which they
+differ by ~1e-9), the margins they give carry rounding errors of the size of the
+solvers' tolerances, and every solver can fail (HiGHS: 'Unbounded', 'Solve error',
+'Not Set' on an LP that is bounded). Two things follow. A candidate solution whose
+hinge loss, recomputed from scratch, is within the rounding level of its margins of
+the floor is optimal to that level, the floor being a lower bound
+(:meth:`HingeLP.solve`). Otherwise the LP at that D cannot be solved in double
+precision: ``hinge_lp_path(..., on_failure='stop')`` ends the path at the last solved
+D and says why (``HingePath.failure``), and the KPM selects D among the solved ones.
 """
 
 from __future__ import annotations
@@ -84,6 +97,11 @@ class HingePath:
     floor : float
         The least objective any function attains on these samples (0, or the loss
         forced by duplicated samples with both labels; see the module docstring).
+    failure : str or None
+        Why the path ended early when no solver could solve the LP at the next grid
+        dimension (``on_failure='stop'``); None when it ended at its last grid
+        dimension or at the floor. Only the first :attr:`n_valid` grid dimensions
+        are defined then.
     """
 
     dims: np.ndarray
@@ -96,6 +114,7 @@ class HingePath:
     fallbacks: int = 0
     zero_level: float = 0.0
     floor: float = 0.0
+    failure: str | None = None
 
     @property
     def max_dim(self) -> int:
@@ -104,6 +123,17 @@ class HingePath:
     @property
     def n_solved(self) -> int:
         return len(self.intercept)
+
+    @property
+    def n_valid(self) -> int:
+        """Grid dimensions at which the path is defined: all of them, unless it failed
+        (then the solved ones; the padding beyond the floor is valid, beyond a failure not)."""
+        return len(self.dims) if self.failure is None else self.n_solved
+
+    @property
+    def failed_dim(self) -> int | None:
+        """The grid dimension at which no solver solved the LP (None if none failed)."""
+        return None if self.failure is None else int(self.dims[self.n_solved])
 
     @property
     def last_dim_solved(self) -> int:
@@ -213,6 +243,7 @@ class IncrementalHingeLP:
         self._time_limit = time_limit
         self._restart_time_limit = float(restart_time_limit)
         self._columns = []
+        self.candidates = []  # points of the failed runs of the last solve
         self._h = self._new_model(presolve="off", strategy=strat)
 
     def _new_model(self, presolve, strategy, solver=None, time_limit=None):
@@ -268,6 +299,13 @@ class IncrementalHingeLP:
             self._h.addCol(0.0, -self._inf, self._inf, self.n, rows, col)
         self.n_cols += Zc.shape[1]
 
+    def _keep_candidate(self, h):
+        """Keep the point a failed run ended at (``(beta, b)``, if HiGHS has a finite one):
+        :class:`HingeLP` may still certify it as a solution at the floor."""
+        x = np.asarray(h.getSolution().col_value, dtype=float)
+        if x.shape == (self.n + 1 + self.n_cols,) and np.all(np.isfinite(x)):
+            self.candidates.append((x[self.n + 1 :].copy(), float(x[self.n])))
+
     def _cold_time_limit(self):
         """The time limit of a run from no basis: ``restart_time_limit``, or ``time_limit``."""
         if self._time_limit is None:
@@ -284,12 +322,15 @@ class IncrementalHingeLP:
         bounded like the cold restarts.
         """
         h, hs = self._h, self._highspy
+        self.candidates = []
         if cold:
             h.setOptionValue("time_limit", self._cold_time_limit())
         h.run()
         if cold:
             self._reset_time_limit(h)
         optimal = hs.HighsModelStatus.kOptimal
+        if h.getModelStatus() != optimal:
+            self._keep_candidate(h)
         if h.getModelStatus() != optimal and self._iteration_limit is None:
             # the warm start ran into numerical trouble (HiGHS reports 'Unknown' or a
             # solve error on some highly degenerate paths): solve this D from scratch
@@ -307,6 +348,7 @@ class IncrementalHingeLP:
                     h.setOptionValue("simplex_strategy", self._strat)
                     self._h = h
                     break
+                self._keep_candidate(h)
                 failed.append(h.modelStatusToString(h.getModelStatus()))
             else:
                 raise LPSolverError(
@@ -324,6 +366,11 @@ class IncrementalHingeLP:
             max(float(info.objective_function_value), 0.0),
             int(info.simplex_iteration_count),
         )
+
+
+#: Largest rounding level of the margins (per sample) at which a candidate solution can
+#: still be certified at the floor: beyond it the computed hinge loss means nothing.
+_MAX_MARGIN_ROUNDING = 1e-6
 
 
 class HingeLP:
@@ -373,7 +420,11 @@ class HingeLP:
         self.solver = solver
         self.fallbacks = 0
         self._weights = weights
-        self._cols = []
+        self._cols = []  # columns the HiGHS fallback has not seen yet
+        self._all_cols = []  # every (merged) column, for checking candidate solutions
+        self._last = None  # the last reported (beta, b)
+        self._rescue_level = 0.0
+        self._failed_candidates = []  # points the failed HiGHS fallbacks ended at
         if solver == "highs":
             self._lp = IncrementalHingeLP(y, weights=weights, **self._highs_options)
         else:
@@ -391,20 +442,21 @@ class HingeLP:
 
     @property
     def zero_level(self):
-        """Rounding level below which the specialised simplex accepted its last
-        solution as a zero of the hinge loss (0 otherwise, and for HiGHS)."""
-        return getattr(self._lp, "zero_level", 0.0)
+        """Rounding level of the margins of the last solution when it was accepted as
+        reaching the floor at that level (the specialised simplex's zero of the hinge
+        loss, or a solution checked after every solver failed); else 0."""
+        return max(getattr(self._lp, "zero_level", 0.0), self._rescue_level)
 
     def at_floor(self, objective, zero_tol=1e-9):
         """Has ``objective`` (from the last solve) reached the floor of the hinge risk?
 
         ``objective <= floor + zero_tol * n`` (the floor is 0 unless duplicated
-        samples carry both labels), or below the rounding level of the margins at
-        which the specialised simplex accepted the solution as a zero of the hinge
-        loss (near separability, where coefficients reach 1e10, the computed hinge
-        loss of an exact zero is rounding noise of that size).
+        samples carry both labels), or ``objective <= floor + zero_level``: within the
+        rounding level of the margins of a solution accepted at that level (near
+        separability, where coefficients reach 1e10, the computed hinge loss of an
+        exact zero is rounding noise of that size).
         """
-        return objective <= self.floor + zero_tol * self.n or objective <= self.zero_level
+        return objective <= self.floor + max(zero_tol * self.n, self.zero_level)
 
     def add_columns(self, Zc):
         Zc = np.asarray(Zc, dtype=float).reshape(self.n, -1)
@@ -413,11 +465,58 @@ class HingeLP:
         if self._rows is not None:
             Zc = Zc[self._rows]
         self._lp.add_columns(Zc)
+        self._all_cols.append(Zc)
         if not isinstance(self._lp, IncrementalHingeLP):
             self._cols.append(Zc)
 
     def solve(self):
-        """Optimise; return ``(beta, b, objective, iterations)``."""
+        """Optimise; return ``(beta, b, objective, iterations)``.
+
+        Raises
+        ------
+        LPSolverError
+            When every solver failed and no candidate solution (the previous
+            dimension's, padded, or a point a failed HiGHS run ended at) is at the
+            floor of the hinge loss to the rounding level of its margins.
+        """
+        self._rescue_level = 0.0
+        self._failed_candidates = []
+        try:
+            result = self._solve_exact()
+        except LPSolverError as exc:
+            result = self._floor_candidate(exc)
+        self._last = result[:2]
+        return result
+
+    def _floor_candidate(self, exc):
+        """After every solver failed: a candidate at the floor to its rounding level.
+
+        Near the floor the optimal coefficients grow to 1e9 and more, the margins they
+        give are known to ~1e-7 only, and the solvers' fixed tolerances fail. The floor
+        is a proven lower bound of the objective, so a candidate whose hinge loss,
+        computed from scratch, is within the rounding level of its margins of the floor
+        is optimal to that level.
+        """
+        Z = np.hstack(self._all_cols)
+        cands = list(getattr(self._lp, "candidates", [])) + self._failed_candidates
+        if self._last is not None:
+            beta, b = self._last
+            cands.append((np.concatenate([beta, np.zeros(Z.shape[1] - len(beta))]), b))
+        c = np.ones(len(self.y)) if self._weights is None else self._weights
+        best = None
+        for beta, b in cands:
+            loss = float(c @ np.maximum(0.0, 1.0 - self.y * (Z @ beta + b)))
+            level = 1e-15 * float(c @ (np.abs(Z) @ np.abs(beta) + abs(b)))
+            if level > _MAX_MARGIN_ROUNDING * self.n:
+                continue  # margins too uncertain for any statement about the loss
+            if loss <= self.floor + max(1e-9 * self.n, level) and (best is None or loss < best[2]):
+                best = (beta, b, loss, level)
+        if best is None:
+            raise exc
+        self._rescue_level = best[3]
+        return best[0].copy(), float(best[1]), best[2], 0
+
+    def _solve_exact(self):
         if isinstance(self._lp, IncrementalHingeLP):
             return self._lp.solve()
         from ._hinge_simplex import SimplexFailure
@@ -437,6 +536,7 @@ class HingeLP:
             try:
                 result = lp.solve(cold=True)
             except LPSolverError as cold_exc:
+                cold_candidates = lp.candidates
                 # where the LP reaches the floor of its hinge risk the bases turn rank
                 # deficient and a cold HiGHS solve can fail too ('Not Set', flare_solar):
                 # replay the warm-started HiGHS path from D = 1, which walks in from the
@@ -447,6 +547,7 @@ class HingeLP:
                         lp.add_columns(cols[:, j])
                         result = lp.solve()
                 except LPSolverError as replay_exc:
+                    self._failed_candidates = lp.candidates + cold_candidates
                     raise LPSolverError(
                         f"no solver solved the KPM linear programme for D={cols.shape[1]}: "
                         f"the specialised simplex ({exc}), HiGHS from scratch ({cold_exc}) "
@@ -469,6 +570,7 @@ def hinge_lp_path(
     strategy: str = "primal",
     time_limit: float | None = None,
     iteration_limit: int | None = None,
+    on_failure: str = "raise",
 ) -> HingePath:
     """Solve the KPM hinge-loss LP for ``D = 1..max_dim`` with warm starts.
 
@@ -500,6 +602,9 @@ def hinge_lp_path(
     time_limit, iteration_limit : optional
         Passed to HiGHS (a limit hit raises :class:`LPSolverError`); HiGHS options,
         used by ``solver='highs'`` and the fallback of ``'auto'``.
+    on_failure : {'raise', 'stop'}, default='raise'
+        When no solver solves the LP at some grid dimension: raise, or end the path
+        at the last solved dimension and record why in ``HingePath.failure``.
 
     Returns
     -------
@@ -508,9 +613,12 @@ def hinge_lp_path(
     Raises
     ------
     LPSolverError
-        If HiGHS returns any status other than optimal, with that status, or the
-        specialised simplex (``solver='simplex'``) reports numerical trouble.
+        With ``on_failure='raise'``, when no solver returns an optimal solution (the
+        message carries their statuses), e.g. ``solver='simplex'`` reporting
+        numerical trouble.
     """
+    if on_failure not in ("raise", "stop"):
+        raise ValueError(f"on_failure must be 'raise' or 'stop', got {on_failure!r}")
     Z = np.asarray(Z, dtype=float)
     y = np.asarray(y, dtype=float)
     if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
@@ -536,10 +644,20 @@ def hinge_lp_path(
     iterations = np.zeros(len(grid), dtype=np.int64)
     n_solved = 0
     zero_level = 0.0
+    failure = None
     for k, D in enumerate(grid):
         if lp.n_cols < D:
             lp.add_columns(Z[:, lp.n_cols : D])
-        beta, b, obj, it = lp.solve()
+        try:
+            beta, b, obj, it = lp.solve()
+        except LPSolverError as exc:
+            if on_failure == "raise" or k == 0:
+                raise
+            failure = (
+                f"{exc} [the largest coefficient at D={int(grid[k - 1])} was "
+                f"{np.max(np.abs(coef[k - 1]), initial=abs(intercept[k - 1])):.2g}]"
+            )
+            break
         coef[k, :D] = beta
         intercept[k] = b
         objective[k] = obj
@@ -560,4 +678,5 @@ def hinge_lp_path(
         fallbacks=lp.fallbacks,
         zero_level=zero_level,
         floor=lp.floor,
+        failure=failure,
     )

@@ -4,7 +4,7 @@ Hinge-loss empirical risk minimisation over the nested subspaces
 ``S_D = span{1, V_1, ..., V_D}`` spanned by the leading eigenvectors of the
 kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 ``lam * D`` on the clipped hinge risk (Zwald & Blanchard 2005) or by the slope
-heuristic. See SPEC §3 and :mod:`kpm._lp_path` / :mod:`kpm.selection`.
+heuristic. See :mod:`kpm._lp_path` (the LP path) and :mod:`kpm.selection` (the rules).
 
 Choices where the papers leave room (all documented on the class):
 
@@ -18,7 +18,7 @@ Choices where the papers leave room (all documented on the class):
   ties are exact; ties go to the smaller D.
 * The penalty and slope rules use the clipped hinge risk ``R_n(clip f_D)`` of
   Zwald & Blanchard's eq. (3) (the algorithm summary of that paper writes the
-  unclipped ``R_n(f_D)``; SPEC §3.4 asks for the clipped one). With several
+  unclipped ``R_n(f_D)``; eq. (3) is the one followed). With several
   classes the risks are averaged over the one-vs-rest problems.
 * Identical training inputs get exactly equal eigenvector rows (their mean), so
   that the unregularised LP cannot fit rounding noise between them; in the LP
@@ -29,23 +29,27 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import KernelParamsMixin
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from ._lp_path import SOLVERS as LP_SOLVERS
-from ._lp_path import HingePath, LPSolverError, hinge_lp_path
+from ._lp_path import HingeLP, HingePath, LPSolverError, hinge_lp_path
 from .kernels import make_kernel
 from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
+from .validation import check_kernel_matrix, check_option, kernel_degeneracy, warn_degenerate_kernel, warn_if_one_class
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
 _SELECTIONS = ("cv", "penalty", "slope")
+_CV_DUPLICATES = ("warn", "split", "group")
 
 
 def numerical_rank(eigenvalues, n: int) -> int:
@@ -116,10 +120,28 @@ class _Subspace:
 
 
 def _fit_paths(Z, Y, grid, solver="auto", groups=None):
-    """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``."""
+    """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``.
+
+    A path on which no solver solves some grid dimension ends before it (its
+    ``failure`` says why); see :func:`_n_valid` and :func:`_failures`.
+    """
     return [
-        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups)
+        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups, on_failure="stop")
         for c in range(Y.shape[1])
+    ]
+
+
+def _n_valid(paths, n_grid):
+    """Grid points (of a grid of ``n_grid``) at which all paths are defined."""
+    return min([n_grid] + [p.n_valid for p in paths if p.failure is not None])
+
+
+def _failures(paths, where):
+    """The failed paths as records of ``lp_failures_``."""
+    return [
+        {"path": where, "problem": c, "dim": p.failed_dim, "error": p.failure}
+        for c, p in enumerate(paths)
+        if p.failure is not None
     ]
 
 
@@ -158,8 +180,13 @@ def _pad(v, length):
     return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
 
 
-def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto"):
-    """Fit the paths of one CV fold; return validation errors and risks on the grid."""
+def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
+               fold=0):
+    """Fit the paths of one CV fold; return validation errors and risks on the grid.
+
+    ``n_valid``: the grid points at which the fold's paths are defined (all, unless no
+    solver solved some dimension: then the CV curve ends before it).
+    """
     sub = _Subspace(
         K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
         groups=None if groups is None else groups[tr],
@@ -179,7 +206,14 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     errors = _pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid)
     clipped = _pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid)
     n_used = min(max(p.n_solved for p in paths), n_grid)
-    return {"errors": errors, "clipped": clipped, "n_used": n_used, "fallbacks": sum(p.fallbacks for p in paths)}
+    return {
+        "errors": errors,
+        "clipped": clipped,
+        "n_used": n_used,
+        "n_valid": _n_valid(paths, n_grid),
+        "fallbacks": sum(p.fallbacks for p in paths),
+        "failures": _failures(paths, f"fold {fold}"),
+    }
 
 
 def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None, solver="auto"):
@@ -190,10 +224,9 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
     (training hinge risk at its floor -- zero, or the loss forced by duplicated
     samples with both labels -- or the fold's rank: the CV curve is flat beyond,
     so no later D can win the tie-broken argmin) or, with ``early_stopping``, at the
-    first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic).
+    first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic), or
+    before a grid D that no solver solved on some fold (its ``failures``).
     """
-    from ._lp_path import HingeLP
-
     n_classes = Y.shape[1]
     states = []
     for tr, va in splits:
@@ -219,19 +252,29 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
                 "clipped": [],
             }
         )
-    best, best_D, n_used = np.inf, None, len(grid)
+    best, best_D, n_used, failures = np.inf, None, len(grid), []
     for gi, D in enumerate(grid):
         total = 0
-        for st in states:
+        for k, st in enumerate(states):
             Deff = min(int(D), st["m"])
             for c, lp in enumerate(st["lps"]):
                 if st["frozen"][c] or lp.n_cols >= Deff:
                     continue
                 lp.add_columns(st["V"][:, lp.n_cols : Deff])
-                beta, b, obj, _ = lp.solve()
+                try:
+                    beta, b, obj, _ = lp.solve()
+                except LPSolverError as exc:
+                    if gi == 0:
+                        raise
+                    failures.append({"path": f"fold {k}", "problem": c, "dim": Deff, "error": str(exc)})
+                    continue
                 st["F_va"][:, c] = st["Zva"][:, :Deff] @ beta + b
                 st["F_tr"][:, c] = st["V"][:, :Deff] @ beta + b
                 st["frozen"][c] = lp.at_floor(obj)
+        if failures:  # the CV curve is defined on the solved grid points only
+            n_used = gi
+            break
+        for st in states:
             err = int((_predict_codes(st["F_va"]) != codes[st["va"]]).sum())
             ytr = Y[st["tr"]]
             st["errors"].append(err)
@@ -250,9 +293,11 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
             "errors": _pad(np.asarray(st["errors"], dtype=float), len(grid)),
             "clipped": _pad(np.asarray(st["clipped"]), len(grid)),
             "n_used": n_used,
+            "n_valid": n_used,
             "fallbacks": sum(lp.fallbacks for lp in st["lps"]),
+            "failures": [f for f in failures if f["path"] == f"fold {k}"],
         }
-        for st in states
+        for k, st in enumerate(states)
     ]
     return folds, n_used
 
@@ -334,6 +379,17 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         latter as fallback on numerical trouble. All solve the same LPs exactly;
         where an LP has several optimal solutions (typically once the training
         hinge risk is 0) they may return different ones.
+    cv_duplicates : {'warn', 'split', 'group'}, default='warn'
+        Cross-validation with duplicated samples (identical inputs, or identical rows
+        of a precomputed kernel). ``'split'``: the folds ignore them, so copies of a
+        sample can fall in the training and the validation part of a fold (the
+        papers' protocol; right where duplicates are part of the data's distribution,
+        e.g. discrete features, and the test data repeat training inputs too).
+        ``'group'``: the copies of a sample stay in one fold
+        (:class:`~sklearn.model_selection.StratifiedGroupKFold`, or the ``groups`` of
+        a given splitter); right where duplicates are an artefact, since copies on
+        both sides make the CV error favour large D. ``'warn'``: as ``'split'``, with
+        a warning when X has duplicates.
     random_state : int, RandomState or None
         Seeds the CV shuffling.
     n_jobs : int, optional
@@ -377,6 +433,15 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     lp_fallbacks_ : int
         Paths (folds and full data) on which ``lp_solver='auto'`` handed the LP to
         HiGHS after the specialised simplex reported numerical trouble.
+    lp_failures_ : list of dict
+        The paths that ended early because no solver solved the LP at some dimension
+        (empty when every LP was solved): ``path`` ('full data' or 'fold k'),
+        ``problem`` (the one-vs-rest problem, 0 for two classes), ``kernel`` (its
+        index), ``dim`` (the D not solved) and ``error`` (the solvers' statuses). The
+        selection then ran over the dimensions below the smallest such D (see
+        ``selection_curve_``), and :meth:`fit` warned (``ConvergenceWarning``). This
+        happens on nearly separable data, where the optimal coefficients exceed 1e9
+        and the margins they give are below the precision of double arithmetic.
     """
 
     def __init__(
@@ -397,6 +462,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         early_stopping=False,
         centered=False,
         lp_solver="auto",
+        cv_duplicates="warn",
         random_state=None,
         n_jobs=None,
     ):
@@ -415,6 +481,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.early_stopping = early_stopping
         self.centered = centered
         self.lp_solver = lp_solver
+        self.cv_duplicates = cv_duplicates
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -479,13 +546,27 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"lp_solver must be one of {LP_SOLVERS}, got {self.lp_solver!r}")
         if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) and self.cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}")
+        check_option(self.cv_duplicates, "cv_duplicates", _CV_DUPLICATES)
 
-    def _splits(self, X, y):
+    def _splits(self, X, y, groups):
+        """The CV folds; duplicated samples (``groups``) handled by ``cv_duplicates``."""
         cv = self.cv
+        grouped = groups is not None and self.cv_duplicates == "group"
+        if groups is not None and self.cv_duplicates == "warn":
+            warnings.warn(
+                f"X holds duplicated samples ({len(np.unique(groups))} distinct of {len(y)}): copies "
+                "fall in both training and validation folds, which biases the cross-validation "
+                "error towards large D. Set cv_duplicates='group' to keep the copies of a sample in "
+                "one fold, or cv_duplicates='split' where duplicates are part of the data's "
+                "distribution (e.g. discrete features; the papers' protocol) to silence this.",
+                UserWarning,
+                stacklevel=3,
+            )
         if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-            cv = StratifiedKFold(int(cv), shuffle=True, random_state=self.random_state)
+            kfold = StratifiedGroupKFold if grouped else StratifiedKFold
+            cv = kfold(int(cv), shuffle=True, random_state=self.random_state)
         cv = check_cv(cv, y, classifier=True)
-        splits = list(cv.split(X, y))
+        splits = list(cv.split(X, y, groups if grouped else None))
         for k, (tr, va) in enumerate(splits):
             if len(np.unique(y[tr])) < len(self.classes_):
                 raise ValueError(
@@ -511,10 +592,20 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Returns
         -------
         self
+
+        Warns
+        -----
+        ConvergenceWarning
+            When no LP solver solved some dimension of a path: the selection then runs
+            over the dimensions below it (see ``lp_failures_``).
+        DegenerateKernelWarning
+            When the (selected) kernel matrix is numerically the identity or constant.
+        DegenerateModelWarning
+            When the fitted function predicts one class on all training samples.
         """
         t0 = time.perf_counter()
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, dtype=float, order="C", ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         n_classes = len(self.classes_)
@@ -524,8 +615,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 "needs samples of at least 2 classes"
             )
         n = X.shape[0]
-        if self._is_precomputed() and X.shape[0] != X.shape[1]:
-            raise ValueError(f"a precomputed kernel must be a square (n, n) matrix, got {X.shape}")
+        if self._is_precomputed():
+            X = check_kernel_matrix(X)
         # one-vs-rest targets in {-1, +1}; binary: one problem, classes_[1] positive
         if n_classes == 2:
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]
@@ -535,15 +626,14 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         kernels = self._kernel_list(X)
         sel = self.selection
         use_cv = sel == "cv" or (sel == "penalty" and isinstance(self.penalty, str))
-        splits = self._splits(X, y) if use_cv else None
-
         groups = _duplicate_groups(X, self._is_precomputed())
+        splits = self._splits(X, y, groups) if use_cv else None
+
         results = []
         for kern in kernels:
             K = X if kern.is_precomputed else kern(X)
-            if not np.all(np.isfinite(K)):
-                raise ValueError("the kernel matrix contains NaN or infinite values")
             results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
+            results[-1]["degeneracy"] = kernel_degeneracy(K)
 
         self._select(results, kernels, Y, n, splits)
         self.lp_fallbacks_ = int(
@@ -551,8 +641,30 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             + sum(p.fallbacks for r in results for p in r.get("paths", []))
         )
         self.X_fit_ = X
+        self._warn_degenerate(results[self.kernel_index_])
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _warn_degenerate(self, res):
+        """The fit's warnings: failed LPs, a degenerate kernel, a one-class model."""
+        if self.lp_failures_:
+            first = min(self.lp_failures_, key=lambda f: f["dim"])
+            warnings.warn(
+                f"KernelProjectionMachine: no LP solver solved the hinge LP at D={first['dim']} "
+                f"({first['path']}); dimensions from D={first['dim']} on were not considered, D was "
+                f"selected among D <= {int(self.selection_curve_['D'].max())}. This happens where the "
+                "training data are nearly separable in the subspace: the optimal coefficients pass 1e9 "
+                f"and the margins they give fall below double precision. Cause: {first['error']}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if res["degeneracy"] is not None:
+            warn_degenerate_kernel(res["degeneracy"], "KernelProjectionMachine", stacklevel=4)
+        V = self._subspace.V[:, : self.dim_]
+        F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.dim_) for p in res["paths"])], axis=1)
+        warn_if_one_class(
+            self.classes_[_predict_codes(F)], self.classes_, "KernelProjectionMachine", stacklevel=4
+        )
 
     def _grid(self, max_dim):
         g = self.dim_grid
@@ -619,49 +731,73 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                         self.random_state,
                         groups,
                         self.lp_solver,
+                        k,
                     )
-                    for tr, va in splits
+                    for k, (tr, va) in enumerate(splits)
                 )
                 # beyond the last grid point any fold solved, the CV curve is flat: ties
-                # go to the smaller D, so no later D can be selected
-                n_used = max(f["n_used"] for f in folds)
+                # go to the smaller D, so no later D can be selected; it ends before a
+                # dimension that no solver solved on some fold
+                n_used = min(max(f["n_used"] for f in folds), min(f["n_valid"] for f in folds))
             out["folds"] = folds
             out["cv_error"] = sum(f["errors"] for f in folds) / n
             out["n_used"] = n_used
+            out["failures"] = [rec for f in folds for rec in f["failures"]]
         else:
             out["n_used"] = len(grid)
+            out["failures"] = []
         return out
 
     def _full_path(self, res, Y, upto):
-        """Solve the full-data paths of one kernel on its grid up to grid index ``upto``."""
+        """Solve the full-data paths of one kernel on its grid up to grid index ``upto``.
+
+        Where no solver solves some dimension, the paths end before it and so does
+        the kernel's usable grid (``res['n_used']``): no model exists there.
+        """
         full, grid = res["full"], res["grid"][:upto]
         paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid, self.lp_solver, full.groups)
-        F = _decisions(paths, full.V[:, : _width(paths)])
+        n_ok = _n_valid(paths, len(grid))
+        res["failures"] = [f for f in res["failures"] if f["path"] != "full data"] + _failures(paths, "full data")
+        if n_ok < len(grid):
+            res["n_used"] = min(res["n_used"], n_ok)
+        grid = grid[:n_ok]
+        F = _decisions(paths, full.V[:, : _width(paths)])[:, :n_ok]
         res["paths"] = paths
         res["path_grid"] = grid
-        res["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)
+        res["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok]
         res["clipped_risk"] = _clipped_risk(F, Y)
 
-    def _select(self, results, kernels, Y, n, splits):
-        sel = self.selection
-        self.penalty_ = None
-        self.slope_lambda_ = None
+    @staticmethod
+    def _curves(results, splits):
+        """The models (D, kernel index) of every kernel's usable grid, with their CV errors."""
         dims = np.concatenate([r["grid"][: r["n_used"]] for r in results])
         kidx = np.concatenate([np.full(r["n_used"], i) for i, r in enumerate(results)])
         cv_err = np.full(len(dims), np.nan)
         if splits is not None:
             cv_err = np.concatenate([r["cv_error"][: r["n_used"]] for r in results])
+        return dims, kidx, cv_err
+
+    def _select(self, results, kernels, Y, n, splits):
+        sel = self.selection
+        self.penalty_ = None
+        self.slope_lambda_ = None
         if sel == "cv":
-            idx = select_cv(dims, cv_err)
-            k = int(kidx[idx])
             # the full-data path of the winner only, up to the selected D: the selection
-            # needs nothing more (extend_path() solves further for figures)
-            D = int(dims[idx])
-            grid = results[k]["grid"][: results[k]["n_used"]]
-            self._full_path(results[k], Y, int(np.searchsorted(grid, D)) + 1)
+            # needs nothing more (extend_path() solves further for figures); should it end
+            # before that D, select again among the dimensions it reached
+            while True:
+                dims, kidx, cv_err = self._curves(results, splits)
+                idx = select_cv(dims, cv_err)
+                r = results[int(kidx[idx])]
+                upto = int(np.searchsorted(r["grid"], int(dims[idx]))) + 1
+                self._full_path(r, Y, upto)
+                if r["n_used"] >= upto:
+                    break
         else:
             for r in results:
                 self._full_path(r, Y, r["n_used"])
+        dims, kidx, cv_err = self._curves(results, splits)
+        self.lp_failures_ = [dict(f, kernel=i) for i, r in enumerate(results) for f in r["failures"]]
         hinge = np.full(len(dims), np.nan)
         clipped = np.full(len(dims), np.nan)
         pos = 0
@@ -672,7 +808,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 clipped[pos : pos + m] = r["clipped_risk"]
             pos += r["n_used"]
         if not isinstance(sel, str):
-            idx = int(np.flatnonzero(dims == sel)[0])
+            hit = np.flatnonzero(dims == sel)  # none: the path ended before (lp_failures_)
+            idx = int(hit[0]) if len(hit) else int(np.argmax(dims))
         elif sel == "slope":
             idx, lam_jump, _ = slope_heuristic(dims, clipped, self.slope_factor)
             self.slope_lambda_ = lam_jump
@@ -762,8 +899,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 grid = self._grid_used[self._grid_used <= self.dim_]
         if len(grid) <= len(self.path_dims_):
             return self
-        res = {"full": self._subspace, "grid": grid}
+        res = {"full": self._subspace, "grid": grid, "n_used": len(grid), "failures": []}
         self._full_path(res, self._Y, len(grid))
+        grid = res["path_grid"]
         self.path_dims_ = res["path_grid"]
         self.coef_path_ = [p.coef for p in res["paths"]]
         self.intercept_path_ = [p.intercept for p in res["paths"]]

@@ -53,6 +53,7 @@ __all__ = [
     "check_kernel_values",
     "kernel_degeneracy",
     "warn_if_degenerate_kernel",
+    "warn_degenerate_kernel",
     "warn_if_one_class",
 ]
 
@@ -250,9 +251,15 @@ def warn_if_degenerate_kernel(K, where, *, stacklevel=3):
     Returns the diagnosis of :func:`kernel_degeneracy`.
     """
     found = kernel_degeneracy(K)
-    if found is None:
-        return None
-    kind, measure = found
+    if found is not None:
+        warn_degenerate_kernel(found, where, stacklevel=stacklevel + 1)
+    return found
+
+
+def warn_degenerate_kernel(diagnosis, where, *, stacklevel=3):
+    """Issue the :class:`~kpm.exceptions.DegenerateKernelWarning` of a diagnosis of
+    :func:`kernel_degeneracy` (``(kind, measure)``), naming the fix."""
+    kind, measure = diagnosis
     if kind == "identity":
         msg = (
             f"{where}: the kernel matrix is numerically the identity: {measure:.0%} of the samples "
@@ -268,7 +275,6 @@ def warn_if_degenerate_kernel(K, where, *, stacklevel=3):
             "sigma='median'."
         )
     warnings.warn(msg, DegenerateKernelWarning, stacklevel=stacklevel)
-    return found
 
 
 def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
@@ -280,8 +286,9 @@ def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
     found = np.unique(predictions)
     if len(found) > 1:
         return False
+    label = found[0].item() if isinstance(found[0], np.generic) else found[0]
     warnings.warn(
-        f"{where} predicts the single class {found[0]!r} on all {predictions.size} of its "
+        f"{where} predicts the single class {label!r} on all {predictions.size} of its "
         f"training samples (fitted on {len(classes)} classes): the model is degenerate. Check the "
         "kernel width against the scale of the data (sigma='median', or standardise the features).",
         DegenerateModelWarning,

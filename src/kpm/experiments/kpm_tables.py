@@ -247,7 +247,8 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
     from kpm.projection_machine import KernelProjectionMachine
 
     s = _split(dataset, realization, data_dir)
-    kw = dict(kernel="rbf", sigma=sigma, selection=selection, cv=cv, random_state=realization)
+    kw = dict(kernel="rbf", sigma=sigma, selection=selection, cv=cv, random_state=realization,
+              cv_duplicates="split")
     if selection == "penalty":
         kw["penalty"] = "cv"
     kw.update(params or {})
@@ -304,7 +305,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=cv, max_dim=max_dim,
                                     slope_factor=slope_factor, random_state=realization,
-                                    **(params or {}))
+                                    cv_duplicates="split", **(params or {}))
     model.fit(s.X_train, s.y_train)
     t1 = time.perf_counter()
     curve = model.selection_curve_
@@ -823,7 +824,7 @@ def _kpm_panel(ax, st, s, sigma, realization):
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,
-                                    random_state=realization,
+                                    random_state=realization, cv_duplicates="split",
                                     **st.kpm_params).fit(s.X_train, s.y_train)
     curve = model.selection_curve_
     d_cv = int(curve["D"][select_cv(curve["D"], curve["cv_error"])])
