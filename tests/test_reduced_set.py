@@ -325,3 +325,28 @@ def test_multiclass_ovo_reduction_all_thresholds(blobs, method):
         assert r.decision_function(X).shape == (len(X), 3)
         assert r.n_expansion_vectors_ <= (len(svc.support_) if method != "construct" else 10**6)
         assert r.score(X, y) >= svc.score(X, y) - 0.1
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e-50, 1.0])
+def test_extreme_data_scales_give_the_svc_s_function(scale):
+    # a linear kernel on data of magnitude 1e-100 gives kernel values ~1e-200, whose
+    # products underflow: the selection ran on them and returned NaN decision values
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(100, n_features=4, random_state=0)
+    X = X * scale
+    svc = SVC(kernel="linear").fit(X, y)
+    red = ReducedSetSVC(SVC(kernel="linear"), n_vectors=2).fit(X, y)
+    f = red.decision_function(X[:10])
+    assert np.all(np.isfinite(f))
+    # a linear machine is one vector in feature space: two reduced vectors reproduce it
+    np.testing.assert_allclose(f, svc.decision_function(X[:10]), rtol=1e-6, atol=1e-9 * np.abs(f).max())
+
+
+def test_expansion_error_rejects_non_finite_coefficients():
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    k = make_kernel("rbf", gamma=0.5)
+    with pytest.raises(ValueError, match="beta contains NaN"):
+        expansion_error(X, np.ones(5), X[:2], np.array([np.nan, 1.0]), k)
+    with pytest.raises(ValueError, match="alpha contains"):
+        expansion_error(X, np.full(5, np.inf), X[:2], np.ones(2), k)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
@@ -38,7 +39,7 @@ from ._base import KernelParamsMixin, check_n_components
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
 
-__all__ = ["KernelPCADenoiser", "LinearPCADenoiser"]
+__all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
 
 _PREIMAGES = ("fixed-point", "gradient", "learned")
 _RANK_RTOL = 1e-10
@@ -65,6 +66,26 @@ def _resolve_components(n_components, fitted, name="n_components"):
             "n_components"
         )
     return q
+
+
+@dataclass(frozen=True)
+class PreimageInfo:
+    """Diagnostics of the pre-images of one :meth:`KernelPCADenoiser.denoise` call.
+
+    Attributes
+    ----------
+    n_iter : ndarray of int (n_samples,)
+        Iterations spent on each pre-image (0 for the learned inverse).
+    converged : ndarray of bool (n_samples,)
+        Whether each pre-image met the tolerance within ``preimage_max_iter``.
+    objective : ndarray (n_samples,)
+        ``||phi(z) - P_m phi(x)||^2`` at each pre-image, from kernels (can be negative
+        for the sigmoid kernel, which is not positive definite).
+    """
+
+    n_iter: np.ndarray
+    converged: np.ndarray
+    objective: np.ndarray
 
 
 class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
@@ -98,8 +119,9 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Other kernel parameters (e.g. ``{'c': 128}``).
     preimage : {'fixed-point', 'gradient', 'learned'}, default='fixed-point'
         Pre-image method. ``'fixed-point'`` needs the Gaussian kernel.
-    max_iter : int, default=500
-        Iteration cap of the pre-image solver.
+    preimage_max_iter : int, default=500
+        Iteration cap of the pre-image solver (run by :meth:`transform`; fit does not
+        iterate). Named ``max_iter`` before version 0.2.
     tol : float, default=1e-6
         Tolerance of the pre-image solver (fixed-point: step in kernel widths;
         gradient: relative reduction of the gradient's infinity norm).
@@ -133,19 +155,12 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Number of input features.
     kpca_ : sklearn.decomposition.KernelPCA
         The fitted scikit-learn model (``preimage='learned'`` only).
-    n_iter_ : ndarray of shape (n_last,)
-        Iterations of the pre-image solver per point of the last ``transform`` call.
-    converged_ : ndarray of bool, shape (n_last,)
-        Whether each pre-image of the last call met the tolerance (``'learned'``:
-        always True, there is no iteration).
-    objective_ : ndarray of shape (n_last,)
-        ``||phi(z) - P_m phi(x)||^2`` per point of the last call, from kernels (can be
-        negative for the sigmoid kernel, which is not positive definite).
 
     Notes
     -----
-    Calling ``transform`` records the diagnostics of that call (``n_iter_``,
-    ``converged_``, ``objective_``); pre-images that did not converge are returned
+    :meth:`transform` leaves the estimator unchanged; the pre-image diagnostics
+    (iterations, convergence, objective per point) come from
+    ``denoise(X, return_info=True)``. Pre-images that did not converge are returned
     (the best iterate found) and reported by a :class:`ConvergenceWarning`.
 
     References
@@ -165,7 +180,7 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         coef0=1.0,
         kernel_params=None,
         preimage="fixed-point",
-        max_iter=500,
+        preimage_max_iter=500,
         tol=1e-6,
         restart="nearest",
         alpha=1.0,
@@ -180,7 +195,7 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.preimage = preimage
-        self.max_iter = max_iter
+        self.preimage_max_iter = preimage_max_iter
         self.tol = tol
         self.restart = restart
         self.alpha = alpha
@@ -219,8 +234,9 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
                 f"preimage='gradient' needs a kernel with analytic gradients {_DIFFERENTIABLE}, "
                 f"got {kernel.name!r}; use preimage='learned'"
             )
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        mi = self.preimage_max_iter
+        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
+            raise ValueError(f"preimage_max_iter must be a positive integer, got {mi!r}")
         if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
         if self.eigen_solver not in ("auto", "dense", "arpack", "randomized"):
@@ -326,27 +342,40 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Kxc = center_cross_gram(self.kernel_(X, self.X_fit_), self._col_means, self._total_mean)
         return Kxc @ self.alphas_[:, :q]
 
-    def denoise(self, X, n_components=None):
+    def denoise(self, X, n_components=None, *, return_info=False):
         """Denoise X using the first ``n_components`` fitted components.
 
         Same as :meth:`transform`, but with fewer components than were fitted if
         asked (no refit needed; not available for ``preimage='learned'`` whose
-        learned inverse depends on the number of components).
+        learned inverse depends on the number of components), and with the pre-image
+        diagnostics on request. The estimator is not modified.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         n_components : int, optional
             At most ``n_components_`` (default: all fitted components).
+        return_info : bool, default=False
+            Also return the diagnostics of the pre-image iteration.
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_features)
             Approximate pre-images of the projections.
+        info : PreimageInfo
+            Only with ``return_info=True``: per point, ``n_iter`` (iterations),
+            ``converged`` and ``objective`` (see :class:`PreimageInfo`).
+
+        Warns
+        -----
+        ConvergenceWarning
+            When pre-images did not converge within ``preimage_max_iter`` (the best iterates
+            are returned; ``info.converged`` flags them).
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         q = _resolve_components(n_components, self.n_components_)
+        G, sq_norm = self._projection(X, q)
         if self.preimage == "learned":
             if q != self.n_components_:
                 raise ValueError(
@@ -354,40 +383,32 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
                     "with the number of components wanted"
                 )
             Z = self.kpca_.inverse_transform(self.kpca_.transform(X))
-            G, sq_norm = self._projection(X, q)
-            self.objective_ = preimage_objective(Z, G, self.X_fit_, self.kernel_, ctc=sq_norm)
-            self.n_iter_ = np.zeros(len(X), dtype=int)
-            self.converged_ = np.ones(len(X), dtype=bool)
-            return Z
-        G, sq_norm = self._projection(X, q)
+            info = PreimageInfo(
+                n_iter=np.zeros(len(X), dtype=int),
+                converged=np.ones(len(X), dtype=bool),
+                objective=preimage_objective(Z, G, self.X_fit_, self.kernel_, ctc=sq_norm),
+            )
+            return (Z, info) if return_info else Z
         if self.preimage == "fixed-point":
-            Z, info = gaussian_fixed_point(
-                G,
-                self.X_fit_,
-                self.kernel_.gamma,
-                X,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                restart=self.restart,
-                ctc=sq_norm,
+            Z, raw = gaussian_fixed_point(
+                G, self.X_fit_, self.kernel_.gamma, X, max_iter=self.preimage_max_iter, tol=self.tol,
+                restart=self.restart, ctc=sq_norm,
             )
         else:
-            Z, info = gradient_preimage(
-                G, self.X_fit_, self.kernel_, X, max_iter=self.max_iter, tol=self.tol, ctc=sq_norm
+            Z, raw = gradient_preimage(
+                G, self.X_fit_, self.kernel_, X, max_iter=self.preimage_max_iter, tol=self.tol, ctc=sq_norm
             )
-        self.n_iter_ = info["n_iter"]
-        self.converged_ = info["converged"]
-        self.objective_ = info["objective"]
-        n_bad = int(np.sum(~self.converged_))
+        info = PreimageInfo(n_iter=raw["n_iter"], converged=raw["converged"], objective=raw["objective"])
+        n_bad = int(np.sum(~info.converged))
         if n_bad:
             warnings.warn(
                 f"{n_bad} of {len(X)} pre-images did not converge (preimage={self.preimage!r}, "
-                f"max_iter={self.max_iter}, tol={self.tol}); the best iterates are returned and "
-                "flagged in converged_",
+                f"preimage_max_iter={self.preimage_max_iter}, tol={self.tol}); the best iterates are returned (see "
+                "denoise(..., return_info=True))",
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        return Z
+        return (Z, info) if return_info else Z
 
     def transform(self, X):
         """Denoise X: approximate pre-images of its kernel PCA projections.

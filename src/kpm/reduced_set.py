@@ -120,6 +120,15 @@ def _solve_psd(K, rhs, rcond=1e-12):
     return V[:, keep] @ ((V[:, keep].T @ rhs) / (w[keep][:, None] if np.ndim(rhs) == 2 else w[keep]))
 
 
+def _unit_scale(K):
+    """``K / max_i K_ii``: the selections and the optimal coefficients do not depend on the
+    scale of the kernel matrix, while products of its entries underflow or overflow for
+    data of extreme magnitude under a linear or polynomial kernel (1e-100 inputs: entries
+    ~1e-200, their products 0)."""
+    top = float(np.max(np.abs(np.diag(K)))) if len(K) else 0.0
+    return K / top if top > 0 else K
+
+
 def _validate_kernel(kernel):
     if isinstance(kernel, Kernel):
         k = kernel
@@ -181,8 +190,8 @@ def expansion_error(X, alpha, Z, beta, kernel):
     kernel = _validate_kernel(kernel)
     X = check_array(X, dtype=float)
     Z = check_array(Z, dtype=float, ensure_min_samples=0)
-    A = np.atleast_2d(np.asarray(alpha, dtype=float))
-    B = np.atleast_2d(np.asarray(beta, dtype=float))
+    A = check_array(np.atleast_2d(np.asarray(alpha, dtype=float)), input_name="alpha")
+    B = check_array(np.atleast_2d(np.asarray(beta, dtype=float)), ensure_min_features=0, input_name="beta")
     if A.shape[1] != len(X) or B.shape[1] != len(Z) or len(A) != len(B):
         raise ValueError(
             f"shapes do not match: alpha {A.shape} for {len(X)} vectors, beta {B.shape} for {len(Z)}"
@@ -853,7 +862,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                     stacklevel=3,
                 )
                 return exp.V[used], exp.A[:, used]
-            K = kernel(exp.V[used])
+            K = _unit_scale(kernel(exp.V[used]))
             sel = _select_l1_shared(K, exp.A[:, used], m, self.l1_weights)
             Z = exp.V[used][sel]
             B = optimal_coefficients(Z, exp.V[used], exp.A[:, used], kernel)
@@ -862,7 +871,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         targets = self._machine_targets(exp)
         rng = check_random_state(self.random_state)
         if self.method in ("select", "select-l1"):
-            K_all = kernel(exp.V)
+            K_all = _unit_scale(kernel(exp.V))
             B_full = np.zeros((M, N))
             for p in range(M):
                 sup = np.flatnonzero(exp.A[p])

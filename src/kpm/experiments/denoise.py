@@ -150,13 +150,13 @@ def _gaussian_table(st: GaussiansSettings, c_factor, bar):
         for s, seed in enumerate(st.seeds):
             X, T, C = _gaussian_data(seed, sigma, st)
             c = c_factor * sigma**2
-            kd = KernelPCADenoiser(qmax, kernel_params={"c": c}, max_iter=st.max_iter, tol=st.tol).fit(X)
+            kd = KernelPCADenoiser(qmax, kernel_params={"c": c}, preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
             ld = LinearPCADenoiser(min(qmax, st.dim)).fit(X)
             for b, q in enumerate(st.components):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    Z = kd.denoise(T, q)
-                not_conv += int(np.sum(~kd.converged_))
+                    Z, info = kd.denoise(T, q, return_info=True)
+                not_conv += int(np.sum(~info.converged))
                 total += len(T)
                 mse_k[a, b, s] = _mse(Z, C)
                 mse_lin[a, b, s] = _mse(ld.denoise(T, min(q, st.dim)), C)
@@ -322,12 +322,12 @@ def run_2d(st: TwoDSettings) -> dict:
                 kd = KernelPCADenoiser(st.n_components, kernel_params={"c": c}).fit(noisy)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    Zk = kd.transform(noisy)
+                    Zk, info = kd.denoise(noisy, return_info=True)
                 err = _chamfer(Zk, dense)
                 if best_k is None or err < best_k["chamfer"]:
                     best_k = {"c": c, "chamfer": err, "curve_mse": _curve_distance(Zk, dense),
                               "point_mse": _mse(Zk, clean), "Z": Zk,
-                              "not_converged": int(np.sum(~kd.converged_))}
+                              "not_converged": int(np.sum(~info.converged))}
                 bar.advance()
                 for alpha in st.alpha_grid:
                     ld = KernelPCADenoiser(st.n_components, kernel_params={"c": c}, preimage="learned",
@@ -587,7 +587,7 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
         key = (c, q)
         if key not in fitted:
             t = time.perf_counter()
-            fitted[key] = KernelPCADenoiser(q, kernel_params={"c": c}, max_iter=st.max_iter, tol=st.tol).fit(X)
+            fitted[key] = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
             if q == max(kq):
                 state["fit_seconds"][f"{c:.6g}"] = time.perf_counter() - t
         return fitted[key]
@@ -601,9 +601,9 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
             for q in kq:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    Z = kd.denoise(Tn, q)
+                    Z, info = kd.denoise(Tn, q, return_info=True)
                 curve[str(q)] = _mse_pixels(Z, T)
-                nc[str(q)] = int(np.sum(~kd.converged_))
+                nc[str(q)] = int(np.sum(~info.converged))
                 if c == c_main and q in st.grid_components:
                     state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
             state["kpca"].setdefault(ck, {})[nz] = curve
@@ -645,7 +645,7 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cpu0 = time.process_time()
-                Z, t_perf = _time_best(lambda: kd.denoise(Pn, q))
+                (Z, info), t_perf = _time_best(lambda: kd.denoise(Pn, q, return_info=True))
                 cpu = time.process_time() - cpu0
             # the same task with scikit-learn's learned pre-image (same kernel, components)
             cpu0, t0 = time.process_time(), time.perf_counter()
@@ -659,8 +659,8 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                 "learned": {"alpha": st.learned_alphas[0], "fit_seconds": l_fit_wall, "fit_cpu_seconds": l_fit_cpu,
                             "seconds": l_wall, "cpu_seconds": l_cpu, "mse": _mse_pixels(Zl, P)},
                 "n_images": len(P), "components": q, "seconds": t_perf, "cpu_seconds": cpu,
-                "mean_iter": float(np.mean(kd.n_iter_)), "max_iter_used": int(np.max(kd.n_iter_)),
-                "not_converged": int(np.sum(~kd.converged_)), "mse": _mse_pixels(Z, P),
+                "mean_iter": float(np.mean(info.n_iter)), "max_iter_used": int(np.max(info.n_iter)),
+                "not_converged": int(np.sum(~info.converged)), "mse": _mse_pixels(Z, P),
                 "noisy_mse": _mse_pixels(Pn, P), "machine": _machine(), "nice": os.nice(0)}
             finish("perf")
             bar.advance()
@@ -679,12 +679,12 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                     for nz, Tn in noisy.items():
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            Z, t_fp = _time_best(lambda: kd.denoise(Tn, q))
+                            (Z, info), t_fp = _time_best(lambda: kd.denoise(Tn, q, return_info=True))
                         comp.append({"method": "fixed-point", "q": q, "noise": nz, "alpha": None,
                                      "mse": _mse_pixels(Z, T), "transform_s": t_fp,
                                      "fit_s": state["fit_seconds"].get(f"{c_main:.6g}"),
-                                     "not_converged": int(np.sum(~kd.converged_)),
-                                     "mean_iter": float(np.mean(kd.n_iter_))})
+                                     "not_converged": int(np.sum(~info.converged)),
+                                     "mean_iter": float(np.mean(info.n_iter))})
                     for alpha in st.learned_alphas:
                         t = time.perf_counter()
                         ld = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="learned", alpha=alpha).fit(X)
@@ -695,13 +695,13 @@ def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
                                          "mse": _mse_pixels(Z, T), "transform_s": t_l, "fit_s": fit_s})
                 if "gradient" in todo and st.gradient_images > 0:
                     gd = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="gradient",
-                                           max_iter=st.max_iter, tol=st.tol).fit(X)
+                                           preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
                     for nz, Tn in noisy.items():
                         sub = slice(0, min(st.gradient_images, len(Tn)))
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            Zg, t_g = _time_best(lambda: gd.denoise(Tn[sub], q))
-                            nc_g = int(np.sum(~gd.converged_))
+                            (Zg, info_g), t_g = _time_best(lambda: gd.denoise(Tn[sub], q, return_info=True))
+                            nc_g = int(np.sum(~info_g.converged))
                             Zf, t_f = _time_best(lambda: kd.denoise(Tn[sub], q))
                         comp.append({"method": "gradient", "q": q, "noise": nz, "alpha": None,
                                      "n_images": len(Zg), "mse": _mse_pixels(Zg, T[sub]),
