@@ -194,3 +194,14 @@ def test_fixed_point_never_increases_the_denoising_objective(safeguard):
     H = info["history"]
     assert np.nanmax(np.diff(H, axis=0)) <= 1e-10
     assert info["n_restarts"].sum() == 0 and info["converged"].all()
+
+
+def test_degenerate_kernel_warns():
+    from kpm import DegenerateKernelWarning
+
+    rng = np.random.default_rng(7)
+    _, X = _circle(rng, 50, 0.1)
+    with pytest.warns(DegenerateKernelWarning, match="numerically the identity"):
+        KernelPCADenoiser(n_components=3, gamma=1e6).fit(X)
+    with pytest.warns(DegenerateKernelWarning, match="numerically constant"):
+        KernelPCADenoiser(n_components=3, gamma=1e-12).fit(X)

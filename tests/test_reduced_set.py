@@ -350,3 +350,12 @@ def test_expansion_error_rejects_non_finite_coefficients():
         expansion_error(X, np.ones(5), X[:2], np.array([np.nan, 1.0]), k)
     with pytest.raises(ValueError, match="alpha contains"):
         expansion_error(X, np.full(5, np.inf), X[:2], np.ones(2), k)
+
+
+def test_one_class_reduced_machine_warns():
+    from kpm import DegenerateModelWarning
+
+    X, y = make_blobs(60, centers=[[0, 0], [0.3, 0]], cluster_std=1.0, random_state=0)
+    y = np.where(np.arange(60) < 55, y, 1 - y)
+    with pytest.warns(DegenerateModelWarning, match="single class"):
+        ReducedSetSVC(SVC(kernel="rbf", gamma=1e-9, C=1e-3), n_vectors=2).fit(X, y)

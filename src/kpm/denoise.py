@@ -36,6 +36,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import KernelParamsMixin, check_n_components
+from .validation import warn_if_degenerate_kernel
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
 
@@ -251,6 +252,7 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
             check_n_components(n_components, n - 1)
 
         K = kernel(X)
+        warn_if_degenerate_kernel(K, "KernelPCADenoiser")
         Kc, col_means, total_mean = center_gram(K)
         solver = self.eigen_solver
         if solver == "auto":

@@ -86,6 +86,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .kernels import Kernel, make_kernel
+from .validation import warn_if_one_class
 
 __all__ = [
     "ReducedSetSVC",
@@ -780,6 +781,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.original_norm_sq_ = np.einsum("pi,ij,pj->p", exp.A, exp.kernel(exp.V), exp.A)
         self._expansion = exp
         self.intercept_ = self._thresholds(exp, X, y, threshold)
+        if X is not None:
+            warn_if_one_class(self.predict(X), self.classes_, "ReducedSetSVC")
         return self
 
     def refit_threshold(self, X, y, threshold="mean"):
