@@ -161,14 +161,18 @@ def check_kernel_matrix(K, name="the precomputed kernel matrix", *, psd=True, sc
     K = check_array(K, dtype=np.float64, order="C", ensure_all_finite=True, input_name="X")
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be square (n_samples, n_samples), got shape {K.shape}")
-    scale = float(np.max(np.abs(K))) if K.size else 0.0
-    asym = float(np.max(np.abs(K - K.T))) if K.size else 0.0
-    if asym > SYMMETRY_RTOL * scale:
+    magnitude = float(max(K.max(), -K.min()))
+    S = K - K.T  # the only n x n temporary; it becomes the result
+    np.abs(S, out=S)
+    asym = float(S.max())
+    if asym > SYMMETRY_RTOL * magnitude:
         raise ValueError(
             f"{name} is not symmetric: max |K - K^T| = {asym:.3g} exceeds {SYMMETRY_RTOL:g} x max |K| "
-            f"= {SYMMETRY_RTOL * scale:.3g}"
+            f"= {SYMMETRY_RTOL * magnitude:.3g}"
         )
-    K = (K + K.T) / 2
+    np.add(K, K.T, out=S)
+    S *= 0.5
+    K = S
     if psd:
         _check_psd_cholesky(K, name, scale)
     return K
@@ -184,9 +188,12 @@ def _check_psd_cholesky(K, name, scale=None):
     if bound <= 0:
         check_psd_spectrum(linalg.eigvalsh(K), name, scale=scale)  # zero or negative: say which
         return
+    A = K.copy()
+    A[np.diag_indices_from(A)] += PSD_RTOL * bound
     try:
-        linalg.cholesky(K + PSD_RTOL * bound * np.eye(len(K)), lower=True, check_finite=False)
+        linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
     except linalg.LinAlgError:
+        del A
         check_psd_spectrum(linalg.eigvalsh(K), name, scale=scale)
 
 
