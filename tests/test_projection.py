@@ -333,7 +333,7 @@ def test_top_eigh_bad_input():
         top_eigh(np.ones((3, 4)), 1)
     with pytest.raises(ValueError, match="n_components"):
         top_eigh(np.eye(3), 5)
-    with pytest.raises(ValueError, match="unknown eigensolver"):
+    with pytest.raises(ValueError, match="solver must be one of"):
         top_eigh(np.eye(3), 1, solver="foo")
 
 
