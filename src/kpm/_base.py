@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .kernels import Kernel, make_kernel
+from .validation import check_int
 
-__all__ = ["KernelParamsMixin", "check_n_components"]
+__all__ = ["KernelParamsMixin", "check_n_components", "user_matrix_name"]
 
 
 class KernelParamsMixin:
@@ -38,12 +37,24 @@ class KernelParamsMixin:
 
 def check_n_components(n_components, rank: int, *, name: str = "n_components") -> int:
     """Validate an integer number of components against the available rank."""
-    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)):
-        raise ValueError(f"{name} must be a positive integer, got {n_components!r}")
-    if n_components <= 0:
-        raise ValueError(f"{name} must be >= 1, got {n_components}")
+    n_components = check_int(n_components, name, minimum=1)
     if n_components > rank:
         raise ValueError(
             f"{name}={n_components} is larger than the rank {rank} of the (centred) kernel matrix"
         )
-    return int(n_components)
+    return n_components
+
+
+def user_matrix_name(kernel: Kernel):
+    """What to call the training matrix of a user-supplied kernel in messages, or None.
+
+    A precomputed matrix or the matrix of a callable kernel must be checked (square,
+    symmetric, positive semi-definite: :func:`kpm.validation.check_kernel_matrix`); kpm's
+    own kernels need no check (they are positive semi-definite by construction, except
+    'sigmoid', which is used as it is, as in scikit-learn).
+    """
+    if kernel.is_precomputed:
+        return "precomputed kernel matrix"
+    if kernel.name == "callable":
+        return "kernel matrix of the callable kernel"
+    return None

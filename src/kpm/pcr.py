@@ -28,8 +28,6 @@ Strings (weighted-degree kernel) and precomputed kernels are accepted as in
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -38,17 +36,20 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin
 from .relevance import (
+    NULL_SPACE_OPTIONS,
     _accepts_raw_input,
     _cross_gram,
     _eigh_all,
     _cap,
     _model_directions,
     _numerical_rank,
+    _rank_error,
     _train_gram,
     _validate_X,
     _validate_X_y,
     relevant_dimension_from_contributions,
 )
+from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_one_class
 
 __all__ = ["KernelPCRRegressor", "KernelPCRClassifier"]
 
@@ -91,31 +92,28 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
     def _check_params(self, n):
         nc = self.n_components
         if isinstance(nc, str):
-            if nc not in ("relevant", "cv"):
+            check_option(nc, "n_components", ("relevant", "cv"))
+        else:
+            try:
+                check_int(nc, "n_components", minimum=1)
+            except ValueError:
                 raise ValueError(
                     f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}"
+                ) from None
+            if nc > n - 1:
+                raise ValueError(
+                    f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
                 )
-        elif isinstance(nc, bool) or not isinstance(nc, numbers.Integral):
-            raise ValueError(f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}")
-        elif nc < 1:
-            raise ValueError(f"n_components must be >= 1, got {nc}")
-        elif nc > n - 1:
-            raise ValueError(
-                f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
-            )
-        mc = self.max_components
-        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, numbers.Integral) or mc < 1):
-            raise ValueError(f"max_components must be a positive integer or None, got {mc!r}")
+        check_int(self.max_components, "max_components", minimum=1, allow_none=True)
         allowed = ("auto", "zero_one", "squared") if self._is_classifier else ("auto", "squared")
-        if self.cv_loss not in allowed:
-            raise ValueError(f"cv_loss must be one of {allowed}, got {self.cv_loss!r}")
-        if self.cv_rule not in ("min", "one_se"):
-            raise ValueError(f"cv_rule must be 'min' or 'one_se', got {self.cv_rule!r}")
-        if nc == "cv":
-            if not hasattr(self.cv, "split") and (
-                isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2
-            ):
-                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}")
+        check_option(self.cv_loss, "cv_loss", allowed)
+        check_option(self.cv_rule, "cv_rule", ("min", "one_se"))
+        check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
+        if not hasattr(self.cv, "split"):
+            try:
+                check_int(self.cv, "cv", minimum=2)
+            except ValueError:
+                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}") from None
 
     def _targets(self, y):
         """Target matrix (n, c) for the regression, and bookkeeping."""
@@ -184,15 +182,16 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if n < 3:
             raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
         self._check_params(n)
-        K, kernel = _train_gram(self, X)
+        K, kernel, name = _train_gram(self, X)
+        degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
         if self.max_components is not None and self.n_components != "cv":
             m = min(n, self.max_components + 1)
-            w, U = _eigh_all(K, m, random_state=self.random_state)
+            w, U = _eigh_all(K, m, random_state=self.random_state, name=name)
         else:
-            w, U = _eigh_all(K)
+            w, U = _eigh_all(K, name=name)
         rank = _numerical_rank(w)
         if rank == 0:
-            raise ValueError("the kernel matrix is zero: kernel PCR has no direction to use")
+            raise _rank_error(rank, degeneracy, "kernel PCR has no direction to use")
         s = U.T @ Y  # (m, c)
         s_used, total, n_used, _, max_cut = _model_directions(
             w, s, float((Y**2).sum()), n, self.null_space
@@ -382,7 +381,9 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         return (self._decide(pred) != true[:, None]).astype(float)
 
     def _finish_fit(self, y, Y):
-        self.label_noise_ = float(np.mean(self._decide(self.fitted_train_) != self._decide(Y)))
+        train_classes = self._decide(self.fitted_train_)
+        self.label_noise_ = float(np.mean(train_classes != self._decide(Y)))
+        warn_if_one_class(self.classes_[train_classes], self.classes_, type(self).__name__, stacklevel=4)
 
     def decision_function(self, X):
         """Decision values: ``f(x)`` (binary, positive = ``classes_[1]``) or one per class.
