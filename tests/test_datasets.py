@@ -177,9 +177,9 @@ def test_generators_shapes_and_determinism():
     assert set(np.unique(y)) == {-1, 1}
     X, y = ds.make_ringnorm(300, random_state=0, n_features=5)
     assert X.shape == (300, 5)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         ds.make_twonorm(0)
-    with pytest.raises(ValueError, match="unknown generator"):
+    with pytest.raises(ValueError, match="name must be one of"):
         ds.bayes_error("waveform")
 
 
