@@ -45,6 +45,7 @@ __all__ = [
     "top_eigh",
     "fix_signs",
     "block_krylov_eigh",
+    "choose_solver",
     "SOLVERS",
 ]
 
@@ -106,7 +107,7 @@ def fix_signs(V):
 _ARPACK_MAX_K = 100
 
 
-def _choose_solver(n, k):
+def choose_solver(n, k):
     """Solver for the k leading eigenpairs of an n x n kernel matrix ('auto').
 
     Measured on one core (RBF kernel matrices, k = 50, process CPU seconds):
@@ -168,7 +169,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         Number of leading eigenpairs; ``None`` for all.
     solver : {'auto', 'dense', 'arpack', 'randomized'}
         ``'auto'``: ``'dense'`` for n <= 300 or ``n_components > n/5``, ``'arpack'`` for
-        n < 3500, else the block Krylov solver ``'randomized'`` (see ``_choose_solver``
+        n < 3500, else the block Krylov solver ``'randomized'`` (see ``choose_solver``
         for the measurements behind these thresholds).
     random_state : int, RandomState or None
         Seeds the partial solvers' starting vectors.
@@ -193,7 +194,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     tol = check_real(tol, "tol", low=0.0)
     center = check_bool(center, "center")
     if solver == "auto":
-        solver = _choose_solver(n, None if n_components is None else k)
+        solver = choose_solver(n, None if n_components is None else k)
     if solver != "dense" and k < n - 1:
         matmat = _centered_matmat(K, center)
         pairs = _zero_operator_eigh(matmat, K, k)

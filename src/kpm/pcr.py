@@ -34,19 +34,21 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
+from ._base import (
+    KernelParamsMixin,
+    accepts_raw_input,
+    cross_gram,
+    eigh_psd,
+    train_gram,
+    validate_kernel_input,
+    validate_kernel_input_y,
+)
 from .relevance import (
     NULL_SPACE_OPTIONS,
-    _accepts_raw_input,
-    _cross_gram,
-    _eigh_all,
-    _cap,
-    _model_directions,
-    _numerical_rank,
-    _rank_error,
-    _train_gram,
-    _validate_X,
-    _validate_X_y,
+    cap_dim,
+    model_directions,
+    numerical_rank,
+    rank_error,
     relevant_dimension_from_contributions,
 )
 from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_one_class
@@ -138,8 +140,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         fold_preds = []
         D = n
         for tr, va in splits:
-            w, U = _eigh_all(K[np.ix_(tr, tr)])
-            r = _numerical_rank(w)
+            w, U = eigh_psd(K[np.ix_(tr, tr)])
+            r = numerical_rank(w)
             D = min(D, r, len(tr) - 1)
             fold_preds.append((tr, va, w, U))
         if self.max_components is not None:
@@ -176,29 +178,29 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         -------
         self
         """
-        X, y = _validate_X_y(self, X, y, y_numeric=not self._is_classifier)
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=not self._is_classifier)
         Y = self._targets(y)
         n = len(y)
         if n < 3:
             raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
         self._check_params(n)
-        K, kernel, name = _train_gram(self, X)
+        K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
         if self.max_components is not None and self.n_components != "cv":
             m = min(n, self.max_components + 1)
-            w, U = _eigh_all(K, m, random_state=self.random_state, name=name)
+            w, U = eigh_psd(K, m, random_state=self.random_state, name=name)
         else:
-            w, U = _eigh_all(K, name=name)
-        rank = _numerical_rank(w)
+            w, U = eigh_psd(K, name=name)
+        rank = numerical_rank(w)
         if rank == 0:
-            raise _rank_error(rank, degeneracy, "kernel PCR has no direction to use")
+            raise rank_error(rank, degeneracy, "kernel PCR has no direction to use")
         s = U.T @ Y  # (m, c)
-        s_used, total, n_used, _, max_cut = _model_directions(
+        s_used, total, n_used, _, max_cut = model_directions(
             w, s, float((Y**2).sum()), n, self.null_space
         )
         if n_used >= 2:
             rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
-                s_used, total=total, n=n_used, max_dim=_cap(self.max_components, max_cut)
+                s_used, total=total, n=n_used, max_dim=cap_dim(self.max_components, max_cut)
             )
         else:  # rank-1 kernel matrix: one direction is all there is
             rel_dim, nll, s1, s2 = 1, np.zeros(1), np.full(1, total), np.zeros(1)
@@ -237,13 +239,13 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
 
     def _raw_predict(self, X):
         check_is_fitted(self)
-        X = _validate_X(self, X, reset=False)
-        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        X = validate_kernel_input(self, X, reset=False)
+        Kx = cross_gram(self.kernel_, X, self.X_fit_)
         return Kx @ self.dual_coef_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if _accepts_raw_input(self.kernel):
+        if accepts_raw_input(self.kernel):
             tags.input_tags.two_d_array = False
             tags.input_tags.string = True
         return tags

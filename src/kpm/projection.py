@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, user_matrix_name
-from ._eigensolvers import _choose_solver, center_gram, fix_signs, top_eigh
+from ._eigensolvers import choose_solver, center_gram, fix_signs, top_eigh
 from .validation import (
     check_bool,
     check_estimator_data,
@@ -102,7 +102,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given; for an integer
         ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
         ``'randomized'`` beyond (measured crossovers, see
-        ``kpm._eigensolvers._choose_solver``); otherwise ``'dense'``.
+        ``kpm._eigensolvers.choose_solver``); otherwise ``'dense'``.
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
         landmarks are drawn without replacement with ``random_state``; the map is then
@@ -229,7 +229,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             if nc is None:
                 return "dense"
             if isinstance(nc, numbers.Integral):
-                return _choose_solver(n, int(nc))
+                return choose_solver(n, int(nc))
             return "dense" if n <= 2000 else "randomized"
         if nc is None and self.eigen_solver in ("arpack", "randomized"):
             raise ValueError(

@@ -45,17 +45,21 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, user_matrix_name
-from ._eigensolvers import SOLVERS, top_eigh
+from ._base import (
+    KernelParamsMixin,
+    accepts_raw_input,
+    cross_gram,
+    eigh_psd,
+    train_gram,
+    validate_kernel_input,
+    validate_kernel_input_y,
+)
+from ._eigensolvers import SOLVERS
 from .kernels import Kernel, make_kernel
 from .validation import (
     check_bool,
-    check_cross_kernel,
-    check_estimator_data,
     check_int,
-    check_kernel_matrix,
     check_option,
-    check_psd_spectrum,
     check_real,
     warn_if_degenerate_kernel,
 )
@@ -70,78 +74,20 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# shared helpers (also used by kpm.pcr)
+# the relevant-dimension model (also used by kpm.pcr)
 # ---------------------------------------------------------------------------
-def _accepts_raw_input(kernel) -> bool:
-    """True when the kernel validates its own (possibly non-numeric) input."""
-    return callable(getattr(kernel, "check_input", None))
+#: eigenvalues <= RANK_TOL * lambda_1 form the numerical null space of K
+RANK_TOL = 1e-10
 
 
-def _validate_X(est, X, *, reset: bool):
-    """Validate X for a kernel estimator (numeric, precomputed or raw string input)."""
-    kernel = est.kernel
-    if _accepts_raw_input(kernel):
-        X = kernel.check_input(X)
-        if reset:
-            if hasattr(est, "n_features_in_"):
-                del est.n_features_in_
-        return X
-    return check_estimator_data(est, X, reset=reset)
-
-
-def _validate_X_y(est, X, y, *, y_numeric: bool):
-    kernel = est.kernel
-    if _accepts_raw_input(kernel):
-        X = kernel.check_input(X)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if len(y) != len(X):
-            raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
-        if y_numeric:
-            try:
-                y = y.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError("y must be numeric") from exc
-            if not np.all(np.isfinite(y)):
-                raise ValueError("y contains NaN or infinite values")
-        if hasattr(est, "n_features_in_"):
-            del est.n_features_in_
-        return X, y
-    return check_estimator_data(est, X, y, y_numeric=y_numeric)
-
-
-def _train_gram(est, X):
-    """The training kernel matrix, the Kernel object, and the name of the matrix when the
-    kernel is the user's (precomputed or callable: symmetric here, PSD checked by
-    :func:`_eigh_all`), else None."""
-    kernel = est._make_kernel(X)
-    what = user_matrix_name(kernel)
-    K = X if kernel.is_precomputed else kernel(X)
-    if what is not None:
-        name = f"the {what}"
-        return check_kernel_matrix(K, name, psd=False), kernel, name
-    return (K + K.T) / 2, kernel, None
-
-
-def _cross_gram(kernel: Kernel, X_new, X_fit) -> np.ndarray:
-    """Kernel rows of new points against the training points."""
-    if kernel.is_precomputed:
-        return check_cross_kernel(X_new, len(X_fit))
-    return kernel(X_new, X_fit)
-
-
-#: eigenvalues <= _RANK_TOL * lambda_1 form the numerical null space of K
-_RANK_TOL = 1e-10
-
-
-def _numerical_rank(w) -> int:
+def numerical_rank(w) -> int:
+    """Number of eigenvalues (decreasing) above ``RANK_TOL`` times the largest."""
     if len(w) == 0 or w[0] <= 0:
         return 0
-    return int(np.count_nonzero(w > _RANK_TOL * w[0]))
+    return int(np.count_nonzero(w > RANK_TOL * w[0]))
 
 
-def _model_directions(w, s, total_all, n, null_space="exclude"):
+def model_directions(w, s, total_all, n, null_space="exclude"):
     """The contributions the two-component model is fitted to.
 
     ``null_space='exclude'`` (default): directions of the numerical null space of K
@@ -156,7 +102,7 @@ def _model_directions(w, s, total_all, n, null_space="exclude"):
     part over ``n`` directions.
     """
     check_option(null_space, "null_space", NULL_SPACE_OPTIONS)
-    r = _numerical_rank(w)
+    r = numerical_rank(w)
     if null_space == "noise":
         return s, float(total_all), n, r, max(1, min(r, n - 1))
     if r < len(w) or len(w) == n:
@@ -170,27 +116,16 @@ def _model_directions(w, s, total_all, n, null_space="exclude"):
 NULL_SPACE_OPTIONS = ("exclude", "noise")
 
 
-def _cap(max_dim, max_cut):
+def cap_dim(max_dim, max_cut):
     return max_cut if max_dim is None else min(int(max_dim), max_cut)
 
 
-def _eigh_all(K, n_components=None, *, solver="auto", random_state=None, name=None):
-    """Eigenpairs of K (decreasing), clipped at 0 (rounding noise).
-
-    ``name`` (a user-supplied matrix, see :func:`_train_gram`): K must be positive
-    semi-definite, which the whole spectrum shows; a partial one cannot, and K is then
-    checked by a Cholesky factorisation first.
-    """
-    partial = n_components is not None and n_components < len(K)
-    if name is not None and partial:
-        check_kernel_matrix(K, name)
-    w, U = top_eigh(K, n_components, solver=solver, random_state=random_state)
-    if name is not None and not partial:
-        check_psd_spectrum(w, name)
-    return np.maximum(w, 0.0), U
+# the names kpm.experiments.braun_table imports (until it uses the public ones)
+_eigh_all = eigh_psd
+_numerical_rank = numerical_rank
 
 
-def _rank_error(rank, degeneracy, what):
+def rank_error(rank, degeneracy, what):
     """The error for a kernel matrix of numerical rank 0 or 1 that ``what`` cannot use;
     ``degeneracy`` is the diagnosis of :func:`kpm.validation.kernel_degeneracy`."""
     if rank == 0:
@@ -397,30 +332,30 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
 
     def _fit(self, X, y, where):
         """:meth:`fit`; ``where`` names the model in warnings (see :func:`select_kernel`)."""
-        X, y = _validate_X_y(self, X, y, y_numeric=True)
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=True)
         n = len(y)
         if n < 3:
             raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
         max_dim = check_int(self.max_dim, "max_dim", minimum=1, maximum=n - 1, allow_none=True)
         check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
         check_option(self.eigen_solver, "eigen_solver", SOLVERS)
-        K, kernel, name = _train_gram(self, X)
+        K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, where, stacklevel=4)
         if max_dim is None:
-            w, U = _eigh_all(K, None, solver="dense", name=name)
+            w, U = eigh_psd(K, None, solver="dense", name=name)
         else:
             m = min(n, max_dim + 1)
-            w, U = _eigh_all(K, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
+            w, U = eigh_psd(K, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
         s = U.T @ y
-        s_used, total, n_used, rank, max_cut = _model_directions(
+        s_used, total, n_used, rank, max_cut = model_directions(
             w, s, float(y @ y), n, self.null_space
         )
         if n_used < 2 or rank < 1:
-            raise _rank_error(
+            raise rank_error(
                 rank, degeneracy, "the two-component model needs at least 2 directions with nonzero eigenvalue"
             )
         dim, nll, s1, s2 = relevant_dimension_from_contributions(
-            s_used, total=total, n=n_used, max_dim=_cap(max_dim, max_cut)
+            s_used, total=total, n=n_used, max_dim=cap_dim(max_dim, max_cut)
         )
         self.rank_ = rank
         self.n_directions_ = n_used
@@ -452,8 +387,8 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Z : ndarray (n_samples, dim_)
         """
         check_is_fitted(self)
-        X = _validate_X(self, X, reset=False)
-        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        X = validate_kernel_input(self, X, reset=False)
+        Kx = cross_gram(self.kernel_, X, self.X_fit_)
         w = self.eigenvalues_[: self.dim_]
         tol = max(w[0], 0.0) * 1e-12 if len(w) else 0.0
         scale = np.where(w > tol, 1.0 / np.sqrt(np.where(w > tol, w, 1.0)), 0.0)
@@ -462,7 +397,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        if _accepts_raw_input(self.kernel):
+        if accepts_raw_input(self.kernel):
             tags.input_tags.two_d_array = False
             tags.input_tags.string = True
         return tags
@@ -537,7 +472,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
     for i, cand in enumerate(candidates):
         where = f"select_kernel, candidate {i} ({cand!r})"
         try:
-            if _accepts_raw_input(cand):
+            if accepts_raw_input(cand):
                 Xc, kern = X, cand
             else:
                 Xc = _as_float(X)
