@@ -311,8 +311,8 @@ def warn_if_degenerate_kernel(K, where, *, stacklevel=3):
         msg = (
             f"{where}: the kernel matrix is numerically constant: all kernel values lie within "
             f"{measure:.1e} of the diagonal (relative), below the precision of its eigenvectors. "
-            "The kernel width is too large for the scale of the data: scale the features or use "
-            "sigma='median'."
+            "The kernel width is too large for the scale of the data (or the samples are identical): "
+            "scale the features or use sigma='median'."
         )
     warnings.warn(msg, DegenerateKernelWarning, stacklevel=stacklevel)
     return found
@@ -327,8 +327,9 @@ def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
     found = np.unique(predictions)
     if len(found) > 1:
         return False
+    label = found[0].item() if isinstance(found[0], np.generic) else found[0]
     warnings.warn(
-        f"{where} predicts the single class {found[0]!r} on all {predictions.size} of its "
+        f"{where} predicts the single class {label!r} on all {predictions.size} of its "
         f"training samples (fitted on {len(classes)} classes): the model is degenerate. Check the "
         "kernel width against the scale of the data (sigma='median', or standardise the features).",
         DegenerateModelWarning,
