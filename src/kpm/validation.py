@@ -142,12 +142,18 @@ def check_estimator_data(estimator, X, y="no_validation", *, reset=True, min_sam
     scikit-learn's ``validate_data`` (which records or checks ``n_features_in_`` and
     ``feature_names_in_``, by ``reset``) with finite, C-ordered float64 ``X``. With
     ``y`` (omitted: X only) returns ``(X, y)``; ``y`` must then be 1-D, of X's
-    length and finite (numeric with ``y_numeric``).
+    length and finite (float64 with ``y_numeric``).
     """
     kwargs = dict(reset=reset, dtype=np.float64, order="C", ensure_all_finite=True, ensure_min_samples=min_samples)
     if isinstance(y, str) and y == "no_validation":
         return validate_data(estimator, X, **kwargs)
-    return validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
+    X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
+    if y_numeric and y.dtype != np.float64:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must be numeric (real targets), got an array of dtype {y.dtype}") from None
+    return X, y
 
 
 # ---------------------------------------------------------------------- kernel matrices
