@@ -1,0 +1,377 @@
+"""The validation layer (kpm.validation): every check, its messages and its tolerances."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from kpm import DegenerateKernelWarning, DegenerateModelWarning
+from kpm.kernels import make_kernel
+from kpm.validation import (
+    DEGENERACY_TOL,
+    ISOLATED_FRACTION,
+    PSD_RTOL,
+    SYMMETRY_RTOL,
+    check_bool,
+    check_cross_kernel,
+    check_estimator_data,
+    check_int,
+    check_kernel_matrix,
+    check_option,
+    check_psd_spectrum,
+    check_real,
+    check_samples,
+    check_kernel_values,
+    kernel_degeneracy,
+    warn_if_degenerate_kernel,
+    warn_if_one_class,
+)
+
+pd = pytest.importorskip("pandas")
+
+
+def _psd_with_spectrum(w, seed=0):
+    """A symmetric matrix with the eigenvalues w (random orthogonal eigenvectors)."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((len(w), len(w))))
+    K = (Q * np.asarray(w, dtype=float)) @ Q.T
+    return (K + K.T) / 2
+
+
+# ----------------------------------------------------------------- parameters
+def test_check_int_accepts_every_integer_type_and_bounds():
+    assert check_int(3, "k") == 3
+    assert check_int(np.int64(4), "k") == 4 and type(check_int(np.int64(4), "k")) is int
+    assert check_int(np.uint8(5), "k") == 5
+    assert check_int(0, "k", minimum=0) == 0
+    assert check_int(7, "k", maximum=7) == 7
+    assert check_int(-9, "k", minimum=None) == -9
+    assert check_int(None, "k", allow_none=True) is None
+
+
+@pytest.mark.parametrize(
+    "value, kwargs, match",
+    [
+        (True, {}, "k must be an integer, got True"),
+        (2.0, {}, "k must be an integer, got 2.0"),
+        ("3", {}, "k must be an integer, got '3'"),
+        (None, {}, "k must be an integer, got None"),
+        (0, {}, "k must be >= 1, got 0"),
+        (-5, {"minimum": 0}, "k must be >= 0, got -5"),
+        (8, {"maximum": 7}, "k must be <= 7, got 8"),
+    ],
+)
+def test_check_int_rejects(value, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check_int(value, "k", **kwargs)
+
+
+def test_check_real_accepts_and_bounds():
+    assert check_real(2, "x") == 2.0 and type(check_real(2, "x")) is float
+    assert check_real(np.float32(0.5), "x") == 0.5
+    assert check_real(0.0, "x", low=0.0) == 0.0  # closed end
+    assert check_real(1.0, "x", high=1.0) == 1.0
+    assert check_real(None, "x", allow_none=True) is None
+
+
+@pytest.mark.parametrize(
+    "value, kwargs, match",
+    [
+        (np.nan, {}, "x must be finite, got nan"),
+        (np.inf, {}, "x must be finite"),
+        (-np.inf, {"low": 0.0}, "x must be finite"),
+        (True, {}, "x must be a real number, got True"),
+        ("1.0", {}, "x must be a real number"),
+        (1 + 2j, {}, "x must be a real number"),
+        (0.0, {"low": 0.0, "low_open": True}, "x must be > 0, got 0.0"),
+        (-1e-300, {"low": 0.0}, "x must be >= 0"),
+        (1.0, {"high": 1.0, "high_open": True}, "x must be < 1, got 1.0"),
+        (1.5, {"high": 1.0}, "x must be <= 1, got 1.5"),
+    ],
+)
+def test_check_real_rejects(value, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check_real(value, "x", **kwargs)
+
+
+def test_check_option():
+    assert check_option("b", "mode", ("a", "b")) == "b"
+    for bad in ("c", "B", 1, None, ["a"]):
+        with pytest.raises(ValueError, match=r"mode must be one of \('a', 'b'\), got"):
+            check_option(bad, "mode", ("a", "b"))
+
+
+def test_check_bool():
+    assert check_bool(True, "flag") is True
+    assert check_bool(np.bool_(False), "flag") is False
+    for bad in (1, 0, "True", None, 1.0):
+        with pytest.raises(ValueError, match="flag must be True or False"):
+            check_bool(bad, "flag")
+
+
+# ------------------------------------------------------------------- samples
+def test_check_samples_canonical_form_for_every_container():
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    forms = [X, np.asfortranarray(X), X.tolist(), pd.DataFrame(X), X[:, ::-1][:, ::-1]]
+    for form in forms:
+        out = check_samples(form)
+        assert out.dtype == np.float64 and out.flags.c_contiguous
+        assert np.array_equal(out, X)
+    X32 = X.astype(np.float32)
+    assert np.array_equal(check_samples(X32), X32.astype(np.float64))
+    assert check_samples(np.arange(6).reshape(3, 2)).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "X, kwargs, match",
+    [
+        (np.array([[1.0, np.nan]]), {}, "NaN"),
+        (np.array([[1.0, np.inf]]), {}, "infinity"),
+        (np.arange(3.0), {}, "Expected 2D array"),
+        (np.empty((0, 2)), {}, "0 sample"),
+        (np.ones((1, 2)), {"min_samples": 2}, r"1 sample\(s\).*minimum of 2"),
+        (sp.csr_matrix(np.eye(3)), {}, "[Ss]parse"),
+        (np.array([[1 + 1j, 2.0]]), {}, "[Cc]omplex"),
+        (np.array([["a", "b"]]), {}, "could not convert|numeric"),
+    ],
+)
+def test_check_samples_rejects(X, kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        check_samples(X, **kwargs)
+
+
+class _Dummy(BaseEstimator):
+    pass
+
+
+def test_check_estimator_data_bookkeeping_and_y():
+    X = np.random.default_rng(1).standard_normal((5, 3))
+    est = _Dummy()
+    out = check_estimator_data(est, np.asfortranarray(X))
+    assert out.flags.c_contiguous and np.array_equal(out, X) and est.n_features_in_ == 3
+    with pytest.raises(ValueError, match="features"):
+        check_estimator_data(est, X[:, :2], reset=False)
+    Xo, yo = check_estimator_data(est, X, [1, 2, 3, 4, 5], y_numeric=True)
+    assert yo.dtype == np.float64 and np.array_equal(yo, [1, 2, 3, 4, 5]) and np.array_equal(Xo, X)
+    _, yo = check_estimator_data(est, X, list("abcab"))
+    assert list(yo) == list("abcab")  # labels stay labels
+    with pytest.raises(ValueError, match="y must be numeric"):
+        check_estimator_data(est, X, list("abcab"), y_numeric=True)
+    with pytest.raises(ValueError, match="NaN"):
+        check_estimator_data(est, X, [1, 2, np.nan, 4, 5], y_numeric=True)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        check_estimator_data(est, X, [1, 2, 3])
+    with pytest.raises(ValueError, match=r"2 sample\(s\)"):
+        check_estimator_data(est, X[:2], min_samples=3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    check_estimator_data(est, df)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+
+
+# ------------------------------------------------------------ kernel matrices
+def test_check_kernel_matrix_returns_symmetrised_copy():
+    K = _psd_with_spectrum([3.0, 2.0, 1.0, 0.5])
+    K[0, 1] += 1e-10
+    out = check_kernel_matrix(K)
+    assert np.array_equal(out, out.T)
+    assert np.array_equal(out, (K + K.T) / 2)
+    assert out is not K
+    assert check_kernel_matrix(K.tolist()).flags.c_contiguous
+
+
+@pytest.mark.parametrize("rel, ok", [(1e-9, True), (1e-6, False)])
+def test_symmetry_tolerance_boundary(rel, ok):
+    K = _psd_with_spectrum(np.linspace(1, 5, 10))
+    K[2, 7] += rel * np.max(np.abs(K))
+    assert SYMMETRY_RTOL == 1e-8
+    if ok:
+        check_kernel_matrix(K)
+    else:
+        with pytest.raises(ValueError, match=r"not symmetric: max \|K - K\^T\|"):
+            check_kernel_matrix(K)
+
+
+@pytest.mark.parametrize("rel, ok", [(1e-10, True), (1e-6, False)])
+@pytest.mark.parametrize("path", ["cholesky", "spectrum"])
+def test_psd_tolerance_boundary(rel, ok, path):
+    lmax = 7.0
+    w = np.r_[lmax, np.linspace(0.1, 3, 8), -rel * lmax]
+    K = _psd_with_spectrum(w, seed=3)
+    assert PSD_RTOL == 1e-8
+
+    def check():
+        if path == "cholesky":
+            check_kernel_matrix(K)
+        else:
+            check_psd_spectrum(np.linalg.eigvalsh(K))
+
+    if ok:
+        check()
+    else:
+        with pytest.raises(ValueError, match=r"not positive semi-definite: it has the eigenvalue -7e-06"):
+            check()
+
+
+@pytest.mark.parametrize(
+    "K, match",
+    [
+        (np.ones((3, 2)), r"must be square \(n_samples, n_samples\), got shape \(3, 2\)"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN"),
+        (np.array([[np.inf]]), "infinity"),
+        (np.zeros((3, 3)), "is zero: a kernel matrix needs a positive eigenvalue"),
+        (-np.eye(3), "largest eigenvalue is -1.*negated or a distance matrix"),
+        (np.array([[1.0, 2.0], [2.0, 1.0]]), "eigenvalue -1, below"),
+    ],
+)
+def test_check_kernel_matrix_rejects(K, match):
+    with pytest.raises(ValueError, match=match):
+        check_kernel_matrix(K)
+
+
+def test_check_kernel_matrix_psd_false_and_name():
+    S = np.array([[1.0, 2.0], [2.0, 1.0]])
+    assert np.array_equal(check_kernel_matrix(S, psd=False), S)
+    with pytest.raises(ValueError, match="^my matrix is not positive"):
+        check_kernel_matrix(S, "my matrix")
+
+
+def test_scale_judges_a_centred_matrix_at_the_rounding_level_of_the_uncentred_one():
+    from kpm._eigensolvers import center_gram
+
+    # identical samples: the centred matrix is rounding noise of size eps * max|K|
+    rng = np.random.default_rng(4)
+    K = 1e6 * (1.0 + 1e-16 * rng.standard_normal((30, 30)))
+    K = (K + K.T) / 2
+    Kc = center_gram(K)[0]
+    w = np.linalg.eigvalsh(Kc)
+    assert w.min() < 0 < w.max()  # noise of both signs
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd_spectrum(w)  # judged against its own (noise) lambda_max
+    check_psd_spectrum(w, scale=1e6)  # numerically zero: passes, the caller reports it
+    check_kernel_matrix(Kc, scale=1e6)
+    # a genuinely indefinite centred matrix still fails with the scale
+    with pytest.raises(ValueError, match="max\\(lambda_max, scale\\)"):
+        check_psd_spectrum(np.r_[1.0, -1e-3], scale=10.0)
+    # a spectrum of exact zeros is an error only without scale
+    check_psd_spectrum(np.zeros(4), scale=1.0)
+    with pytest.raises(ValueError, match="is zero"):
+        check_psd_spectrum(np.zeros(4))
+    check_psd_spectrum(np.array([]))
+
+
+def test_check_cross_kernel():
+    K = np.random.default_rng(0).random((4, 6))
+    out = check_cross_kernel(np.asfortranarray(K), 6)
+    assert out.flags.c_contiguous and np.array_equal(out, K)
+    with pytest.raises(ValueError, match=r"one column per training sample \(5\), got shape \(4, 6\)"):
+        check_cross_kernel(K, 5)
+    with pytest.raises(ValueError, match="NaN"):
+        check_cross_kernel(np.full((2, 6), np.nan), 6)
+    with pytest.raises(ValueError, match="2D array"):
+        check_cross_kernel(np.ones(6), 6)
+
+
+def test_check_kernel_values():
+    K = np.ones((2, 2))
+    assert check_kernel_values(K) is K
+    k = make_kernel("linear")
+    for bad in (np.array([[1.0, np.inf]]), np.array([[np.nan]])):
+        with pytest.raises(ValueError, match="the kernel Kernel\\('linear'\\) produced non-finite values.*overflowed float64"):
+            check_kernel_values(bad, k)
+    with pytest.raises(ValueError, match="^the kernel produced non-finite.*StandardScaler"):
+        check_kernel_values(np.array([[np.inf]]))
+
+
+# ------------------------------------------------------------ degenerate models
+def _rbf(X, sigma):
+    return make_kernel("rbf", sigma=sigma)(X)
+
+
+@pytest.fixture(scope="module")
+def points():
+    return np.random.default_rng(5).standard_normal((40, 3))
+
+
+def test_kernel_degeneracy_identity_constant_and_normal(points):
+    kind, share = kernel_degeneracy(_rbf(points, 1e-3))
+    assert kind == "identity" and share == 1.0
+    kind, spread = kernel_degeneracy(_rbf(points, 1e6))
+    assert kind == "constant" and 0 < spread <= DEGENERACY_TOL
+    assert kernel_degeneracy(_rbf(points, 1.0)) is None
+    assert kernel_degeneracy(np.eye(5)) == ("identity", 1.0)
+    kind, spread = kernel_degeneracy(np.full((5, 5), 3.0))
+    assert kind == "constant" and spread < 1e-15
+    # a linear kernel is normalised by its diagonal: parallel rows are "constant"
+    assert kernel_degeneracy(make_kernel("linear")(np.outer(np.arange(1.0, 6.0), [1.0, 2.0])))[0] == "constant"
+
+
+def test_kernel_degeneracy_two_samples():
+    assert kernel_degeneracy(np.eye(2)) == ("identity", 1.0)
+    assert kernel_degeneracy(np.full((2, 2), 1.0)) == ("constant", 0.0)
+    assert kernel_degeneracy(np.array([[1.0, 0.5], [0.5, 1.0]])) is None
+    assert kernel_degeneracy(np.array([[4.0, 2.0], [2.0, 1.0]])) == ("constant", 0.0)  # parallel
+
+
+def test_kernel_degeneracy_zero_diagonal_entries_are_left_out():
+    # a sample with k(x, x) = 0 (a zero feature vector) is ignored
+    K = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]])
+    assert kernel_degeneracy(K) == ("constant", 0.0)
+    K = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.3], [0.0, 0.3, 1.0]])
+    assert kernel_degeneracy(K) is None
+    assert kernel_degeneracy(np.array([[0.0, 0.0], [0.0, 1.0]])) is None  # one sample left
+    assert kernel_degeneracy(np.zeros((3, 3))) is None
+
+
+def test_kernel_degeneracy_thresholds():
+    n = 20
+    K = np.full((n, n), 0.5)
+    np.fill_diagonal(K, 1.0)
+    # samples isolated at exactly the tolerance count, just above it they do not
+    n_iso = int(np.ceil(ISOLATED_FRACTION * n))
+    for v, expect in ((DEGENERACY_TOL, ("identity", n_iso / n)), (2 * DEGENERACY_TOL, None)):
+        A = K.copy()
+        A[:n_iso, :] = v
+        A[:, :n_iso] = v
+        np.fill_diagonal(A, 1.0)
+        assert kernel_degeneracy(A) == expect
+    A = K.copy()
+    A[: n_iso - 1, :] = 0.0
+    A[:, : n_iso - 1] = 0.0
+    np.fill_diagonal(A, 1.0)
+    assert kernel_degeneracy(A) is None  # fewer than ISOLATED_FRACTION isolated
+    # constant: every normalised value within DEGENERACY_TOL of 1
+    C = np.full((4, 4), 1.0 - 0.5 * DEGENERACY_TOL)
+    np.fill_diagonal(C, 1.0)
+    assert kernel_degeneracy(C)[0] == "constant"
+    C = np.full((4, 4), 1.0 - 2 * DEGENERACY_TOL)
+    np.fill_diagonal(C, 1.0)
+    assert kernel_degeneracy(C) is None
+
+
+def test_kernel_degeneracy_does_not_depend_on_blocks(points):
+    K = _rbf(points, 0.02)
+    assert kernel_degeneracy(K, block_rows=1) == kernel_degeneracy(K) == kernel_degeneracy(K, block_rows=7)
+
+
+def test_warn_if_degenerate_kernel(points):
+    with pytest.warns(DegenerateKernelWarning, match=r"^Est: the kernel matrix is numerically the identity: 100% of the samples.*sigma='median'"):
+        assert warn_if_degenerate_kernel(_rbf(points, 1e-3), "Est")[0] == "identity"
+    with pytest.warns(DegenerateKernelWarning, match="numerically constant.*too large.*identical"):
+        assert warn_if_degenerate_kernel(_rbf(points, 1e6), "Est")[0] == "constant"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_if_degenerate_kernel(_rbf(points, 1.0), "Est") is None
+
+
+def test_warn_if_one_class():
+    with pytest.warns(DegenerateModelWarning, match=r"^Clf predicts the single class 1 on all 3 of its training samples \(fitted on 2 classes\)"):
+        assert warn_if_one_class(np.array([1, 1, 1]), np.array([0, 1]), "Clf") is True
+    with pytest.warns(DegenerateModelWarning, match="class 'b'"):
+        warn_if_one_class(np.array(["b", "b"]), np.array(["a", "b"]), "Clf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_if_one_class(np.array([0, 1, 1]), np.array([0, 1]), "Clf") is False
+        assert warn_if_one_class(np.array([1, 1]), np.array([1]), "Clf") is False  # one class fitted
+        assert warn_if_one_class(np.array([], dtype=int), np.array([0, 1]), "Clf") is False
