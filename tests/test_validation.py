@@ -375,3 +375,141 @@ def test_warn_if_one_class():
         assert warn_if_one_class(np.array([0, 1, 1]), np.array([0, 1]), "Clf") is False
         assert warn_if_one_class(np.array([1, 1]), np.array([1]), "Clf") is False  # one class fitted
         assert warn_if_one_class(np.array([], dtype=int), np.array([0, 1]), "Clf") is False
+
+
+# ------------------------------------------- containers and memory layouts (one model)
+def _containers(A):
+    """The same data as C- and Fortran-ordered arrays, a strided view, a list and a DataFrame."""
+    wide = np.repeat(A, 2, axis=1)
+    return {
+        "C": np.ascontiguousarray(A),
+        "F": np.asfortranarray(A),
+        "strided": wide[:, ::2],
+        "list": A.tolist(),
+        "DataFrame": pd.DataFrame(A, columns=[f"f{j}" for j in range(A.shape[1])]),
+    }
+
+
+def _assert_identical(a, b, where):
+    if isinstance(a, BaseEstimator):
+        _assert_same_fit(a, b, where)
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, where
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"{where} differs"
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (u, v) in enumerate(zip(a, b)):
+            _assert_identical(u, v, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+def _assert_same_fit(a, b, where="estimator"):
+    names = [k for k in vars(a) if k.endswith("_") and not k.startswith("_") and k != "feature_names_in_"]
+    assert names, f"{where} has no fitted attribute"
+    for name in names:
+        _assert_identical(getattr(a, name), getattr(b, name), f"{where}.{name}")
+
+
+def _layout_cases():
+    from kpm import (
+        PCAL1,
+        KernelPCAL1,
+        KernelPCRClassifier,
+        KernelPCRRegressor,
+        KernelProjection,
+        RelevantDimension,
+    )
+
+    return [
+        KernelProjection(),
+        KernelProjection(3, eigen_solver="arpack", random_state=0),
+        KernelProjection(3, eigen_solver="randomized", random_state=0, whiten=True),
+        KernelProjection(3, eigen_solver="nystroem", n_landmarks=20, residual=True, random_state=0),
+        KernelProjection(0.9, kernel="poly", degree=2),
+        PCAL1(2, random_state=0),
+        PCAL1(init="random", random_state=0),
+        KernelPCAL1(2, sigma="median", random_state=0),
+        RelevantDimension(),
+        RelevantDimension(max_dim=6, eigen_solver="arpack", random_state=0),
+        KernelPCRRegressor(),
+        KernelPCRRegressor("cv", random_state=0),
+        KernelPCRClassifier(),
+        KernelPCRClassifier("cv", max_components=8, random_state=0),
+    ]
+
+
+def _layout_data():
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((60, 4)) * np.array([3.0, 1.0, 0.5, 0.1]) + 0.3
+    Xt = rng.standard_normal((9, 4))
+    return X, Xt, np.sin(X[:, 0]) + 0.1 * X[:, 1], np.where(X[:, 0] + 0.5 * X[:, 1] > 0.3, "yes", "no")
+
+
+def _outputs(est, Xt):
+    return [getattr(est, m)(Xt) for m in ("transform", "predict", "decision_function") if hasattr(est, m)]
+
+
+@pytest.mark.parametrize("est", _layout_cases(), ids=lambda e: repr(e).replace(" ", ""))
+def test_memory_layout_and_container_give_identical_models(est):
+    from sklearn.base import clone
+
+    X, Xt, y_real, y_class = _layout_data()
+    y = y_class if "Classifier" in type(est).__name__ else y_real
+    train, test = _containers(X), _containers(Xt)
+    needs_y = type(est).__name__ in ("RelevantDimension", "KernelPCRRegressor", "KernelPCRClassifier")
+    fits = {}
+    for form in train:
+        model = clone(est)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # none of these fits is degenerate
+            model.fit(train[form], list(y) if form == "list" else y) if needs_y else model.fit(train[form])
+        fits[form] = model
+    ref = fits["C"]
+    ref_out = _outputs(ref, test["C"])
+    for form, model in fits.items():
+        _assert_same_fit(ref, model, f"{form}-fitted {type(est).__name__}")
+        for o_ref, o in zip(ref_out, _outputs(model, test[form])):
+            _assert_identical(o_ref, o, f"output of the {form}-fitted model")
+
+
+@pytest.mark.parametrize("est_name", ["KernelProjection", "RelevantDimension", "KernelPCRRegressor"])
+def test_precomputed_kernel_layouts_give_identical_models(est_name):
+    import kpm
+
+    X, Xt, y, _ = _layout_data()
+    k = make_kernel("rbf", sigma=1.5)
+    K, Kt = k(X), k(Xt, X)
+    Kt_forms = _containers(Kt)
+    fits = {}
+    for form, Kf in _containers(K).items():
+        model = getattr(kpm, est_name)(kernel="precomputed")
+        fits[form] = model.fit(Kf) if est_name == "KernelProjection" else model.fit(Kf, y)
+    for form, model in fits.items():
+        _assert_same_fit(fits["C"], model, f"{form}-fitted {est_name}")
+        for o_ref, o in zip(_outputs(fits["C"], Kt_forms["C"]), _outputs(model, Kt_forms[form])):
+            _assert_identical(o_ref, o, f"output of the {form}-fitted model")
+
+
+def test_functions_give_identical_results_for_every_container():
+    from kpm.kernels import median_sigma, pairwise_kernel
+    from kpm.pca_l1 import l1_dispersion, pca_l1_component
+    from kpm.relevance import relevant_dimension_from_contributions, select_kernel
+
+    X, Xt, y, _ = _layout_data()
+    forms = _containers(X)
+    w = np.array([0.5, -1.0, 2.0, 0.25])
+    results = {}
+    for form, A in forms.items():
+        results[form] = [
+            pairwise_kernel(A, _containers(Xt)[form], kernel="rbf", sigma=2.0),
+            pairwise_kernel(A, kernel="poly", degree=2),
+            median_sigma(A),
+            list(pca_l1_component(A, init="random", random_state=0)),
+            l1_dispersion(A, list(w)),
+            [s.neg_log_likelihood for s in select_kernel([{"sigma": 0.5}, {"sigma": 2.0}], A, y)],
+        ]
+    s = np.random.default_rng(0).standard_normal(20)
+    assert np.array_equal(relevant_dimension_from_contributions(s.tolist())[1], relevant_dimension_from_contributions(s)[1])
+    for form, res in results.items():
+        _assert_identical(results["C"], res, f"{form} input")
