@@ -16,6 +16,7 @@ from kpm.validation import (
     SYMMETRY_RTOL,
     check_bool,
     check_cross_kernel,
+    check_generator,
     check_estimator_data,
     check_int,
     check_kernel_matrix,
@@ -109,6 +110,16 @@ def test_check_bool():
     for bad in (1, 0, "True", None, 1.0):
         with pytest.raises(ValueError, match="flag must be True or False"):
             check_bool(bad, "flag")
+
+
+def test_check_generator():
+    assert check_generator(3).random() == np.random.default_rng(3).random()
+    g = np.random.default_rng(1)
+    assert check_generator(g) is g
+    assert isinstance(check_generator(None), np.random.Generator)
+    for bad in ("seed", -1, 1.5):
+        with pytest.raises(ValueError, match="random_state must be None, a non-negative int"):
+            check_generator(bad)
 
 
 # ------------------------------------------------------------------- samples

@@ -3,7 +3,7 @@
 One place decides what a valid input is, and every failure names the problem:
 
 * **parameters**: :func:`check_int`, :func:`check_real`, :func:`check_option`,
-  :func:`check_bool`;
+  :func:`check_bool`, :func:`check_generator`;
 * **arrays of samples**: :func:`check_samples` (finite float64, C order, so that two
   memory layouts of the same data give bit-identical results) and
   :func:`check_estimator_data` (the same for an estimator's ``fit``/``transform``,
@@ -52,6 +52,7 @@ __all__ = [
     "check_real",
     "check_option",
     "check_bool",
+    "check_generator",
     "check_samples",
     "check_estimator_data",
     "check_kernel_matrix",
@@ -114,6 +115,17 @@ def check_bool(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_generator(random_state, name="random_state"):
+    """``numpy.random.default_rng(random_state)``, with a clear error for anything it refuses."""
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be None, a non-negative int, a SeedSequence or a numpy Generator, got "
+            f"{random_state!r}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- samples
