@@ -129,6 +129,8 @@ def test_median_sigma_at_any_magnitude_and_bad_input():
         median_sigma(np.ones((6, 3)))  # was ~1e-8
     with pytest.raises(ValueError, match=r"minimum of 2"):
         median_sigma(X[:1])
+    with pytest.raises(ValueError, match="random_state must be"):
+        median_sigma(X, max_samples=5, random_state="seed")
 
 
 @pytest.mark.parametrize("name", ["rbf", "linear", "poly", "imq", "sigmoid"])

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .validation import check_int, check_option
+from .validation import check_generator, check_int, check_option
 
 __all__ = [
     "RAETSCH_DATASETS",
@@ -428,16 +428,6 @@ def _check_n(n, n_features):
     return check_int(n, "n", minimum=1), check_int(n_features, "n_features", minimum=1)
 
 
-def _generator(random_state):
-    """``numpy.random.default_rng(random_state)``, with a clear error for anything else."""
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"random_state must be None, a non-negative int or a numpy Generator, got {random_state!r}"
-        ) from None
-
-
 def make_twonorm(n, random_state=None, n_features=20):
     """Breiman's twonorm: class +1 ~ N(a·1, I), class -1 ~ N(-a·1, I), a = 2/sqrt(d).
 
@@ -455,7 +445,7 @@ def make_twonorm(n, random_state=None, n_features=20):
     X : ndarray (n, n_features), y : ndarray of int in {-1, +1}
     """
     n, n_features = _check_n(n, n_features)
-    rng = _generator(random_state)
+    rng = check_generator(random_state)
     a = 2.0 / math.sqrt(n_features)
     y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int64)
     X = rng.standard_normal((n, n_features)) + a * y[:, None]
@@ -472,7 +462,7 @@ def make_ringnorm(n, random_state=None, n_features=20):
     X : ndarray (n, n_features), y : ndarray of int in {-1, +1}
     """
     n, n_features = _check_n(n, n_features)
-    rng = _generator(random_state)
+    rng = check_generator(random_state)
     a = 1.0 / math.sqrt(n_features)
     y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int64)
     Z = rng.standard_normal((n, n_features))

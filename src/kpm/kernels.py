@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_array
 
 from ._config import get_config
 from .exceptions import KernelMemoryError
-from .validation import check_int, check_kernel_values, check_real, check_samples
+from .validation import check_generator, check_int, check_kernel_values, check_real, check_samples
 
 __all__ = [
     "Kernel",
@@ -491,7 +491,7 @@ def median_sigma(X, *, max_samples: int = 2000, random_state=0) -> float:
     X = check_samples(X, min_samples=2)
     max_samples = check_int(max_samples, "max_samples", minimum=2)
     if len(X) > max_samples:
-        rng = np.random.default_rng(random_state)
+        rng = check_generator(random_state)
         X = X[rng.choice(len(X), max_samples, replace=False)]
     s = float(np.max(np.abs(X)))
     med = float(np.median(pdist(X / s))) if s > 0 else 0.0
