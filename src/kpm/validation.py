@@ -291,16 +291,24 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
     m = len(idx)
     if m < 2:
         return None
+    every = m == len(d)
+    unit = every and bool(np.all(d == 1.0))  # RBF, normalised kernels: nothing to scale
     s = 1.0 / np.sqrt(d[idx])
     nearest = np.empty(m)
-    spread = 0.0
+    low, high = np.inf, -np.inf
     for start in range(0, m, block_rows):
-        rows = np.arange(start, min(start + block_rows, m))
-        B = K[np.ix_(idx[rows], idx)] * s[rows, None] * s[None, :]
-        spread = max(spread, float(np.max(np.abs(1.0 - B))))
-        B = np.abs(B)
+        stop = min(start + block_rows, m)
+        rows = np.arange(start, stop)
+        B = K[start:stop] if every else K[np.ix_(idx[rows], idx)]
+        if not unit:
+            B = B * s[rows, None]
+            B *= s[None, :]
+        # max |1 - B| = max(1 - min B, max B - 1), without a temporary
+        low, high = min(low, float(B.min())), max(high, float(B.max()))
+        B = np.abs(B, out=None if unit else B)
         B[np.arange(len(rows)), rows] = 0.0
         nearest[rows] = B.max(axis=1)
+    spread = max(1.0 - low, high - 1.0)
     if spread <= tol:
         return "constant", spread
     isolated = float(np.mean(nearest <= tol))
