@@ -13,9 +13,9 @@ scikit-learn         ``exp(-gamma ||x-y||^2)``          ``gamma``
 Schölkopf et al. (c) ``exp(-||x-y||^2 / c)``            ``gamma = 1/c``
 ===================  ==============================  ======================
 
-Other kernels: ``'poly'`` ``(gamma <x,y> + coef0)^degree`` (the SPEC's
+Other kernels: ``'poly'`` ``(gamma <x,y> + coef0)^degree`` (the papers'
 ``(<x,y>+c)^d`` is ``gamma=1, coef0=c``), ``'sigmoid'``
-``tanh(gamma <x,y> + coef0)`` (the SPEC's kappa and Theta), ``'imq'`` (inverse
+``tanh(gamma <x,y> + coef0)`` (the papers' kappa and Theta), ``'imq'`` (inverse
 multiquadric) ``1/sqrt(||x-y||^2 + c^2)``, ``'linear'``, ``'precomputed'`` and
 any callable ``f(X, Y) -> (len(X), len(Y)) array``.
 

@@ -1,6 +1,6 @@
 """Kernel principal component regression (kernel PCR) and classification.
 
-SPEC §4.3 (Braun, Buhmann & Müller): with the eigendecomposition ``K = U Λ U^T``
+Braun, Buhmann & Müller ("Learning in kernel feature spaces", talk slides): with the eigendecomposition ``K = U Λ U^T``
 of the (uncentred) training kernel matrix and the contributions
 ``s = U^T y``, the fit on the first d kernel PCA directions is
 
@@ -252,7 +252,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
 
 
 class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
-    """Kernel principal component regression (SPEC §4.3).
+    """Kernel principal component regression (Braun, Buhmann & Müller).
 
     Parameters
     ----------
@@ -348,7 +348,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         Class labels.
     label_noise_ : float
         Estimated label noise: the training disagreement between y and the
-        class predicted by ``Π_d y`` (SPEC §4.3, the slides' "est. error rate").
+        class predicted by ``Π_d y`` (the "est. error rate" of Braun, Buhmann & Müller).
     n_components_, relevant_dim_, dim_, s_, neg_log_likelihood_, sigma1_sq_,
     sigma2_sq_, eigenvalues_, dual_coef_, fitted_train_, cv_errors_, kernel_,
     X_fit_, n_features_in_

@@ -73,7 +73,11 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
     kernel : str, callable or Kernel, default='rbf'
         See :func:`kpm.kernels.make_kernel`. ``'precomputed'``: ``fit`` takes the
         (n, n) training kernel matrix and ``transform`` an (n_test, n) matrix of kernel
-        values against the training points.
+        values against the training points. A precomputed matrix, and the matrix of a
+        callable kernel, must be symmetric and the matrix decomposed (centred, by default)
+        positive semi-definite (:func:`kpm.validation.check_kernel_matrix`); so a
+        conditionally positive definite matrix such as ``-D^2 / 2`` (squared distances)
+        is accepted when centred (classical scaling).
     sigma, gamma : float, optional
         RBF width (``exp(-||x-y||^2/(2 sigma^2))`` or ``exp(-gamma ||x-y||^2)``; give at
         most one; default ``gamma='scale'``), or the scale of poly/sigmoid.
@@ -89,7 +93,8 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
     tol : float, default=1e-10
         Relative eigenvalue tolerance: eigenvalues ``<= tol * lambda_max`` count as zero
         (they define the numerical rank and are never inverted, so duplicate points or
-        low-rank kernels give finite coordinates).
+        low-rank kernels give finite coordinates), and so do eigenvalues at the rounding
+        level ``n eps max|K|`` of the kernel values, whatever ``tol``.
     residual : bool, default=False
         Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
         the (affine, if centred) subspace spanned by the D retained directions.

@@ -1,7 +1,7 @@
 """Relevant dimensions of a supervised problem in kernel feature space.
 
-Braun, Buhmann & Müller ("Learning in kernel feature spaces", slides in
-``papers/``; SPEC §4). The contributions of the kernel PCA directions to the
+Braun, Buhmann & Müller (K.-R. Müller, M. L. Braun and J. Buhmann, "Learning in
+kernel feature spaces", talk slides). The contributions of the kernel PCA directions to the
 outputs are ``s_i = u_i^T y`` for the eigenvectors ``u_i`` of the (uncentred)
 kernel matrix ``K`` in order of decreasing eigenvalue. If the kernel fits the
 problem, the label information sits in the leading few ``s_i`` and the rest is
@@ -28,12 +28,14 @@ for every kernel, so the criterion is comparable across kernels.
 
 Non-numeric inputs (strings for the weighted-degree kernel)
 -----------------------------------------------------------
-``X`` is validated with scikit-learn's ``validate_data`` (float arrays) unless
-the kernel object has a ``check_input(X)`` method, as
+``X`` is validated by :func:`kpm.validation.check_estimator_data` (finite float
+arrays) unless the kernel object has a ``check_input(X)`` method, as
 :class:`kpm.string_kernels.WeightedDegreeKernel` does: then that method
 validates ``X`` (e.g. a 1-D array of equal-length strings) and the estimator
 passes the validated array to the kernel unchanged. ``kernel='precomputed'``
-also works (``X`` is then the kernel matrix).
+also works (``X`` is then the kernel matrix). A precomputed matrix, and the matrix
+of a callable kernel, must be symmetric and positive semi-definite
+(:func:`kpm.validation.check_kernel_matrix`).
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ def rank_error(rank, degeneracy, what):
 
 
 def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None):
-    """Fit the two-component model to contributions ``s_i`` (SPEC §4.2).
+    """Fit the two-component model to contributions ``s_i`` (Braun, Buhmann & Müller).
 
     Parameters
     ----------
@@ -220,7 +222,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
 
     Fits the two-component model of Braun, Buhmann & Müller to the contributions
     ``s_i = u_i^T y`` of the eigenvectors of the (uncentred) kernel matrix
-    (SPEC §4.1-4.2); see the module docstring.
+    (see the module docstring).
 
     Parameters
     ----------
@@ -438,7 +440,7 @@ def _candidate_kernel(candidate, X) -> Kernel:
 def select_kernel(candidates, X, y, *, max_dim=None):
     """Rank candidate kernels by the likelihood of the two-component model at d_hat.
 
-    SPEC §4.2: the best kernel is the one with the smallest ``-log l(d_hat)``:
+    Braun, Buhmann & Müller: the best kernel is the one with the smallest ``-log l(d_hat)``:
     it separates the label information from the noise best. Usable as the width
     selection of any kernel method (e.g. the Kernel Projection Machine).
 

@@ -1,4 +1,5 @@
-"""Model-selection rules of the Kernel Projection Machine (SPEC §3.4), as pure functions.
+"""Model-selection rules of the Kernel Projection Machine (Zwald, Vert, Blanchard & Massart
+2004; Zwald & Blanchard 2005), as pure functions.
 
 Every rule works on plain arrays describing a family of models, each with a
 *complexity* (its dimension D) and a risk, so that the rules serve one kernel

@@ -1,7 +1,7 @@
 """The weighted-degree string kernel and the splice-data decoder.
 
 Weighted-degree (WD) kernel of Rätsch & Sonnenburg for equal-length strings
-(DNA) of length L, degree d (SPEC §4.3):
+(DNA) of length L, degree d (as on the slides of Braun, Buhmann & Müller):
 
     k(x, x') = sum_{j=1}^{d} w_j sum_{i=1}^{L-j+1} 1[x[i:i+j] = x'[i:i+j]],   w_j = d - j + 1.
 
