@@ -177,9 +177,9 @@ def test_generators_shapes_and_determinism():
     assert set(np.unique(y)) == {-1, 1}
     X, y = ds.make_ringnorm(300, random_state=0, n_features=5)
     assert X.shape == (300, 5)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         ds.make_twonorm(0)
-    with pytest.raises(ValueError, match="unknown generator"):
+    with pytest.raises(ValueError, match="name must be one of"):
         ds.bayes_error("waveform")
 
 
@@ -205,3 +205,24 @@ def test_ringnorm_bayes_matches_monte_carlo():
     be = ds.bayes_error("ringnorm")
     assert 0.01 < be < 0.02
     assert abs(err - be) < 4 * np.sqrt(be / n)
+
+
+
+def test_parameters_through_the_validation_layer(data_dir, tmp_path):
+    assert ds.load_raetsch("banana", realization=np.int64(2), data_dir=data_dir).realization == 2
+    for bad in (True, 1.0, "1"):
+        with pytest.raises(ValueError, match="realization must be an integer"):
+            ds.load_raetsch("banana", realization=bad, data_dir=data_dir)
+    with pytest.raises(ValueError, match="data_dir must be a path"):
+        ds.data_dir(3)
+    with pytest.raises(ValueError, match="path must be a file path"):
+        ds.read_benchmarks_mat(None)
+    with pytest.raises(ValueError, match="n_features must be >= 1"):
+        ds.make_ringnorm(10, n_features=0)
+    with pytest.raises(ValueError, match="random_state must be None"):
+        ds.make_twonorm(10, random_state="seed")
+    with pytest.raises(ValueError, match="n_features must be an integer"):
+        ds.bayes_error("twonorm", n_features=2.0)
+    X1, _ = ds.make_twonorm(5, random_state=np.random.default_rng(3))
+    X2, _ = ds.make_twonorm(np.int64(5), random_state=3)
+    np.testing.assert_array_equal(X1, X2)

@@ -101,3 +101,109 @@ def test_defaults_and_median():
     s = median_sigma(X)
     assert make_kernel("rbf", sigma="median", X=X).sigma == pytest.approx(s)
     assert pairwise_kernel(X, kernel="rbf", sigma=s).shape == (37, 37)
+
+
+# ------------------------------------------------ robustness (regression tests)
+def test_widths_that_float64_cannot_represent_are_errors():
+    # were OverflowError / ZeroDivisionError, and gamma='scale' fell back to 1
+    with pytest.raises(ValueError, match="sigma=1e\\+160 is outside the range of kernel widths"):
+        make_kernel("rbf", sigma=1e160)
+    with pytest.raises(ValueError, match="sigma=1e-170 is outside the range"):
+        make_kernel("rbf", sigma=1e-170)
+    with pytest.raises(ValueError, match="gamma='scale' gives no RBF width"):
+        make_kernel("rbf", X=X * 1e-160)
+    with pytest.raises(ValueError, match="sigma='median'.*outside the range"):
+        make_kernel("rbf", sigma="median", X=X * 1e-160)
+    # identical samples: every width gives the same constant matrix (as in scikit-learn)
+    assert make_kernel("rbf", X=np.ones((4, 2))).gamma == 1.0
+
+
+def test_median_sigma_at_any_magnitude_and_bad_input():
+    s = median_sigma(X)
+    for scale in (1e160, 1e-160, 1e300):
+        assert median_sigma(X * scale) == pytest.approx(s * scale, rel=1e-12)  # was NaN
+    for bad in (0, 1, -5, 2.5, True):
+        with pytest.raises(ValueError, match="max_samples must be"):
+            median_sigma(X, max_samples=bad)
+    with pytest.raises(ValueError, match="median pairwise distance is 0"):
+        median_sigma(np.ones((6, 3)))  # was ~1e-8
+    with pytest.raises(ValueError, match=r"minimum of 2"):
+        median_sigma(X[:1])
+    with pytest.raises(ValueError, match="random_state must be"):
+        median_sigma(X, max_samples=5, random_state="seed")
+
+
+@pytest.mark.parametrize("name", ["rbf", "linear", "poly", "imq", "sigmoid"])
+def test_kernel_values_are_finite_or_a_clear_error(name, capfd):
+    k = make_kernel(name, gamma=1.0) if name != "linear" and name != "imq" else make_kernel(name)
+    with pytest.raises(ValueError, match="NaN"):
+        k(np.array([[np.nan, 1.0]]))
+    big = X * 1e200
+    try:
+        K = k(big)
+    except ValueError as exc:
+        assert "overflowed float64" in str(exc)
+    else:
+        assert np.all(np.isfinite(K))  # rbf, imq, sigmoid saturate; they never give NaN
+    for _, block in k.blocks(X, Y):
+        assert np.all(np.isfinite(block))
+    assert capfd.readouterr().err == ""
+
+
+def test_pairwise_kernel_checks_its_output():
+    with pytest.raises(ValueError, match="overflowed float64"):
+        pairwise_kernel(X * 1e200, kernel="linear")
+    with pytest.raises(ValueError, match="overflowed float64"):
+        pairwise_kernel(X * 1e100, kernel="poly", degree=3)
+    with pytest.raises(ValueError, match="NaN"):
+        pairwise_kernel(np.array([[np.nan]]))
+    np.testing.assert_array_equal(pairwise_kernel(X.tolist(), kernel="linear"), X @ X.T)
+
+
+def test_set_config_accepts_numpy_integers_and_rejects_the_rest():
+    before = kpm.get_config()
+    try:
+        kpm.set_config(max_kernel_bytes=np.int64(2**33), block_bytes=np.int32(2**20))
+        assert kpm.get_config() == {"max_kernel_bytes": 2**33, "block_bytes": 2**20}
+        for bad in (True, 1e9, 0, -1, "8"):
+            with pytest.raises(ValueError, match="max_kernel_bytes"):
+                kpm.set_config(max_kernel_bytes=bad)
+        with pytest.raises(ValueError, match="block_bytes"):
+            kpm.set_config(max_kernel_bytes=10**9, block_bytes=0)
+        assert kpm.get_config()["max_kernel_bytes"] == 2**33  # nothing set by a failed call
+    finally:
+        kpm.set_config(**before)
+
+
+def test_config_from_environment_is_validated(monkeypatch):
+    from kpm._config import _from_env
+
+    monkeypatch.setenv("KPM_BLOCK_BYTES", "4096")
+    assert _from_env("KPM_BLOCK_BYTES", 1) == 4096
+    for bad in ("abc", "1.5", "-3", "0"):
+        monkeypatch.setenv("KPM_BLOCK_BYTES", bad)
+        with pytest.raises(ValueError, match="KPM_BLOCK_BYTES"):
+            _from_env("KPM_BLOCK_BYTES", 1)
+
+
+def test_kernel_memory_error_shows_the_sizes():
+    k = make_kernel("rbf", gamma=1.0)
+    with kpm.config_context(max_kernel_bytes=100):  # was "0.00 GiB over 0.00 GiB"
+        with pytest.raises(KernelMemoryError, match=r"needs 10.7 KiB, over the budget of 100 bytes"):
+            k(X)
+    with kpm.config_context(max_kernel_bytes=3 * 2**30):
+        with pytest.raises(KernelMemoryError, match=r"needs 7.45 GiB, over the budget of 3 GiB"):
+            k(np.zeros((10**5, 1)), np.zeros((10**4, 1)))
+    with kpm.config_context(block_bytes=8):
+        with pytest.raises(KernelMemoryError, match=r"block_bytes=8 \(8 bytes\) is too small"):
+            k.block_rows(10)
+
+
+def test_kernel_helpers_validate_their_arguments():
+    k = make_kernel("rbf", gamma=1.0)
+    with pytest.raises(ValueError, match="block_rows must be >= 1"):
+        list(k.blocks(X, block_rows=0))
+    with pytest.raises(ValueError, match=r"one row per column of the kernel matrix \(37\)"):
+        k.matvec(X, np.ones(5))
+    with pytest.raises(ValueError, match="kernel_params must be a dict"):
+        make_kernel("rbf", kernel_params=[("gamma", 1.0)])

@@ -180,3 +180,61 @@ def test_bad_input(X):
         KernelPCAL1(2, sigma=-1.0).fit(X)
     with pytest.raises(ValueError, match="rank 0"):
         PCAL1(1).fit(np.ones((5, 3)))
+
+
+# ------------------------------------------------ robustness (regression tests)
+def test_pca_l1_component_validates_its_input(X):
+    # NaN gave a NaN vector, init='foo' and max_iter=-5 were accepted, 1-D X an einsum error
+    with pytest.raises(ValueError, match="NaN"):
+        pca_l1_component(np.full((5, 2), np.nan))
+    with pytest.raises(ValueError, match=r"init must be one of \('max_norm', 'pca', 'random'\), got 'foo'"):
+        pca_l1_component(X, init="foo")
+    with pytest.raises(ValueError, match="max_iter must be >= 1, got -5"):
+        pca_l1_component(X, max_iter=-5)
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
+        pca_l1_component(X[:, 0])
+    with pytest.raises(ValueError, match="init must be a real vector of length 5"):
+        pca_l1_component(X, init=np.ones(3))
+    with pytest.raises(ValueError, match="init contains NaN"):
+        pca_l1_component(X, init=np.full(5, np.nan))
+    with pytest.raises(ValueError, match="non-zero"):
+        pca_l1_component(X, init=np.zeros(5))
+    with pytest.raises(ValueError, match="flip_check must be True or False"):
+        pca_l1_component(X, flip_check="no")
+    with pytest.raises(ValueError, match="w must be a real vector of length 5"):
+        l1_dispersion(X, np.ones(4))
+    with pytest.raises(ValueError, match="NaN"):
+        l1_dispersion(np.where(X > 3, np.nan, X), np.ones(5))
+
+
+def test_scale_invariance_at_any_magnitude(X):
+    # the iteration runs on X rescaled exactly by a power of 2: same components, and the
+    # dispersion scales with the data (no overflow to inf, no underflow to 0)
+    ref = PCAL1(3, random_state=0).fit(X)
+    for scale in (2.0**-900, 2.0**900):
+        est = PCAL1(3, random_state=0).fit(X * scale)
+        np.testing.assert_array_equal(est.components_, ref.components_)
+        for h, h_ref in zip(est.dispersion_history_, ref.dispersion_history_):
+            np.testing.assert_array_equal(h, h_ref * scale)
+    w_ref = pca_l1_component(X, random_state=0)[0]
+    w, hist, _, _ = pca_l1_component(X * 1e300, random_state=0)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-12)
+    assert np.all(np.isfinite(hist))
+    with pytest.raises(ValueError, match="overflows float64"):
+        pca_l1_component(np.full((4, 2), 1.7e308) * np.array([1.0, -1.0]))
+
+
+def test_estimator_parameters_named(X):
+    with pytest.raises(ValueError, match="center must be True or False"):
+        PCAL1(center=1).fit(X)
+    with pytest.raises(ValueError, match="flip_check must be True or False"):
+        PCAL1(flip_check=None).fit(X)
+    with pytest.raises(ValueError, match="n_components must be an integer"):
+        PCAL1(2.0).fit(X)
+    with pytest.raises(ValueError, match="init must be one of"):
+        PCAL1(init=np.ones(5)).fit(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelPCAL1(kernel="precomputed").fit(-np.eye(6) - 1.0)
+    with pytest.raises(ValueError, match="identical in feature space"):
+        with pytest.warns(UserWarning):
+            KernelPCAL1().fit(np.ones((6, 2)))

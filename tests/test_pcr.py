@@ -3,6 +3,7 @@ import pytest
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kpm import DegenerateKernelWarning, DegenerateModelWarning
 from kpm.kernels import make_kernel
 from kpm.pcr import KernelPCRClassifier, KernelPCRRegressor
 from kpm.string_kernels import WeightedDegreeKernel
@@ -56,6 +57,8 @@ def test_relevant_default_uses_relevant_dimension():
     assert np.mean((m.predict(X) - f) ** 2) < 0.05
 
 
+# d = 1 fits on these folds predict one class: they warn, rightly
+@pytest.mark.filterwarnings("ignore::kpm.DegenerateModelWarning")
 def test_cv_errors_match_refitting_each_fold():
     X, f, rng = _data(n=90, seed=2)
     y = np.where(f + 0.4 * rng.standard_normal(len(f)) > 0, 1, -1)
@@ -139,3 +142,73 @@ def test_strings_with_weighted_degree_kernel():
     assert np.mean(c.predict(S[80:]) == y[80:]) > 0.7
     with pytest.raises(ValueError, match="equal length"):
         c.predict(np.array(["ACGT", "AC"]))
+
+
+# ------------------------------------------------ robustness (regression tests)
+@pytest.mark.parametrize("est", [KernelPCRRegressor(kernel="precomputed"),
+                                 KernelPCRClassifier(kernel="precomputed"),
+                                 KernelPCRRegressor(kernel="precomputed", max_components=4)])
+def test_non_psd_precomputed_rejected(est):
+    # non-PSD matrices were accepted; negative-definite ones said "kernel matrix is zero"
+    X, f, _ = _data(n=40)
+    y = np.sign(f) if isinstance(est, KernelPCRClassifier) else f
+    K = make_kernel("rbf", sigma=1.0)(X)
+    A = np.random.default_rng(0).standard_normal(K.shape)
+    with pytest.raises(ValueError, match="precomputed kernel matrix is not positive semi-definite: it has"):
+        est.fit(K + (A + A.T), y)
+    with pytest.raises(ValueError, match="not positive semi-definite.*negated or a distance matrix"):
+        est.fit(-K, y)
+    est.fit(K, y)
+    with pytest.raises(ValueError, match="features|one column per training sample"):
+        est.predict(K[:3, :10])
+
+
+def test_identical_samples_give_the_mean_with_a_warning():
+    X = np.full((30, 2), 0.7)
+    y = np.linspace(-1.0, 2.0, 30)
+    with pytest.warns(DegenerateKernelWarning, match="KernelPCRRegressor: the kernel matrix is numerically constant"):
+        m = KernelPCRRegressor().fit(X, y)
+    assert m.n_components_ == 1
+    np.testing.assert_allclose(m.predict(X[:3]), np.full(3, y.mean()), rtol=1e-12)
+    with pytest.warns(DegenerateKernelWarning):
+        with pytest.warns(DegenerateModelWarning, match=r"KernelPCRClassifier predicts the single class 1 on all 30"):
+            c = KernelPCRClassifier().fit(X, np.where(y > -0.5, 1, -1))
+    assert set(c.predict(X)) == {1}
+
+
+def test_one_class_model_warns():
+    # a width far too small: d_hat = 1 and the majority class everywhere
+    X, f, _ = _data(n=60, seed=7)
+    y = np.where(f > 0.8, 1, 0)
+    with pytest.warns(DegenerateModelWarning, match="predicts the single class 0"):
+        KernelPCRClassifier(1, kernel="linear").fit(X - X.mean(axis=0) + 5.0, y)
+
+
+def test_overflow_and_zero_kernels_are_clear_errors(capfd):
+    X, f, _ = _data(n=30)
+    with pytest.raises(ValueError, match="overflowed float64"):
+        KernelPCRRegressor(kernel="poly").fit(X * 1e120, f)
+    with pytest.raises(ValueError, match="overflowed float64"):
+        KernelPCRClassifier(kernel="linear").fit(X * 1e200, np.sign(f))
+    with pytest.raises(ValueError, match=r"numerical rank 0 \(it is zero\): kernel PCR has no direction"):
+        KernelPCRRegressor(kernel="linear").fit(np.zeros_like(X), f)
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(n_components=2.0), "n_components must be a positive integer, 'relevant' or 'cv'"),
+        (dict(n_components=True), "n_components must be a positive integer"),
+        (dict(max_components=0), "max_components must be >= 1"),
+        (dict(max_components=3.5), "max_components must be an integer"),
+        (dict(null_space="keep"), "null_space must be one of"),
+        (dict(cv=1.5), "cv must be an integer >= 2 or a CV splitter"),
+        (dict(cv=True), "cv must be an integer >= 2"),
+        (dict(cv_rule="max"), "cv_rule must be one of"),
+    ],
+)
+def test_bad_parameters_named(kw, match):
+    X, f, _ = _data(n=30)
+    with pytest.raises(ValueError, match=match):
+        KernelPCRRegressor(**kw).fit(X, f)

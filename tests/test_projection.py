@@ -5,6 +5,7 @@ import pytest
 from scipy import linalg
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kpm import DegenerateKernelWarning
 from kpm._eigensolvers import block_krylov_eigh, center_gram, top_eigh
 from kpm.kernels import make_kernel
 from kpm.pca_l1 import PCAL1, KernelPCAL1
@@ -226,6 +227,19 @@ def test_bad_parameters(data):
         KernelProjection(tol=-1.0).fit(X)
     with pytest.raises(ValueError, match="unknown kernel"):
         KernelProjection(kernel="nope").fit(X)
+    for name in ("centered", "residual", "whiten"):
+        with pytest.raises(ValueError, match=f"{name} must be True or False"):
+            KernelProjection(**{name: 1}).fit(X)
+    with pytest.raises(ValueError, match="n_landmarks must be an integer"):
+        KernelProjection(3, n_landmarks=10.0).fit(X)
+    with pytest.raises(ValueError, match="n_components must be None"):
+        KernelProjection("3").fit(X)
+    with pytest.raises(ValueError, match="fraction.*must be > 0"):
+        KernelProjection(0.0).fit(X)
+    with pytest.raises(ValueError, match="tol must be finite"):
+        KernelProjection(tol=np.nan).fit(X)
+    with pytest.raises(ValueError, match="kernel_params must be a dict"):
+        KernelProjection(kernel_params=3).fit(X)
 
 
 def test_bad_transform_input(data):
@@ -240,9 +254,63 @@ def test_bad_transform_input(data):
         pre.transform(np.ones((3, 7)))
 
 
-def test_identical_samples_rank_zero():
-    with pytest.raises(ValueError, match="rank 0"):
-        KernelProjection().fit(np.ones((5, 2)))
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(n_components=3, eigen_solver="arpack", random_state=0),
+        dict(n_components=3, eigen_solver="randomized", random_state=0),
+        dict(n_components=0.5),
+        dict(n_components=3, eigen_solver="nystroem", n_landmarks=20, random_state=0),
+    ],
+    ids=["dense", "arpack", "randomized", "fraction", "nystroem"],
+)
+def test_identical_samples_are_a_clear_error_with_every_solver(kw):
+    # was ArpackError -9 "Starting vector is zero" with eigen_solver='arpack'
+    X = np.full((400, 2), 3.0)
+    with pytest.warns(DegenerateKernelWarning, match="numerically constant"):
+        with pytest.raises(ValueError, match="rank 0.*identical in feature space"):
+            KernelProjection(**kw).fit(X)
+    # numerically identical for this width (kernel values equal to rounding): the same
+    X = 1.0 + 1e-12 * np.random.RandomState(0).randn(400, 2)
+    with pytest.warns(DegenerateKernelWarning):
+        with pytest.raises(ValueError, match="identical in feature space"):
+            KernelProjection(sigma=1.0, **kw).fit(X)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "randomized"])
+@pytest.mark.parametrize("center", [False, True])
+def test_top_eigh_on_numerically_zero_matrices(solver, center, capfd):
+    n, k = 500, 4
+    noise = 1e-17 * np.random.RandomState(1).randn(n, n)
+    for K in (np.zeros((n, n)), np.full((n, n), 2.5) if center else np.zeros((n, n)), noise + noise.T):
+        w, V = top_eigh(K, k, solver=solver, center=center, random_state=0)
+        assert w.shape == (k,) and np.all(np.abs(w) <= 1e-13)
+        assert np.allclose(V.T @ V, np.eye(k), atol=1e-12)
+        A = center_gram(K)[0] if center else K
+        assert np.linalg.norm(A @ V - V * w) <= 1e-12
+    assert capfd.readouterr().err == ""
+
+
+def test_top_eigh_zero_probe_leaves_results_unchanged():
+    # the probe has its own seed: a nonzero matrix gets the solvers' usual answer
+    K = _rbf_matrix(400)
+    w1, V1 = top_eigh(K, 5, solver="arpack", random_state=3, center=True)
+    from scipy.sparse.linalg import eigsh
+
+    v0 = np.random.RandomState(3).uniform(-1, 1, 400)
+    Kc = center_gram(K)[0]
+    w2 = np.sort(eigsh(Kc, k=5, which="LA", v0=v0)[0])[::-1]
+    assert np.allclose(w1, w2, rtol=1e-10)
+
+
+def test_overflowing_kernel_is_a_clear_error(data, capfd):
+    X, _ = data
+    for kw in (dict(kernel="linear"), dict(kernel="poly", degree=3), dict(kernel="linear", n_components=3,
+                                                                          eigen_solver="arpack")):
+        with pytest.raises(ValueError, match="overflowed float64"):
+            KernelProjection(**kw).fit(X * 1e200)
+    assert capfd.readouterr().err == ""
 
 
 @pytest.mark.parametrize("solver, nc", [("dense", None), ("dense", 3), ("randomized", 3)])
@@ -252,6 +320,50 @@ def test_non_psd_precomputed_rejected(solver, nc):
     S = (A + A.T) / 2  # symmetric indefinite
     with pytest.raises(ValueError, match="not positive semi-definite"):
         KernelProjection(nc, kernel="precomputed", eigen_solver=solver, random_state=0).fit(S)
+
+
+@pytest.mark.parametrize("solver, nc", [("dense", None), ("dense", 3), ("randomized", 3)])
+def test_negative_definite_precomputed_named(solver, nc):
+    # a negated kernel matrix: an error that says so (was "rank 0")
+    rng = np.random.RandomState(1)
+    K = make_kernel("rbf", sigma=1.0)(rng.randn(40, 3))
+    with pytest.raises(ValueError, match="not positive semi-definite.*negated or a distance"):
+        KernelProjection(nc, kernel="precomputed", eigen_solver=solver, random_state=0).fit(-K)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelPCAL1(kernel="precomputed").fit(-K)
+
+
+def test_callable_kernel_matrix_is_checked_like_a_precomputed_one(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="kernel matrix of the callable kernel is not positive"):
+        KernelProjection(kernel=lambda A, B: -(A @ B.T) ** 2).fit(X)
+    with pytest.raises(ValueError, match="kernel matrix of the callable kernel is not symmetric"):
+        KernelProjection(kernel=lambda A, B: A @ B.T + A[:, :1]).fit(X)
+    with pytest.raises(ValueError, match="callable kernel is not positive"):
+        KernelProjection(2, kernel=lambda A, B: -(A @ B.T) ** 2, eigen_solver="arpack").fit(X)
+
+
+def test_conditionally_positive_definite_precomputed_is_accepted_when_centred(data):
+    # -D^2/2 is not PSD but its centred version is the Gram matrix of the centred points
+    # (classical scaling): centred kernel PCA accepts it, the uncentred map does not
+    X, _ = data
+    D2 = ((X[:, None, :] - X[None]) ** 2).sum(-1)
+    proj = KernelProjection(kernel="precomputed").fit(-D2 / 2)
+    assert proj.rank_ == X.shape[1]
+    lin = KernelProjection(kernel="linear").fit(X)
+    assert np.allclose(proj.eigenvalues_, lin.eigenvalues_, rtol=1e-8)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelProjection(kernel="precomputed", centered=False).fit(-D2 / 2)
+
+
+def test_degenerate_kernel_warns_with_the_fix(data):
+    X, _ = data
+    with pytest.warns(DegenerateKernelWarning, match="KernelProjection: the kernel matrix is numerically the identity.*sigma='median'"):
+        KernelProjection(kernel="rbf", sigma=1e-4).fit(X)
+    with pytest.warns(DegenerateKernelWarning, match="KernelPCAL1: the kernel matrix is numerically constant"):
+        KernelPCAL1(kernel="rbf", sigma=1e7).fit(X)
+    with pytest.warns(DegenerateKernelWarning, match=r"\(landmark kernel matrix\)"):
+        KernelProjection(3, kernel="rbf", sigma=1e-4, n_landmarks=30, random_state=0).fit(X)
 
 
 def test_precomputed_must_be_square_symmetric():
@@ -331,10 +443,25 @@ def test_center_gram_in_place():
 def test_top_eigh_bad_input():
     with pytest.raises(ValueError, match="square"):
         top_eigh(np.ones((3, 4)), 1)
+    with pytest.raises(ValueError, match="square"):
+        top_eigh(np.ones((0, 0)), None)
     with pytest.raises(ValueError, match="n_components"):
         top_eigh(np.eye(3), 5)
-    with pytest.raises(ValueError, match="unknown eigensolver"):
+    for bad in (0, True, 2.0):
+        with pytest.raises(ValueError, match="n_components"):
+            top_eigh(np.eye(3), bad)
+    with pytest.raises(ValueError, match="solver must be one of"):
         top_eigh(np.eye(3), 1, solver="foo")
+    with pytest.raises(ValueError, match="finite"):
+        top_eigh(np.array([[1.0, np.nan], [np.nan, 1.0]]), 1)
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        top_eigh(np.eye(3), 1, tol=-1.0)
+    with pytest.raises(ValueError, match="center must be True or False"):
+        top_eigh(np.eye(3), 1, center="yes")
+    with pytest.raises(ValueError, match="k must be <= 4"):
+        block_krylov_eigh(lambda V: V, 4, 5)
+    with pytest.raises(ValueError, match="rtol must be > 0"):
+        block_krylov_eigh(lambda V: V, 4, 2, rtol=0.0)
 
 
 # ---------------------------------------------------------- estimator checks
@@ -344,7 +471,9 @@ def test_top_eigh_bad_input():
         KernelProjection(2, eigen_solver="randomized", random_state=0),
         KernelProjection(2, eigen_solver="nystroem", n_landmarks=15, random_state=0),
         PCAL1(random_state=0),
+        PCAL1(),
         KernelPCAL1(2, random_state=0),
+        KernelPCAL1(),
     ]
 )
 def test_sklearn_compatible(estimator, check):

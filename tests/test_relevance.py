@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kpm import DegenerateKernelWarning
 from kpm.kernels import make_kernel
 from kpm.relevance import (
     RelevantDimension,
@@ -187,3 +188,96 @@ def test_null_space_option():
     assert 1 <= no.dim_ <= 6
     with pytest.raises(ValueError, match="null_space"):
         RelevantDimension(null_space="keep").fit(X, y)
+
+
+# ------------------------------------------------ robustness (regression tests)
+def _rbf_data(n=40, seed=9):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("max_dim", [None, 5])
+def test_non_psd_precomputed_rejected(max_dim):
+    # were accepted (non-PSD) or reported as "rank 0" (negative definite)
+    X, y = _rbf_data()
+    K = make_kernel("rbf", sigma=1.0)(X)
+    A = np.random.default_rng(0).standard_normal(K.shape)
+    with pytest.raises(ValueError, match="precomputed kernel matrix is not positive semi-definite: it has the eigenvalue"):
+        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K + (A + A.T), y)
+    with pytest.raises(ValueError, match="not positive semi-definite.*negated or a distance matrix"):
+        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(-K, y)
+    with pytest.raises(ValueError, match="not symmetric"):
+        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K + 1e-3 * np.triu(K), y)
+    m = RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K, y)
+    with pytest.raises(ValueError, match="features|one column per training sample"):
+        m.transform(K[:, :5])
+
+
+def test_select_kernel_checks_and_names_each_candidate():
+    X, y = _rbf_data()
+    K = make_kernel("rbf", sigma=1.0)(X)
+    with pytest.raises(ValueError, match=r"^select_kernel, candidate 0 \('precomputed'\): the precomputed kernel matrix is not positive"):
+        select_kernel(["precomputed"], -K, y)
+    with pytest.warns(DegenerateKernelWarning, match=r"^select_kernel, candidate 1 \(\{'sigma': 0.0001\}\): the kernel matrix is numerically the identity"):
+        ranking = select_kernel([{"sigma": 1.0}, {"sigma": 1e-4}], X, y)
+    assert ranking[0].index == 0
+    with pytest.raises(ValueError, match="candidate 0.*identical in feature space"):
+        with pytest.warns(DegenerateKernelWarning, match="candidate 0"):
+            select_kernel([{"sigma": 1e9}], X, y)
+    with pytest.raises(ValueError, match="candidates must be a sequence"):
+        select_kernel(3, X, y)
+    assert len(select_kernel(WeightedDegreeKernel(2), np.array(["ACGT", "ACGA", "TCGA", "TTGA"]), [1.0, 0.5, -1.0, 2.0])) == 1
+    with pytest.raises(ValueError, match="max_dim"):
+        select_kernel(["rbf"], X, y, max_dim=-1)
+
+
+def test_identical_samples_and_rank_one_kernels():
+    X, y = _rbf_data()
+    with pytest.warns(DegenerateKernelWarning, match="numerically constant"):
+        with pytest.raises(ValueError, match=r"numerical rank 1 \(it is constant: all training samples are identical in feature space\)"):
+            RelevantDimension().fit(np.ones_like(X), y)
+    with pytest.raises(ValueError, match=r"numerical rank 1 \(the training samples span a single direction"):
+        RelevantDimension(kernel="linear").fit(X[:, :1], y)
+    with pytest.raises(ValueError, match=r"numerical rank 0 \(it is zero\)"):
+        RelevantDimension(kernel="linear").fit(np.zeros_like(X), y)
+    with pytest.raises(ValueError, match="overflowed float64"):
+        RelevantDimension(kernel="linear").fit(X * 1e200, y)
+
+
+def test_contributions_function_validates_its_input():
+    s = np.random.default_rng(0).standard_normal(12)
+    total = float(s @ s)
+    for bad, match in ((np.nan, "total must be finite"), (-1.0, "total must be >= 0"),
+                       (0.5 * total, "below the sum of the squared contributions"), ("1", "real number")):
+        with pytest.raises(ValueError, match=match):
+            relevant_dimension_from_contributions(s, total=bad)
+    assert relevant_dimension_from_contributions(s, total=total)[0] == relevant_dimension_from_contributions(s)[0]
+    with pytest.raises(ValueError, match="n must be"):
+        relevant_dimension_from_contributions(s, n=2.5)
+    with pytest.raises(ValueError, match="got 12 contributions for n=5"):
+        relevant_dimension_from_contributions(s, n=5)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="max_dim"):
+            relevant_dimension_from_contributions(s, max_dim=bad)
+    with pytest.raises(ValueError, match="real numbers"):
+        relevant_dimension_from_contributions(np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        relevant_dimension_from_contributions(np.ones((2, 2, 2)))
+    with pytest.raises(ValueError, match="overflow"):
+        relevant_dimension_from_contributions(np.full(4, 1e300))
+
+
+def test_bad_parameters_named():
+    X, y = _rbf_data()
+    with pytest.raises(ValueError, match="eigen_solver must be one of"):
+        RelevantDimension(max_dim=3, eigen_solver="lapack").fit(X, y)
+    with pytest.raises(ValueError, match="max_dim must be an integer"):
+        RelevantDimension(max_dim=3.0).fit(X, y)
+    with pytest.raises(ValueError, match="y must be numeric"):
+        RelevantDimension().fit(X, np.array(["a", "b"] * 20))
+    m = RelevantDimension().fit(X, y)
+    with pytest.raises(ValueError, match="max_index must be >= 1"):
+        plot_relevance(m, max_index=0)
+    with pytest.raises(ValueError, match="log must be True or False"):
+        plot_relevance(m, log="yes")

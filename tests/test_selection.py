@@ -96,3 +96,24 @@ def test_bad_input():
         slope_heuristic([1, 2], [0.2, 0.1], 0.0)
     with pytest.raises(ValueError, match="empty"):
         penalty_path([], [])
+
+
+
+def test_candidate_penalties_and_rules_name_bad_input():
+    # candidate_penalties([1, 2]) was an AttributeError
+    with pytest.raises(ValueError, match="paths must hold PenaltyPath objects.*got int 1"):
+        candidate_penalties([1, 2])
+    with pytest.raises(ValueError, match="paths must be an iterable of PenaltyPath"):
+        candidate_penalties(3)
+    path = penalty_path([1, 2, 3], [0.5, 0.2, 0.1])
+    np.testing.assert_array_equal(candidate_penalties(path), candidate_penalties([path]))
+    with pytest.raises(ValueError, match="the penalty lam must be finite"):
+        path.selected(np.nan)
+    with pytest.raises(ValueError, match="atol must be >= 0"):
+        select_cv([1, 2], [0.1, 0.2], atol=-1.0)
+    with pytest.raises(ValueError, match="the penalty lam must be a real number"):
+        select_penalty([1, 2], [0.1, 0.2], "0.1")
+    with pytest.raises(ValueError, match="slope_factor must be finite"):
+        slope_heuristic([1, 2], [0.2, 0.1], np.inf)
+    with pytest.raises(ValueError, match="dims must be an array of real numbers"):
+        select_cv(["a", "b"], [0.1, 0.2])

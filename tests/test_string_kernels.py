@@ -131,3 +131,38 @@ def test_select_kernel_over_wd_degrees():
     assert sorted(r.index for r in ranking) == [0, 1, 2]
     assert all(isinstance(r.candidate, WeightedDegreeKernel) for r in ranking)
     assert ranking[0].neg_log_likelihood <= ranking[-1].neg_log_likelihood
+
+
+
+def test_decode_splice_validates_the_code_table():
+    X = np.array([[1, 2, 3]])
+    for code, match in (({"A": "x"}, "the code of 'A' must be an integer"),
+                        ({"AB": 1}, "single characters"),
+                        (5, "non-empty dict"),
+                        ({}, "non-empty dict"),
+                        ({"A": 1.5}, "the code of 'A' must be an integer"),
+                        ({"A": 1, "G": 1}, "maps two characters to the same number")):
+        with pytest.raises(ValueError, match=match):
+            decode_splice(X, code=code)
+    # negative and huge codes map correctly (a lookup table indexed them wrongly)
+    code = {"A": -1, "C": 10**12, "G": 0, "T": 7}
+    S = decode_splice(np.array([[-1, 0, 7, 10**12], [7, 7, -1, 0]]), code=code)
+    assert list(S) == ["AGTC", "TTAG"]
+    with pytest.raises(ValueError, match=r"codes \[5\]"):
+        decode_splice(np.array([[-1, 5]]), code=code)
+    with pytest.raises(ValueError, match="non-empty 2-D"):
+        decode_splice(np.zeros((0, 3)))
+
+
+def test_string_inputs_are_not_coerced():
+    # a number inside a list was turned into the string '5'
+    with pytest.raises(ValueError, match="must contain only strings, found a int"):
+        weighted_degree_kernel(["A", 5], degree=1)
+    with pytest.raises(ValueError, match="normalize must be True or False"):
+        WeightedDegreeKernel(2, normalize="yes")
+    with pytest.raises(ValueError, match="method must be one of"):
+        WeightedDegreeKernel(2, method="fast")
+    with pytest.raises(ValueError, match="alphabet"):
+        one_hot_dna(["ACGT"], alphabet="AACG")
+    S = ["ACGT", "AGGT"]
+    np.testing.assert_array_equal(weighted_degree_kernel(S, degree=2), weighted_degree_kernel(np.array(S), degree=2))

@@ -37,12 +37,15 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
+from .validation import check_bool, check_int, check_option, check_real
+
 __all__ = [
     "center_gram",
     "center_cross_gram",
     "top_eigh",
     "fix_signs",
     "block_krylov_eigh",
+    "choose_solver",
     "SOLVERS",
 ]
 
@@ -104,7 +107,7 @@ def fix_signs(V):
 _ARPACK_MAX_K = 100
 
 
-def _choose_solver(n, k):
+def choose_solver(n, k):
     """Solver for the k leading eigenpairs of an n x n kernel matrix ('auto').
 
     Measured on one core (RBF kernel matrices, k = 50, process CPU seconds):
@@ -166,7 +169,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         Number of leading eigenpairs; ``None`` for all.
     solver : {'auto', 'dense', 'arpack', 'randomized'}
         ``'auto'``: ``'dense'`` for n <= 300 or ``n_components > n/5``, ``'arpack'`` for
-        n < 3500, else the block Krylov solver ``'randomized'`` (see ``_choose_solver``
+        n < 3500, else the block Krylov solver ``'randomized'`` (see ``choose_solver``
         for the measurements behind these thresholds).
     random_state : int, RandomState or None
         Seeds the partial solvers' starting vectors.
@@ -184,19 +187,19 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     eigenvalues : ndarray (k,), decreasing
     eigenvectors : ndarray (n, k)
     """
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"top_eigh needs a square matrix, got shape {K.shape}")
+    K = _check_square(K)
     n = K.shape[0]
-    k = n if n_components is None else int(n_components)
-    if not 1 <= k <= n:
-        raise ValueError(f"n_components must be in [1, {n}], got {n_components}")
-    if solver not in SOLVERS:
-        raise ValueError(
-            f"unknown eigensolver {solver!r}; expected 'auto', 'dense', 'arpack' or 'randomized'"
-        )
+    k = n if n_components is None else check_int(n_components, "n_components", minimum=1, maximum=n)
+    solver = check_option(solver, "solver", SOLVERS)
+    tol = check_real(tol, "tol", low=0.0)
+    center = check_bool(center, "center")
     if solver == "auto":
-        solver = _choose_solver(n, None if n_components is None else k)
+        solver = choose_solver(n, None if n_components is None else k)
+    if solver != "dense" and k < n - 1:
+        matmat = _centered_matmat(K, center)
+        pairs = _zero_operator_eigh(matmat, K, k)
+        if pairs is not None:
+            return pairs
     if solver == "dense" or k >= n - 1:
         A = center_gram(K)[0] if center else K
         with _one_thread() if n <= _DENSE_ONE_THREAD_MAX_N else contextlib.nullcontext():
@@ -205,9 +208,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
             else:
                 w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False)
     elif solver == "arpack":
-        rs = check_random_state(random_state)
-        v0 = rs.uniform(-1, 1, n)
-        matmat = _centered_matmat(K, center)
+        v0 = check_random_state(random_state).uniform(-1, 1, n)
         op = LinearOperator(
             (n, n), matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(), matmat=matmat, dtype=float
         )
@@ -215,7 +216,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
             w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol)
     else:  # randomized block Krylov
         w, V, _ = block_krylov_eigh(
-            _centered_matmat(K, center),
+            matmat,
             n,
             k,
             rtol=tol if tol > 0 else 1e-10,
@@ -223,6 +224,46 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         )
     order = np.argsort(w)[::-1]
     return w[order], fix_signs(V[:, order])
+
+
+def _check_square(K):
+    """A finite square float64 matrix (not copied when it is one already)."""
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
+        raise ValueError(f"top_eigh needs a non-empty square matrix, got shape {K.shape}")
+    # max/min propagate NaN and inf without an n x n temporary
+    if not (np.isfinite(K.max()) and np.isfinite(K.min())):
+        raise ValueError("top_eigh needs a finite matrix: it contains NaN or infinite values")
+    return K
+
+
+def _zero_operator_eigh(matmat, K, k, n_probe=2):
+    """Eigenpairs of a numerically zero operator, or None if it is not one.
+
+    A zero operator -- e.g. the centred kernel matrix of identical samples -- would hand
+    ARPACK a zero starting residual ("starting vector is zero") and keep the block Krylov
+    solver from ever meeting its relative residual test. It is recognised by a product
+    with ``n_probe`` random unit vectors that is at the rounding level of products with K,
+    ``||A Q||_F <= n^{3/2} eps max|K| ||Q||_F``; every vector is then an eigenvector to
+    rounding, and Rayleigh-Ritz on a random k-dimensional subspace returns k of them. The
+    probe has its own fixed seed, so the caller's random stream is left as it was.
+    """
+    n = K.shape[0]
+    rs = np.random.default_rng(0)
+    P = _random_orthonormal(rs, n, min(n_probe, k))
+    bound = n**1.5 * np.finfo(float).eps * max(abs(float(K.max())), abs(float(K.min())))
+    if float(np.linalg.norm(matmat(P))) > bound * np.sqrt(P.shape[1]):
+        return None
+    Q = _random_orthonormal(rs, n, k)
+    KQ = matmat(Q)
+    w, S = linalg.eigh((Q.T @ KQ + KQ.T @ Q) / 2, check_finite=False)
+    order = np.argsort(w)[::-1]
+    return w[order], fix_signs((Q @ S)[:, order])
+
+
+def _random_orthonormal(rs, n, k):
+    with _one_thread():
+        return linalg.qr(rs.standard_normal((n, k)), mode="economic", check_finite=False)[0]
 
 
 def _one_thread():
@@ -336,7 +377,13 @@ def block_krylov_eigh(
         relative to the largest eigenvalue), ``basis_size``.
     """
     rs = check_random_state(random_state)
-    b = int(block_size) if block_size is not None else max(8, min(64, -(-k // 3)))
+    n = check_int(n, "n", minimum=1)
+    k = check_int(k, "k", minimum=1, maximum=n)
+    rtol = check_real(rtol, "rtol", low=0.0, low_open=True)
+    block_size = check_int(block_size, "block_size", minimum=1, allow_none=True)
+    max_basis = check_int(max_basis, "max_basis", minimum=1, allow_none=True)
+    max_matmats = check_int(max_matmats, "max_matmats", minimum=1, allow_none=True)
+    b = block_size if block_size is not None else max(8, min(64, -(-k // 3)))
     b = max(1, min(b, n))
     if max_basis is None:
         mem_cap = max(2 * b, int(2**29 // (16 * n)))

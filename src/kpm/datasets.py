@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .validation import check_generator, check_int, check_option
+
 __all__ = [
     "RAETSCH_DATASETS",
     "Split",
@@ -119,6 +121,8 @@ def data_dir(data_dir=None) -> Path:
         If the resolved directory does not exist; the message says where to put the data.
     """
     if data_dir is not None:
+        if not isinstance(data_dir, (str, os.PathLike)):
+            raise ValueError(f"data_dir must be a path (str or os.PathLike), got {data_dir!r}")
         d, how = Path(data_dir).expanduser(), "the data_dir argument / --data-dir option"
     elif os.environ.get("KPM_DATA"):
         d, how = Path(os.environ["KPM_DATA"]).expanduser(), "the KPM_DATA environment variable"
@@ -233,6 +237,8 @@ def read_benchmarks_mat(path, name=None):
     """
     import scipy.io
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must be a file path (str or os.PathLike), got {path!r}")
     path = Path(path)
     try:
         raw = scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)
@@ -362,13 +368,12 @@ def load_raetsch(name, realization=1, data_dir=None):
     R = train.shape[0]
     if realization is None:
         return [_make_split(key, r, x, t, train, test, published) for r in range(1, R + 1)]
-    if isinstance(realization, bool) or not isinstance(realization, (int, np.integer)):
-        raise ValueError(f"realization must be an int in 1..{R} or None, got {realization!r}")
-    if not 1 <= int(realization) <= R:
+    realization = check_int(realization, "realization", minimum=None)
+    if not 1 <= realization <= R:
         raise ValueError(
             f"realization {realization} out of range for {key!r}: it has realizations 1..{R}"
         )
-    return _make_split(key, int(realization), x, t, train, test, published)
+    return _make_split(key, realization, x, t, train, test, published)
 
 
 def _make_split(key, r, x, t, train, test, published):
@@ -420,10 +425,7 @@ def load_usps(data_dir=None):
 
 # --------------------------------------------------------------------------- Breiman
 def _check_n(n, n_features):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
-        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+    return check_int(n, "n", minimum=1), check_int(n_features, "n_features", minimum=1)
 
 
 def make_twonorm(n, random_state=None, n_features=20):
@@ -442,8 +444,8 @@ def make_twonorm(n, random_state=None, n_features=20):
     -------
     X : ndarray (n, n_features), y : ndarray of int in {-1, +1}
     """
-    _check_n(n, n_features)
-    rng = np.random.default_rng(random_state)
+    n, n_features = _check_n(n, n_features)
+    rng = check_generator(random_state)
     a = 2.0 / math.sqrt(n_features)
     y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int64)
     X = rng.standard_normal((n, n_features)) + a * y[:, None]
@@ -459,8 +461,8 @@ def make_ringnorm(n, random_state=None, n_features=20):
     -------
     X : ndarray (n, n_features), y : ndarray of int in {-1, +1}
     """
-    _check_n(n, n_features)
-    rng = np.random.default_rng(random_state)
+    n, n_features = _check_n(n, n_features)
+    rng = check_generator(random_state)
     a = 1.0 / math.sqrt(n_features)
     y = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int64)
     Z = rng.standard_normal((n, n_features))
@@ -492,17 +494,15 @@ def bayes_error(name, n_features=20):
     """
     from scipy.stats import ncx2, norm
 
-    _check_n(1, n_features)
-    d = int(n_features)
+    d = check_int(n_features, "n_features", minimum=1)
+    check_option(name, "name", ("twonorm", "ringnorm"))
     if name == "twonorm":
         a = 2.0 / math.sqrt(d)
         return float(norm.cdf(-a * math.sqrt(d)))
-    if name == "ringnorm":
-        a = 1.0 / math.sqrt(d)
-        mu2 = a * a * d  # ‖μ‖²
-        T = (4.0 / 3.0) * (d * math.log(4.0) + mu2 / 3.0)
-        c2 = (16.0 / 9.0) * mu2  # ‖c‖²
-        err_wide = ncx2.cdf(T / 4.0, d, c2 / 4.0)  # N(0,4I) classified as N(μ,I)
-        err_narrow = ncx2.sf(T, d, mu2 / 9.0)  # N(μ,I) classified as N(0,4I)
-        return float(0.5 * (err_wide + err_narrow))
-    raise ValueError(f"bayes_error: unknown generator {name!r}; use 'twonorm' or 'ringnorm'")
+    a = 1.0 / math.sqrt(d)  # ringnorm
+    mu2 = a * a * d  # ‖μ‖²
+    T = (4.0 / 3.0) * (d * math.log(4.0) + mu2 / 3.0)
+    c2 = (16.0 / 9.0) * mu2  # ‖c‖²
+    err_wide = ncx2.cdf(T / 4.0, d, c2 / 4.0)  # N(0,4I) classified as N(μ,I)
+    err_narrow = ncx2.sf(T, d, mu2 / 9.0)  # N(μ,I) classified as N(0,4I)
+    return float(0.5 * (err_wide + err_narrow))

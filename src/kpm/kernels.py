@@ -13,9 +13,9 @@ scikit-learn         ``exp(-gamma ||x-y||^2)``          ``gamma``
 Schölkopf et al. (c) ``exp(-||x-y||^2 / c)``            ``gamma = 1/c``
 ===================  ==============================  ======================
 
-Other kernels: ``'poly'`` ``(gamma <x,y> + coef0)^degree`` (Schölkopf et al.
-1999's ``(<x,y>+c)^d`` is ``gamma=1, coef0=c``), ``'sigmoid'``
-``tanh(gamma <x,y> + coef0)`` (Schölkopf et al. 1999's kappa and Theta), ``'imq'`` (inverse
+Other kernels: ``'poly'`` ``(gamma <x,y> + coef0)^degree`` (the papers'
+``(<x,y>+c)^d`` is ``gamma=1, coef0=c``), ``'sigmoid'``
+``tanh(gamma <x,y> + coef0)`` (the papers' kappa and Theta), ``'imq'`` (inverse
 multiquadric) ``1/sqrt(||x-y||^2 + c^2)``, ``'linear'``, ``'precomputed'`` and
 any callable ``f(X, Y) -> (len(X), len(Y)) array``.
 
@@ -26,7 +26,7 @@ Use :meth:`Kernel.blocks` or :meth:`Kernel.matvec` to stream over it instead.
 
 from __future__ import annotations
 
-import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_array
 
 from ._config import get_config
 from .exceptions import KernelMemoryError
-from .validation import check_int, check_kernel_values, check_real, check_samples
+from .validation import check_generator, check_int, check_kernel_values, check_real, check_samples
 
 __all__ = [
     "Kernel",
@@ -237,8 +237,8 @@ class Kernel:
         budget = get_config()["max_kernel_bytes"]
         if nbytes > budget:
             raise KernelMemoryError(
-                f"the {len(X)} x {len(Y)} kernel matrix needs {nbytes / 2**30:.2f} GiB, over the "
-                f"budget of {budget / 2**30:.2f} GiB (kpm.set_config(max_kernel_bytes=...)); use "
+                f"the {len(X)} x {len(Y)} kernel matrix needs {_format_bytes(nbytes)}, over the "
+                f"budget of {_format_bytes(budget)} (kpm.set_config(max_kernel_bytes=...)); use "
                 "Kernel.blocks / Kernel.matvec, a partial or Nystroem eigensolver instead"
             )
         out = np.empty((len(X), len(Y)))
@@ -262,15 +262,16 @@ class Kernel:
         rows = budget // (8 * max(int(n_cols), 1) * 2)  # two temporaries per block
         if rows < 1:
             raise KernelMemoryError(
-                f"block_bytes={budget} is too small to hold one row of {n_cols} kernel values; "
-                "raise it with kpm.set_config(block_bytes=...)"
+                f"block_bytes={budget} ({_format_bytes(budget)}) is too small to hold one row of "
+                f"{n_cols} kernel values ({_format_bytes(16 * max(int(n_cols), 1))} with its "
+                "temporary); raise it with kpm.set_config(block_bytes=...)"
             )
         return int(rows)
 
     def blocks(self, X, Y=None, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, K[rows, :])`` blocks of the kernel matrix of X against Y."""
         X, Y = self._prepare(X, Y)
-        step = block_rows or self.block_rows(len(Y))
+        step = check_int(block_rows, "block_rows", allow_none=True) or self.block_rows(len(Y))
         Y_sq = None
         if self.name in ("rbf", "imq"):
             Y_sq = np.einsum("ij,ij->i", Y, Y)
@@ -281,7 +282,12 @@ class Kernel:
     def matvec(self, X, V, Y=None) -> np.ndarray:
         """``K(X, Y) @ V`` computed blockwise, never holding the full matrix."""
         X, Y = self._prepare(X, Y)
-        V = np.asarray(V, dtype=float)
+        V = check_array(V, dtype=np.float64, ensure_2d=False, ensure_all_finite=True, input_name="V")
+        if V.ndim not in (1, 2) or len(V) != len(Y):
+            raise ValueError(
+                f"V must have one row per column of the kernel matrix ({len(Y)}), as a vector or a "
+                f"matrix, got shape {V.shape}"
+            )
         out = np.empty((len(X),) + V.shape[1:])
         for rows, block in self.blocks(X, Y):
             out[rows] = block @ V
@@ -309,6 +315,16 @@ class Kernel:
             blk = X[start : start + step]
             out[start : start + len(blk)] = np.diag(self._block(blk, blk))
         return out
+
+
+def _format_bytes(nbytes) -> str:
+    """A number of bytes with a binary unit that shows it to 3 significant digits."""
+    value = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024:
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.3g} {unit}"
+        value /= 1024
+    return f"{value:.3g} TiB"
 
 
 def _rbf_gamma(sigma, gamma, c, X):
@@ -405,6 +421,8 @@ def make_kernel(
     """
     if isinstance(kernel, Kernel):
         return kernel
+    if kernel_params is not None and not isinstance(kernel_params, Mapping):
+        raise ValueError(f"kernel_params must be a dict of kernel parameters or None, got {kernel_params!r}")
     params = dict(kernel_params or {})
     if callable(kernel):
         return Kernel("callable", func=kernel, func_kwargs=tuple(sorted(params.items())))
@@ -445,11 +463,13 @@ def make_kernel(
 def pairwise_kernel(X, Y=None, kernel="rbf", **params) -> np.ndarray:
     """Kernel matrix of X against Y (``Y = X`` when omitted).
 
-    ``params`` are those of :func:`make_kernel`.
+    ``params`` are those of :func:`make_kernel`. X and Y are validated as by
+    :func:`kpm.validation.check_samples` (finite, 2-D); kernel values that overflow
+    float64 raise ``ValueError``.
     """
-    X = check_array(X, dtype=float)
+    X = check_samples(X, "X")
     if Y is not None:
-        Y = check_array(Y, dtype=float)
+        Y = check_samples(Y, "Y")
     return make_kernel(kernel, X=X, **params)(X, Y)
 
 
@@ -471,7 +491,7 @@ def median_sigma(X, *, max_samples: int = 2000, random_state=0) -> float:
     X = check_samples(X, min_samples=2)
     max_samples = check_int(max_samples, "max_samples", minimum=2)
     if len(X) > max_samples:
-        rng = np.random.default_rng(random_state)
+        rng = check_generator(random_state)
         X = X[rng.choice(len(X), max_samples, replace=False)]
     s = float(np.max(np.abs(X)))
     med = float(np.median(pdist(X / s))) if s > 0 else 0.0

@@ -27,17 +27,17 @@ objective is not a function of inner products).
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin
 from .projection import KernelProjection
+from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
 
@@ -45,8 +45,48 @@ _INITS = ("max_norm", "pca", "random")
 
 
 def l1_dispersion(X, w):
-    """The L1 dispersion ``sum_i |w^T x_i|`` of the rows of X along w."""
-    return float(np.abs(np.asarray(X) @ np.asarray(w)).sum())
+    """The L1 dispersion ``sum_i |w^T x_i|`` of the rows of X along w.
+
+    Parameters
+    ----------
+    X : array-like (n_samples, n_features)
+    w : array-like (n_features,)
+    """
+    X = check_samples(X)
+    w = _check_direction(w, X.shape[1], "w")
+    with np.errstate(over="ignore"):
+        value = float(np.abs(X @ w).sum())
+    if not np.isfinite(value):
+        raise ValueError("the L1 dispersion overflows float64: rescale X")
+    return value
+
+
+def _check_direction(w, n_features, name):
+    """A finite non-zero vector of length ``n_features`` (float64)."""
+    w = np.asarray(w)
+    if w.dtype.kind not in "biuf" or w.ndim != 1 or len(w) != n_features:
+        raise ValueError(
+            f"{name} must be a real vector of length {n_features} (one entry per feature), got "
+            f"{'shape ' + str(w.shape) if w.dtype.kind in 'biuf' else 'dtype ' + str(w.dtype)}"
+        )
+    w = w.astype(np.float64)
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return w
+
+
+def _binary_exponent(X):
+    """e with ``max|X| = m 2^e``, ``m`` in [0.5, 1): ``ldexp(X, -e)`` rescales X exactly."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
+def _scaled_back(values, e, what):
+    with np.errstate(over="ignore"):
+        out = np.ldexp(values, e)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"the {what} overflows float64: rescale X")
+    return out
 
 
 def _initial_w(X, init, rs):
@@ -92,14 +132,31 @@ def pca_l1_component(X, *, init="max_norm", max_iter=1000, flip_check=True, rand
     converged : bool
     """
     rs = check_random_state(random_state)
-    X = np.asarray(X, dtype=float)
+    X = check_samples(X)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    flip_check = check_bool(flip_check, "flip_check")
+    if isinstance(init, str):
+        init = check_option(init, "init", _INITS)
+    else:
+        init = _check_direction(init, X.shape[1], "init")
+        init = init / max(np.max(np.abs(init)), np.finfo(float).tiny)
+        if not np.linalg.norm(init) > 0:
+            raise ValueError("init must be a non-zero vector")
+    # the iteration is scale-invariant: run it on X scaled exactly by a power of 2 into
+    # [-1, 1], so that no magnitude representable in float64 over- or underflows
+    e = _binary_exponent(X)
+    w, history, n_iter, converged = _polarity_iteration(
+        np.ldexp(X, -e), init, max_iter, flip_check, rs
+    )
+    return w, _scaled_back(history, e, "L1 dispersion"), n_iter, converged
+
+
+def _polarity_iteration(X, init, max_iter, flip_check, rs):
+    """:func:`pca_l1_component` on validated input (rows of X of moderate magnitude)."""
     if isinstance(init, str):
         w = _initial_w(X, init, rs)
     else:
-        w = np.asarray(init, dtype=float).ravel()
-        if w.shape != (X.shape[1],) or not np.all(np.isfinite(w)) or not np.linalg.norm(w) > 0:
-            raise ValueError(f"init must be a non-zero finite vector of length {X.shape[1]}")
-        w = w / np.linalg.norm(w)
+        w = init / np.linalg.norm(init)
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     scale = float(norms.max()) if norms.size else 0.0
     live = norms > 1e-12 * scale  # samples at the origin never matter
@@ -165,30 +222,21 @@ def pca_l1_component(X, *, init="max_norm", max_iter=1000, flip_check=True, rand
 
 
 def _check_common(est, n_samples, n_features, what="min(n_samples, n_features)"):
-    nc = est.n_components
-    if nc is not None:
-        if isinstance(nc, bool) or not isinstance(nc, numbers.Integral):
-            raise ValueError(f"n_components must be None or a positive int, got {nc!r}")
-        if nc <= 0:
-            raise ValueError(f"n_components must be >= 1, got {nc}")
-        if nc > min(n_samples, n_features):
-            raise ValueError(
-                f"n_components={nc} is larger than {what} = {min(n_samples, n_features)}, "
-                "an upper bound of the rank of the data"
-            )
-    if isinstance(est.init, str):
-        if est.init not in _INITS:
-            raise ValueError(f"unknown init {est.init!r}; expected one of {_INITS}")
-    else:
-        raise ValueError(f"init must be one of {_INITS}, got {est.init!r}")
-    mi = est.max_iter
-    if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {mi!r}")
+    nc = check_int(est.n_components, "n_components", minimum=1, allow_none=True)
+    if nc is not None and nc > min(n_samples, n_features):
+        raise ValueError(
+            f"n_components={nc} is larger than {what} = {min(n_samples, n_features)}, "
+            "an upper bound of the rank of the data"
+        )
+    check_option(est.init, "init", _INITS)
+    check_int(est.max_iter, "max_iter", minimum=1)
+    check_bool(est.flip_check, "flip_check")
 
 
 def _fit_pca_l1(est, Xc, n_components, rs):
     """Greedy deflation: fills components_, dispersion_history_, n_iter_ of est."""
-    Xd = Xc.copy()
+    e = _binary_exponent(Xc)
+    Xd = np.ldexp(Xc, -e)  # exact rescaling: see pca_l1_component
     base = float(np.linalg.norm(Xd))
     comps, hists, iters = [], [], []
     for j in range(n_components):
@@ -208,7 +256,7 @@ def _fit_pca_l1(est, Xc, n_components, rs):
                 ConvergenceWarning,
             )
         comps.append(w)
-        hists.append(hist)
+        hists.append(_scaled_back(hist, e, "L1 dispersion"))
         iters.append(n_it)
         Xd -= np.outer(Xd @ w, w)
     if not comps:
@@ -287,9 +335,10 @@ class PCAL1(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = check_estimator_data(self, X, min_samples=2)
         n, d = X.shape
         _check_common(self, n, d)
+        check_bool(self.center, "center")
         self.mean_ = X.mean(axis=0) if self.center else np.zeros(d)
         k = self.n_components if self.n_components is not None else min(n, d)
         _fit_pca_l1(self, X - self.mean_, k, check_random_state(self.random_state))
@@ -298,7 +347,7 @@ class PCAL1(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Project onto the PCA-L1 directions: ``(X - mean_) @ components_.T``."""
         check_is_fitted(self, "components_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         return (X - self.mean_) @ self.components_.T
 
     def l1_dispersion(self, X):
@@ -388,12 +437,9 @@ class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        if self.eigen_solver not in ("auto", "dense", "nystroem"):
-            raise ValueError(
-                f"eigen_solver must be 'auto', 'dense' or 'nystroem' (kernel PCA-L1 needs the "
-                f"full-rank map), got {self.eigen_solver!r}"
-            )
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_option(self.eigen_solver, "eigen_solver (kernel PCA-L1 needs the full-rank map)",
+                     ("auto", "dense", "nystroem"))
+        X = check_estimator_data(self, X, min_samples=2)
         self.projection_ = KernelProjection(
             None,
             kernel=self.kernel,
@@ -407,7 +453,7 @@ class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
             n_landmarks=self.n_landmarks,
             random_state=self.random_state,
         )
-        Y = self.projection_.fit_transform(X)
+        Y = self.projection_._fit_transform(X, "KernelPCAL1")
         n, r = Y.shape
         _check_common(self, n, r, what="the rank of the centred kernel matrix")
         k = self.n_components if self.n_components is not None else r
@@ -421,5 +467,5 @@ class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Kernel PCA-L1 features ``components_ @ y(x)``."""
         check_is_fitted(self, "components_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         return self.projection_.transform(X) @ self.components_.T

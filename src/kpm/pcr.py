@@ -1,6 +1,6 @@
 """Kernel principal component regression (kernel PCR) and classification.
 
-SPEC §4.3 (Braun, Buhmann & Müller): with the eigendecomposition ``K = U Λ U^T``
+Braun, Buhmann & Müller ("Learning in kernel feature spaces", talk slides): with the eigendecomposition ``K = U Λ U^T``
 of the (uncentred) training kernel matrix and the contributions
 ``s = U^T y``, the fit on the first d kernel PCA directions is
 
@@ -28,27 +28,30 @@ Strings (weighted-degree kernel) and precomputed kernels are accepted as in
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
+from ._base import (
+    KernelParamsMixin,
+    accepts_raw_input,
+    cross_gram,
+    eigh_psd,
+    train_gram,
+    validate_kernel_input,
+    validate_kernel_input_y,
+)
 from .relevance import (
-    _accepts_raw_input,
-    _cross_gram,
-    _eigh_all,
-    _cap,
-    _model_directions,
-    _numerical_rank,
-    _train_gram,
-    _validate_X,
-    _validate_X_y,
+    NULL_SPACE_OPTIONS,
+    cap_dim,
+    model_directions,
+    numerical_rank,
+    rank_error,
     relevant_dimension_from_contributions,
 )
+from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_one_class
 
 __all__ = ["KernelPCRRegressor", "KernelPCRClassifier"]
 
@@ -91,31 +94,28 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
     def _check_params(self, n):
         nc = self.n_components
         if isinstance(nc, str):
-            if nc not in ("relevant", "cv"):
+            check_option(nc, "n_components", ("relevant", "cv"))
+        else:
+            try:
+                check_int(nc, "n_components", minimum=1)
+            except ValueError:
                 raise ValueError(
                     f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}"
+                ) from None
+            if nc > n - 1:
+                raise ValueError(
+                    f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
                 )
-        elif isinstance(nc, bool) or not isinstance(nc, numbers.Integral):
-            raise ValueError(f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}")
-        elif nc < 1:
-            raise ValueError(f"n_components must be >= 1, got {nc}")
-        elif nc > n - 1:
-            raise ValueError(
-                f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
-            )
-        mc = self.max_components
-        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, numbers.Integral) or mc < 1):
-            raise ValueError(f"max_components must be a positive integer or None, got {mc!r}")
+        check_int(self.max_components, "max_components", minimum=1, allow_none=True)
         allowed = ("auto", "zero_one", "squared") if self._is_classifier else ("auto", "squared")
-        if self.cv_loss not in allowed:
-            raise ValueError(f"cv_loss must be one of {allowed}, got {self.cv_loss!r}")
-        if self.cv_rule not in ("min", "one_se"):
-            raise ValueError(f"cv_rule must be 'min' or 'one_se', got {self.cv_rule!r}")
-        if nc == "cv":
-            if not hasattr(self.cv, "split") and (
-                isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2
-            ):
-                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}")
+        check_option(self.cv_loss, "cv_loss", allowed)
+        check_option(self.cv_rule, "cv_rule", ("min", "one_se"))
+        check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
+        if not hasattr(self.cv, "split"):
+            try:
+                check_int(self.cv, "cv", minimum=2)
+            except ValueError:
+                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}") from None
 
     def _targets(self, y):
         """Target matrix (n, c) for the regression, and bookkeeping."""
@@ -140,8 +140,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         fold_preds = []
         D = n
         for tr, va in splits:
-            w, U = _eigh_all(K[np.ix_(tr, tr)])
-            r = _numerical_rank(w)
+            w, U = eigh_psd(K[np.ix_(tr, tr)])
+            r = numerical_rank(w)
             D = min(D, r, len(tr) - 1)
             fold_preds.append((tr, va, w, U))
         if self.max_components is not None:
@@ -178,28 +178,29 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         -------
         self
         """
-        X, y = _validate_X_y(self, X, y, y_numeric=not self._is_classifier)
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=not self._is_classifier)
         Y = self._targets(y)
         n = len(y)
         if n < 3:
             raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
         self._check_params(n)
-        K, kernel = _train_gram(self, X)
+        K, kernel, name = train_gram(self, X)
+        degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
         if self.max_components is not None and self.n_components != "cv":
             m = min(n, self.max_components + 1)
-            w, U = _eigh_all(K, m, random_state=self.random_state)
+            w, U = eigh_psd(K, m, random_state=self.random_state, name=name)
         else:
-            w, U = _eigh_all(K)
-        rank = _numerical_rank(w)
+            w, U = eigh_psd(K, name=name)
+        rank = numerical_rank(w)
         if rank == 0:
-            raise ValueError("the kernel matrix is zero: kernel PCR has no direction to use")
+            raise rank_error(rank, degeneracy, "kernel PCR has no direction to use")
         s = U.T @ Y  # (m, c)
-        s_used, total, n_used, _, max_cut = _model_directions(
+        s_used, total, n_used, _, max_cut = model_directions(
             w, s, float((Y**2).sum()), n, self.null_space
         )
         if n_used >= 2:
             rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
-                s_used, total=total, n=n_used, max_dim=_cap(self.max_components, max_cut)
+                s_used, total=total, n=n_used, max_dim=cap_dim(self.max_components, max_cut)
             )
         else:  # rank-1 kernel matrix: one direction is all there is
             rel_dim, nll, s1, s2 = 1, np.zeros(1), np.full(1, total), np.zeros(1)
@@ -238,20 +239,20 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
 
     def _raw_predict(self, X):
         check_is_fitted(self)
-        X = _validate_X(self, X, reset=False)
-        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        X = validate_kernel_input(self, X, reset=False)
+        Kx = cross_gram(self.kernel_, X, self.X_fit_)
         return Kx @ self.dual_coef_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if _accepts_raw_input(self.kernel):
+        if accepts_raw_input(self.kernel):
             tags.input_tags.two_d_array = False
             tags.input_tags.string = True
         return tags
 
 
 class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
-    """Kernel principal component regression (SPEC §4.3).
+    """Kernel principal component regression (Braun, Buhmann & Müller).
 
     Parameters
     ----------
@@ -347,7 +348,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         Class labels.
     label_noise_ : float
         Estimated label noise: the training disagreement between y and the
-        class predicted by ``Π_d y`` (SPEC §4.3, the slides' "est. error rate").
+        class predicted by ``Π_d y`` (the "est. error rate" of Braun, Buhmann & Müller).
     n_components_, relevant_dim_, dim_, s_, neg_log_likelihood_, sigma1_sq_,
     sigma2_sq_, eigenvalues_, dual_coef_, fitted_train_, cv_errors_, kernel_,
     X_fit_, n_features_in_
@@ -382,7 +383,9 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         return (self._decide(pred) != true[:, None]).astype(float)
 
     def _finish_fit(self, y, Y):
-        self.label_noise_ = float(np.mean(self._decide(self.fitted_train_) != self._decide(Y)))
+        train_classes = self._decide(self.fitted_train_)
+        self.label_noise_ = float(np.mean(train_classes != self._decide(Y)))
+        warn_if_one_class(self.classes_[train_classes], self.classes_, type(self).__name__, stacklevel=4)
 
     def decision_function(self, X):
         """Decision values: ``f(x)`` (binary, positive = ``classes_[1]``) or one per class.

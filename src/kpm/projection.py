@@ -26,22 +26,33 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
-from ._eigensolvers import _choose_solver, center_gram, fix_signs, top_eigh
+from ._base import KernelParamsMixin, user_matrix_name
+from ._eigensolvers import choose_solver, center_gram, fix_signs, top_eigh
+from .validation import (
+    check_bool,
+    check_estimator_data,
+    check_int,
+    check_kernel_matrix,
+    check_option,
+    check_psd_spectrum,
+    check_real,
+    warn_if_degenerate_kernel,
+)
 
 __all__ = ["KernelProjection"]
 
 _EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized", "nystroem")
-# A precomputed centred kernel matrix with an eigenvalue below -_PSD_RTOL * lambda_max is
-# rejected as not positive semi-definite (rounding errors of a true Gram matrix are
-# ~ n * eps * lambda_max, far smaller).
-_PSD_RTOL = 1e-8
 _DEFAULT_LANDMARKS = 1000
+
+
+def _rounding_level(n, magnitude):
+    """Eigenvalues of an n x n (centred) kernel matrix with entries up to ``magnitude``
+    below ``n eps magnitude`` are rounding errors: they count as zero whatever ``tol``."""
+    return n * np.finfo(float).eps * magnitude
 
 
 class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
@@ -62,7 +73,11 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
     kernel : str, callable or Kernel, default='rbf'
         See :func:`kpm.kernels.make_kernel`. ``'precomputed'``: ``fit`` takes the
         (n, n) training kernel matrix and ``transform`` an (n_test, n) matrix of kernel
-        values against the training points.
+        values against the training points. A precomputed matrix, and the matrix of a
+        callable kernel, must be symmetric and the matrix decomposed (centred, by default)
+        positive semi-definite (:func:`kpm.validation.check_kernel_matrix`); so a
+        conditionally positive definite matrix such as ``-D^2 / 2`` (squared distances)
+        is accepted when centred (classical scaling).
     sigma, gamma : float, optional
         RBF width (``exp(-||x-y||^2/(2 sigma^2))`` or ``exp(-gamma ||x-y||^2)``; give at
         most one; default ``gamma='scale'``), or the scale of poly/sigmoid.
@@ -78,7 +93,8 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
     tol : float, default=1e-10
         Relative eigenvalue tolerance: eigenvalues ``<= tol * lambda_max`` count as zero
         (they define the numerical rank and are never inverted, so duplicate points or
-        low-rank kernels give finite coordinates).
+        low-rank kernels give finite coordinates), and so do eigenvalues at the rounding
+        level ``n eps max|K|`` of the kernel values, whatever ``tol``.
     residual : bool, default=False
         Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
         the (affine, if centred) subspace spanned by the D retained directions.
@@ -91,7 +107,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given; for an integer
         ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
         ``'randomized'`` beyond (measured crossovers, see
-        ``kpm._eigensolvers._choose_solver``); otherwise ``'dense'``.
+        ``kpm._eigensolvers.choose_solver``); otherwise ``'dense'``.
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
         landmarks are drawn without replacement with ``random_state``; the map is then
@@ -181,44 +197,32 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
         nc = self.n_components
-        if nc is not None:
-            if isinstance(nc, bool) or not isinstance(nc, numbers.Real):
+        if isinstance(nc, numbers.Integral) and not isinstance(nc, bool):
+            check_int(nc, "n_components", minimum=1)
+            if nc > n:
                 raise ValueError(
-                    f"n_components must be None, a positive int or a float in (0, 1), got {nc!r}"
+                    f"n_components={nc} is larger than the number of training samples {n} "
+                    "(and hence than the rank of the kernel matrix)"
                 )
-            if isinstance(nc, numbers.Integral):
-                if nc <= 0:
-                    raise ValueError(f"n_components must be >= 1, got {nc}")
-                if nc > n:
-                    raise ValueError(
-                        f"n_components={nc} is larger than the number of training samples {n} "
-                        "(and hence than the rank of the kernel matrix)"
-                    )
-            elif not 0.0 < float(nc) < 1.0:
-                raise ValueError(
-                    f"a float n_components is a fraction of the spectrum and must be in (0, 1), "
-                    f"got {nc!r}"
-                )
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not (
-            0.0 <= self.tol < 1.0
-        ):
-            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
-        if self.eigen_solver not in _EIGEN_SOLVERS:
-            raise ValueError(
-                f"unknown eigen_solver {self.eigen_solver!r}; expected one of {_EIGEN_SOLVERS}"
+        elif isinstance(nc, numbers.Real) and not isinstance(nc, bool):
+            check_real(
+                nc, "a float n_components (the fraction of the spectrum to keep)",
+                low=0.0, high=1.0, low_open=True, high_open=True,
             )
-        if self.n_landmarks is not None:
-            m = self.n_landmarks
-            if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-                raise ValueError(f"n_landmarks must be a positive integer, got {m!r}")
-            if self.eigen_solver not in ("auto", "nystroem"):
-                raise ValueError(
-                    f"n_landmarks is used by the Nyström variant only; it cannot be combined "
-                    f"with eigen_solver={self.eigen_solver!r}"
-                )
+        elif nc is not None:
+            raise ValueError(
+                f"n_components must be None, a positive int or a float in (0, 1), got {nc!r}"
+            )
+        check_real(self.tol, "tol", low=0.0, high=1.0, high_open=True)
+        check_option(self.eigen_solver, "eigen_solver", _EIGEN_SOLVERS)
+        check_int(self.n_landmarks, "n_landmarks", minimum=1, allow_none=True)
+        if self.n_landmarks is not None and self.eigen_solver not in ("auto", "nystroem"):
+            raise ValueError(
+                f"n_landmarks is used by the Nyström variant only; it cannot be combined "
+                f"with eigen_solver={self.eigen_solver!r}"
+            )
         for name in ("centered", "residual", "whiten"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check_bool(getattr(self, name), name)
 
     def _solver(self, n):
         if self.eigen_solver == "nystroem" or (
@@ -230,7 +234,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             if nc is None:
                 return "dense"
             if isinstance(nc, numbers.Integral):
-                return _choose_solver(n, int(nc))
+                return choose_solver(n, int(nc))
             return "dense" if n <= 2000 else "randomized"
         if nc is None and self.eigen_solver in ("arpack", "randomized"):
             raise ValueError(
@@ -262,37 +266,40 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         -------
         Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
         """
-        Yt, diag_c = self._fit(X)
+        return self._fit_transform(X, "KernelProjection")
+
+    def _fit_transform(self, X, where):
+        """:meth:`fit_transform`; ``where`` names the model in warnings (e.g. a
+        :class:`kpm.pca_l1.KernelPCAL1` that maps its data with this projection)."""
+        Yt, diag_c = self._fit(X, where)
         return self._finish(Yt, diag_c)
 
-    def _fit(self, X):
-        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+    def _fit(self, X, where="KernelProjection"):
+        X = check_estimator_data(self, X, min_samples=2)
         n = X.shape[0]
         self._check_params(n)
+        self.kernel_ = self._make_kernel(X)
+        precomputed = self.kernel_.is_precomputed
+        what = user_matrix_name(self.kernel_)
         if precomputed:
-            if X.shape[1] != n:
-                raise ValueError(
-                    f"a precomputed kernel matrix must be square (n_samples, n_samples), got "
-                    f"shape {X.shape}"
-                )
             if self.residual:
                 raise ValueError(
                     "residual=True needs k(x, x) of new points, which a precomputed kernel does "
                     "not provide"
                 )
-            scale = max(float(np.max(np.abs(X))), np.finfo(float).tiny)
-            if np.max(np.abs(X - X.T)) > 1e-8 * scale:
-                raise ValueError("the precomputed kernel matrix is not symmetric")
-        self.kernel_ = self._make_kernel(X)
+            X = check_kernel_matrix(X, f"the {what}", psd=False)
         solver = self._solver(n)
         self.X_fit_ = None if precomputed else X
         if solver == "nystroem":
-            return self._fit_nystroem(X, precomputed)
+            return self._fit_nystroem(X, precomputed, what, where)
         self.landmark_indices_ = None
         self.nystroem_offset_ = None
 
         K = X if precomputed else self.kernel_(X)
+        if what is not None and not precomputed:
+            K = check_kernel_matrix(K, f"the {what}", psd=False)
+        warn_if_degenerate_kernel(K, where, stacklevel=4)
+        magnitude = float(max(K.max(), -K.min()))
         if self.centered:
             col_means = K.mean(axis=0)
             total = float(col_means.mean())
@@ -304,25 +311,25 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         # trace of the decomposed matrix (for float n_components and the residual)
         diag = np.diag(K).copy()
         diag_c = diag - 2.0 * col_means + total
+        # the matrix decomposed, in errors about a user-supplied one
+        name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
 
         nc = self.n_components
         rs = check_random_state(self.random_state)
         if solver == "dense":
-            if precomputed:
-                A = center_gram(K)[0] if self.centered else K.copy()
-            else:
-                A = center_gram(K, copy=False)[0] if self.centered else K
-                K = None
+            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it)
+            A = center_gram(K, copy=False)[0] if self.centered else K
+            del K
             k = n if (nc is None or not isinstance(nc, numbers.Integral)) else int(nc)
-            if precomputed:
-                k = n  # the whole spectrum, to check that the matrix is PSD
+            if name is not None and k < n:
+                check_kernel_matrix(A, name, scale=magnitude)
             w, U = top_eigh(A, None if k == n else k, solver="dense")
-            if k == n:
-                self._check_psd(w, precomputed)
+            if name is not None and k == n:
+                check_psd_spectrum(w, name, scale=magnitude)
             del A
         else:
-            if precomputed:
-                self._check_psd_cholesky(K)
+            if name is not None:
+                check_kernel_matrix(center_gram(K)[0] if self.centered else K, name, scale=magnitude)
             if isinstance(nc, numbers.Integral):
                 w, U = top_eigh(K, int(nc), solver=solver, random_state=rs, center=self.centered)
             else:
@@ -331,6 +338,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             w, float(diag_c.sum()),
             f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
             f"tol={self.tol:g} times the largest)",
+            _rounding_level(n, magnitude),
         )
         w = w[:k]
         U = U[:, :k]
@@ -340,39 +348,26 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         self.n_components_ = k
         return U * np.sqrt(w), diag_c
 
-    def _check_psd(self, w, precomputed):
-        if precomputed and w.size and w[-1] < -_PSD_RTOL * max(float(w[0]), 0.0) - 1e-300:
-            raise ValueError(
-                f"the precomputed kernel matrix is not positive semi-definite: its "
-                f"{'centred ' if self.centered else ''}version has the eigenvalue {w[-1]:.3g} "
-                f"(largest {w[0]:.3g})"
-            )
-
-    def _check_psd_cholesky(self, K):
-        """PSD test of a precomputed matrix without its whole spectrum (partial solvers)."""
-        A = center_gram(K)[0] if self.centered else K.copy()
-        shift = _PSD_RTOL * max(float(np.max(np.diag(A))), np.finfo(float).tiny) * len(A)
-        A[np.diag_indices_from(A)] += shift
-        try:
-            linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
-        except linalg.LinAlgError:
-            raise ValueError(
-                "the precomputed kernel matrix is not positive semi-definite (a Cholesky "
-                "factorisation of the centred matrix plus a tiny shift failed)"
-            ) from None
-
-    def _n_kept(self, w, mass, matrix):
-        """Set ``rank_`` (eigenvalues above ``tol`` times the largest) and return the
-        number of components kept by ``n_components`` (None: the rank; an int, at most
-        the rank; a float: that fraction of ``mass``, the total variance, default the
-        sum of the eigenvalues up to the rank). ``matrix`` names the matrix in errors."""
+    def _n_kept(self, w, mass, matrix, floor):
+        """Set ``rank_`` (eigenvalues above ``tol`` times the largest and above the
+        rounding level ``floor``) and return the number of components kept by
+        ``n_components`` (None: the rank; an int, at most the rank; a float: that fraction
+        of ``mass``, the total variance, default the sum of the eigenvalues up to the
+        rank). ``matrix`` names the matrix in errors."""
         w_max = float(w[0]) if w.size else 0.0
-        if not w_max > 0:
-            raise ValueError(
-                "the (centred) kernel matrix has rank 0: all training points have the same "
-                "feature vector (identical samples?)"
+        if not w_max > floor:
+            what = (
+                "all training samples are identical in feature space (kernel PCA needs at least "
+                "two distinct ones)"
+                if self.centered
+                else "every training sample has a zero feature vector"
             )
-        rank = int(np.sum(w > self.tol * w_max))
+            raise ValueError(
+                f"the {'centred ' if self.centered else ''}kernel matrix has rank 0: its largest "
+                f"eigenvalue {w_max:.3g} is at the rounding level {floor:.3g} of its entries, so "
+                f"{what}"
+            )
+        rank = int(np.sum(w > max(self.tol * w_max, floor)))
         self.rank_ = rank
         nc = self.n_components
         if nc is None:
@@ -395,7 +390,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
                 return w, U
             k = min(n - 2, 2 * k)
 
-    def _fit_nystroem(self, X, precomputed):
+    def _fit_nystroem(self, X, precomputed, what, where):
         n = X.shape[0]
         m = min(n, self.n_landmarks if self.n_landmarks is not None else _DEFAULT_LANDMARKS)
         rs = check_random_state(self.random_state)
@@ -407,13 +402,17 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             Kmm = X[np.ix_(idx, idx)]
         else:
             Kmm = self.kernel_(X[idx])
+            if what is not None:
+                Kmm = check_kernel_matrix(Kmm, f"the landmark block of the {what}", psd=False)
+        warn_if_degenerate_kernel(Kmm, f"{where} (landmark kernel matrix)", stacklevel=5)
         s, W = top_eigh(Kmm, None, solver="dense")
-        if not s[0] > 0:
-            raise ValueError("the landmark kernel matrix is zero: all landmarks are identical?")
-        if precomputed and s[-1] < -_PSD_RTOL * s[0]:
+        if what is not None:
+            check_psd_spectrum(s, f"the landmark block of the {what}")
+        floor = _rounding_level(m, float(max(Kmm.max(), -Kmm.min())))
+        if not s[0] > floor:
             raise ValueError(
-                f"the precomputed kernel matrix is not positive semi-definite: the landmark "
-                f"block has the eigenvalue {s[-1]:.3g} (largest {s[0]:.3g})"
+                f"the landmark kernel matrix is numerically zero (largest eigenvalue {s[0]:.3g}): "
+                "every landmark has a zero feature vector"
             )
         keep = s > max(self.tol, 1e-12) * s[0]
         M = W[:, keep] / np.sqrt(s[keep])  # features f(x) = M^T kappa_Z(x)
@@ -422,7 +421,10 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         F -= fbar
         C = F.T @ F
         lam, V = top_eigh((C + C.T) / 2, None, solver="dense")
-        k = self._n_kept(lam, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
+        k = self._n_kept(
+            lam, None, f"Nyström approximation of the kernel matrix ({m} landmarks)",
+            _rounding_level(n, float(max(Kmm.max(), -Kmm.min()))),
+        )
         V = fix_signs(V[:, :k])
         lam = lam[:k]
         Yt = F @ V
@@ -483,7 +485,7 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Y : ndarray (n_test, n_components_ [+ 1 with ``residual``])
         """
         check_is_fitted(self, "eigenvalues_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         precomputed = self.kernel_.is_precomputed
         if self.landmark_indices_ is not None:
             Kz = self._landmark_kernel(X, precomputed, self.landmark_indices_)

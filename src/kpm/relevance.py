@@ -1,7 +1,7 @@
 """Relevant dimensions of a supervised problem in kernel feature space.
 
-Braun, Buhmann & Müller ("Learning in kernel feature spaces", slides in
-``papers/``; SPEC §4). The contributions of the kernel PCA directions to the
+Braun, Buhmann & Müller (K.-R. Müller, M. L. Braun and J. Buhmann, "Learning in
+kernel feature spaces", talk slides). The contributions of the kernel PCA directions to the
 outputs are ``s_i = u_i^T y`` for the eigenvectors ``u_i`` of the (uncentred)
 kernel matrix ``K`` in order of decreasing eigenvalue. If the kernel fits the
 problem, the label information sits in the leading few ``s_i`` and the rest is
@@ -28,27 +28,43 @@ for every kernel, so the criterion is comparable across kernels.
 
 Non-numeric inputs (strings for the weighted-degree kernel)
 -----------------------------------------------------------
-``X`` is validated with scikit-learn's ``validate_data`` (float arrays) unless
-the kernel object has a ``check_input(X)`` method, as
+``X`` is validated by :func:`kpm.validation.check_estimator_data` (finite float
+arrays) unless the kernel object has a ``check_input(X)`` method, as
 :class:`kpm.string_kernels.WeightedDegreeKernel` does: then that method
 validates ``X`` (e.g. a 1-D array of equal-length strings) and the estimator
 passes the validated array to the kernel unchanged. ``kernel='precomputed'``
-also works (``X`` is then the kernel matrix).
+also works (``X`` is then the kernel matrix). A precomputed matrix, and the matrix
+of a callable kernel, must be symmetric and positive semi-definite
+(:func:`kpm.validation.check_kernel_matrix`).
 """
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
-from ._eigensolvers import top_eigh
+from ._base import (
+    KernelParamsMixin,
+    accepts_raw_input,
+    cross_gram,
+    eigh_psd,
+    train_gram,
+    validate_kernel_input,
+    validate_kernel_input_y,
+)
+from ._eigensolvers import SOLVERS
 from .kernels import Kernel, make_kernel
+from .validation import (
+    check_bool,
+    check_int,
+    check_option,
+    check_real,
+    warn_if_degenerate_kernel,
+)
 
 __all__ = [
     "RelevantDimension",
@@ -60,88 +76,20 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# shared helpers (also used by kpm.pcr)
+# the relevant-dimension model (also used by kpm.pcr)
 # ---------------------------------------------------------------------------
-def _accepts_raw_input(kernel) -> bool:
-    """True when the kernel validates its own (possibly non-numeric) input."""
-    return callable(getattr(kernel, "check_input", None))
+#: eigenvalues <= RANK_TOL * lambda_1 form the numerical null space of K
+RANK_TOL = 1e-10
 
 
-def _validate_X(est, X, *, reset: bool):
-    """Validate X for a kernel estimator (numeric, precomputed or raw string input)."""
-    kernel = est.kernel
-    if _accepts_raw_input(kernel):
-        X = kernel.check_input(X)
-        if reset:
-            if hasattr(est, "n_features_in_"):
-                del est.n_features_in_
-        return X
-    return validate_data(est, X, reset=reset, dtype=np.float64)
-
-
-def _validate_X_y(est, X, y, *, y_numeric: bool):
-    kernel = est.kernel
-    if _accepts_raw_input(kernel):
-        X = kernel.check_input(X)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if len(y) != len(X):
-            raise ValueError(f"X has {len(X)} samples but y has {len(y)}")
-        if y_numeric:
-            try:
-                y = y.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError("y must be numeric") from exc
-            if not np.all(np.isfinite(y)):
-                raise ValueError("y contains NaN or infinite values")
-        if hasattr(est, "n_features_in_"):
-            del est.n_features_in_
-        return X, y
-    X, y = validate_data(est, X, y, dtype=np.float64, y_numeric=y_numeric)
-    return X, y
-
-
-def _train_gram(est, X) -> tuple[np.ndarray, Kernel]:
-    """The training kernel matrix and the Kernel object."""
-    kernel = est._make_kernel(X)
-    if kernel.is_precomputed:
-        K = np.asarray(X, dtype=float)
-        if K.ndim != 2 or K.shape[0] != K.shape[1]:
-            raise ValueError(
-                f"with kernel='precomputed', X must be the square training kernel matrix, got shape {K.shape}"
-            )
-        if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
-            raise ValueError("the precomputed kernel matrix is not symmetric")
-        return (K + K.T) / 2, kernel
-    K = kernel(X)
-    return (K + K.T) / 2, kernel
-
-
-def _cross_gram(kernel: Kernel, X_new, X_fit) -> np.ndarray:
-    """Kernel rows of new points against the training points."""
-    if kernel.is_precomputed:
-        K = np.asarray(X_new, dtype=float)
-        if K.ndim != 2 or K.shape[1] != len(X_fit):
-            raise ValueError(
-                "with kernel='precomputed', X must be the (n_new, n_train) kernel matrix against "
-                f"the {len(X_fit)} training points, got shape {K.shape}"
-            )
-        return K
-    return kernel(X_new, X_fit)
-
-
-#: eigenvalues <= _RANK_TOL * lambda_1 form the numerical null space of K
-_RANK_TOL = 1e-10
-
-
-def _numerical_rank(w) -> int:
+def numerical_rank(w) -> int:
+    """Number of eigenvalues (decreasing) above ``RANK_TOL`` times the largest."""
     if len(w) == 0 or w[0] <= 0:
         return 0
-    return int(np.count_nonzero(w > _RANK_TOL * w[0]))
+    return int(np.count_nonzero(w > RANK_TOL * w[0]))
 
 
-def _model_directions(w, s, total_all, n, null_space="exclude"):
+def model_directions(w, s, total_all, n, null_space="exclude"):
     """The contributions the two-component model is fitted to.
 
     ``null_space='exclude'`` (default): directions of the numerical null space of K
@@ -155,9 +103,8 @@ def _model_directions(w, s, total_all, n, null_space="exclude"):
     computed and all are above the tolerance, the tail is ``total_all`` minus the computed
     part over ``n`` directions.
     """
-    if null_space not in ("exclude", "noise"):
-        raise ValueError(f"null_space must be 'exclude' or 'noise', got {null_space!r}")
-    r = _numerical_rank(w)
+    check_option(null_space, "null_space", NULL_SPACE_OPTIONS)
+    r = numerical_rank(w)
     if null_space == "noise":
         return s, float(total_all), n, r, max(1, min(r, n - 1))
     if r < len(w) or len(w) == n:
@@ -167,18 +114,33 @@ def _model_directions(w, s, total_all, n, null_space="exclude"):
     return s, float(total_all), n, r, n - 1
 
 
-def _cap(max_dim, max_cut):
+#: values of the ``null_space`` parameter
+NULL_SPACE_OPTIONS = ("exclude", "noise")
+
+
+def cap_dim(max_dim, max_cut):
     return max_cut if max_dim is None else min(int(max_dim), max_cut)
 
 
-def _eigh_all(K, n_components=None, *, solver="auto", random_state=None):
-    """Eigenpairs of K (decreasing), clipped at 0 (rounding noise)."""
-    w, U = top_eigh(K, n_components, solver=solver, random_state=random_state)
-    return np.maximum(w, 0.0), U
+# the names kpm.experiments.braun_table imports (until it uses the public ones)
+_eigh_all = eigh_psd
+_numerical_rank = numerical_rank
+
+
+def rank_error(rank, degeneracy, what):
+    """The error for a kernel matrix of numerical rank 0 or 1 that ``what`` cannot use;
+    ``degeneracy`` is the diagnosis of :func:`kpm.validation.kernel_degeneracy`."""
+    if rank == 0:
+        why = "it is zero"
+    elif degeneracy is not None and degeneracy[0] == "constant":
+        why = "it is constant: all training samples are identical in feature space"
+    else:
+        why = "the training samples span a single direction in feature space"
+    return ValueError(f"the kernel matrix has numerical rank {rank} ({why}): {what}")
 
 
 def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None):
-    """Fit the two-component model to contributions ``s_i`` (SPEC §4.2).
+    """Fit the two-component model to contributions ``s_i`` (Braun, Buhmann & Müller).
 
     Parameters
     ----------
@@ -202,25 +164,25 @@ def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None
     sigma1_sq, sigma2_sq : ndarray (D,)
         The two noise levels for every d.
     """
-    s = np.asarray(s, dtype=float)
-    if s.ndim == 2:
-        s2 = (s**2).sum(axis=1)
-    elif s.ndim == 1:
-        s2 = s**2
-    else:
-        raise ValueError(f"s must be 1-D or 2-D, got shape {s.shape}")
-    if not np.all(np.isfinite(s2)):
-        raise ValueError("the contributions s contain NaN or infinite values")
+    s2 = _squared_contributions(s)
     m = len(s2)
-    n = m if n is None else int(n)
-    if n < 2 or m < 1:
+    n = m if n is None else check_int(n, "n", minimum=2)
+    if m < 1 or n < 2:
         raise ValueError(f"the two-component model needs at least 2 directions, got n={n}")
     if m > n:
         raise ValueError(f"got {m} contributions for n={n} directions")
-    total = float(s2.sum()) if total is None else float(total)
-    D = min(m, n - 1) if max_dim is None else min(int(max_dim), m, n - 1)
-    if D < 1:
-        raise ValueError("max_dim must be >= 1")
+    max_dim = check_int(max_dim, "max_dim", minimum=1, allow_none=True)
+    csum_all = float(s2.sum())
+    if total is None:
+        total = csum_all
+    else:
+        total = check_real(total, "total", low=0.0)
+        if total < csum_all * (1 - 1e-8):
+            raise ValueError(
+                f"total={total!r} is below the sum of the squared contributions given "
+                f"({csum_all!r}); total is the sum over all n directions"
+            )
+    D = min(m, n - 1) if max_dim is None else min(max_dim, m, n - 1)
     csum = np.cumsum(s2)[:D]
     d = np.arange(1, D + 1, dtype=float)
     head = csum
@@ -235,6 +197,23 @@ def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None
     return dim, nll, sigma1_sq, sigma2_sq
 
 
+def _squared_contributions(s):
+    """``s_i^2`` (summed over the output columns of a 2-D ``s``), validated."""
+    s = np.asarray(s)
+    if s.dtype.kind not in "biuf":
+        raise ValueError(f"the contributions s must be real numbers, got an array of dtype {s.dtype}")
+    s = s.astype(np.float64)
+    if s.ndim not in (1, 2):
+        raise ValueError(f"s must be 1-D or 2-D, got shape {s.shape}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("the contributions s contain NaN or infinite values")
+    with np.errstate(over="ignore"):
+        s2 = (s**2).sum(axis=1) if s.ndim == 2 else s**2
+    if not np.all(np.isfinite(s2)):
+        raise ValueError("the squared contributions s^2 overflow float64: rescale y")
+    return s2
+
+
 # ---------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------
@@ -243,7 +222,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
 
     Fits the two-component model of Braun, Buhmann & Müller to the contributions
     ``s_i = u_i^T y`` of the eigenvectors of the (uncentred) kernel matrix
-    (SPEC §4.1-4.2); see the module docstring.
+    (see the module docstring).
 
     Parameters
     ----------
@@ -351,36 +330,34 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        X, y = _validate_X_y(self, X, y, y_numeric=True)
+        return self._fit(X, y, where="RelevantDimension")
+
+    def _fit(self, X, y, where):
+        """:meth:`fit`; ``where`` names the model in warnings (see :func:`select_kernel`)."""
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=True)
         n = len(y)
         if n < 3:
             raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
-        if self.max_dim is not None:
-            if (
-                isinstance(self.max_dim, bool)
-                or not isinstance(self.max_dim, numbers.Integral)
-                or self.max_dim < 1
-            ):
-                raise ValueError(f"max_dim must be a positive integer or None, got {self.max_dim!r}")
-            if self.max_dim > n - 1:
-                raise ValueError(f"max_dim={self.max_dim} is larger than n - 1 = {n - 1}")
-        K, kernel = _train_gram(self, X)
-        if self.max_dim is None:
-            w, U = _eigh_all(K, None, solver="dense")
+        max_dim = check_int(self.max_dim, "max_dim", minimum=1, maximum=n - 1, allow_none=True)
+        check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
+        check_option(self.eigen_solver, "eigen_solver", SOLVERS)
+        K, kernel, name = train_gram(self, X)
+        degeneracy = warn_if_degenerate_kernel(K, where, stacklevel=4)
+        if max_dim is None:
+            w, U = eigh_psd(K, None, solver="dense", name=name)
         else:
-            m = min(n, self.max_dim + 1)
-            w, U = _eigh_all(K, m, solver=self.eigen_solver, random_state=self.random_state)
+            m = min(n, max_dim + 1)
+            w, U = eigh_psd(K, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
         s = U.T @ y
-        s_used, total, n_used, rank, max_cut = _model_directions(
+        s_used, total, n_used, rank, max_cut = model_directions(
             w, s, float(y @ y), n, self.null_space
         )
         if n_used < 2 or rank < 1:
-            raise ValueError(
-                f"the kernel matrix has numerical rank {rank}: the two-component model needs at "
-                "least 2 directions with nonzero eigenvalue"
+            raise rank_error(
+                rank, degeneracy, "the two-component model needs at least 2 directions with nonzero eigenvalue"
             )
         dim, nll, s1, s2 = relevant_dimension_from_contributions(
-            s_used, total=total, n=n_used, max_dim=_cap(self.max_dim, max_cut)
+            s_used, total=total, n=n_used, max_dim=cap_dim(max_dim, max_cut)
         )
         self.rank_ = rank
         self.n_directions_ = n_used
@@ -412,8 +389,8 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         Z : ndarray (n_samples, dim_)
         """
         check_is_fitted(self)
-        X = _validate_X(self, X, reset=False)
-        Kx = _cross_gram(self.kernel_, X, self.X_fit_)
+        X = validate_kernel_input(self, X, reset=False)
+        Kx = cross_gram(self.kernel_, X, self.X_fit_)
         w = self.eigenvalues_[: self.dim_]
         tol = max(w[0], 0.0) * 1e-12 if len(w) else 0.0
         scale = np.where(w > tol, 1.0 / np.sqrt(np.where(w > tol, w, 1.0)), 0.0)
@@ -422,7 +399,7 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        if _accepts_raw_input(self.kernel):
+        if accepts_raw_input(self.kernel):
             tags.input_tags.two_d_array = False
             tags.input_tags.string = True
         return tags
@@ -463,7 +440,7 @@ def _candidate_kernel(candidate, X) -> Kernel:
 def select_kernel(candidates, X, y, *, max_dim=None):
     """Rank candidate kernels by the likelihood of the two-component model at d_hat.
 
-    SPEC §4.2: the best kernel is the one with the smallest ``-log l(d_hat)``:
+    Braun, Buhmann & Müller: the best kernel is the one with the smallest ``-log l(d_hat)``:
     it separates the label information from the noise best. Usable as the width
     selection of any kernel method (e.g. the Kernel Projection Machine).
 
@@ -492,17 +469,19 @@ def select_kernel(candidates, X, y, *, max_dim=None):
     ValueError
         Empty candidate list, an invalid candidate, or invalid X / y.
     """
-    candidates = list(candidates) if not isinstance(candidates, (str, dict, Kernel)) else [candidates]
-    if len(candidates) == 0:
-        raise ValueError("select_kernel needs at least one candidate kernel; got an empty list")
+    candidates = _candidate_list(candidates)
     scores = []
     for i, cand in enumerate(candidates):
-        if _accepts_raw_input(cand):
-            Xc, kern = X, cand
-        else:
-            Xc = _as_float(X)
-            kern = _candidate_kernel(cand, Xc)
-        est = RelevantDimension(kernel=kern, max_dim=max_dim).fit(Xc, y)
+        where = f"select_kernel, candidate {i} ({cand!r})"
+        try:
+            if accepts_raw_input(cand):
+                Xc, kern = X, cand
+            else:
+                Xc = _as_float(X)
+                kern = _candidate_kernel(cand, Xc)
+            est = RelevantDimension(kernel=kern, max_dim=max_dim)._fit(Xc, y, where)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from exc
         scores.append((est.min_neg_log_likelihood_, i, cand, est))
     order = sorted(range(len(scores)), key=lambda j: (scores[j][0], j))
     out = []
@@ -521,6 +500,20 @@ def select_kernel(candidates, X, y, *, max_dim=None):
             )
         )
     return out
+
+
+def _candidate_list(candidates):
+    if isinstance(candidates, (str, dict, Kernel)) or callable(candidates):
+        return [candidates]
+    try:
+        candidates = list(candidates)
+    except TypeError:
+        raise ValueError(
+            f"candidates must be a sequence of kernels (or one kernel), got {candidates!r}"
+        ) from None
+    if len(candidates) == 0:
+        raise ValueError("select_kernel needs at least one candidate kernel; got an empty list")
+    return candidates
 
 
 def _as_float(X):
@@ -556,6 +549,8 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
     for attr in ("s_", "dim_", "sigma1_sq_", "sigma2_sq_"):
         if not hasattr(model, attr):
             raise ValueError(f"plot_relevance needs a fitted model with attribute {attr!r}")
+    max_index = check_int(max_index, "max_index", minimum=1, allow_none=True)
+    log = check_bool(log, "log")
     import matplotlib
 
     if ax is None:
@@ -566,9 +561,7 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
     s = np.asarray(model.s_)
     a = np.sqrt((s**2).sum(axis=1)) if s.ndim == 2 else np.abs(s)
     d = int(model.dim_)
-    m = len(a) if max_index is None else int(max_index)
-    if max_index is None:
-        m = min(len(a), 4 * d + 50)
+    m = min(len(a), 4 * d + 50 if max_index is None else max_index)
     idx = np.arange(1, m + 1)
     ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i| = |u_i^\top y|$")
     ax.axvline(d + 0.5, color="C3", lw=1, label=rf"$\hat d = {d}$")

@@ -1,4 +1,5 @@
-"""Model-selection rules of the Kernel Projection Machine (SPEC §3.4), as pure functions.
+"""Model-selection rules of the Kernel Projection Machine (Zwald, Vert, Blanchard & Massart
+2004; Zwald & Blanchard 2005), as pure functions.
 
 Every rule works on plain arrays describing a family of models, each with a
 *complexity* (its dimension D) and a risk, so that the rules serve one kernel
@@ -20,10 +21,11 @@ earlier model in the arrays.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
+from .validation import check_real
 
 __all__ = [
     "select_cv",
@@ -36,8 +38,7 @@ __all__ = [
 
 
 def _check_curve(dims, risks, name="risks"):
-    dims = np.asarray(dims, dtype=float)
-    risks = np.asarray(risks, dtype=float)
+    dims, risks = _as_reals(dims, "dims"), _as_reals(risks, name)
     if dims.ndim != 1 or risks.shape != dims.shape:
         raise ValueError(f"dims and {name} must be 1-D arrays of the same length, got {dims.shape} and {risks.shape}")
     if len(dims) == 0:
@@ -45,6 +46,13 @@ def _check_curve(dims, risks, name="risks"):
     if not (np.all(np.isfinite(dims)) and np.all(np.isfinite(risks))):
         raise ValueError(f"dims and {name} must be finite (no NaN or inf)")
     return dims, risks
+
+
+def _as_reals(values, name):
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got {values!r}") from None
 
 
 def _argmin_small(values, dims, atol=0.0):
@@ -73,7 +81,7 @@ def select_cv(dims, cv_errors, *, atol: float = 1e-12) -> int:
         Index into the arrays.
     """
     dims, cv_errors = _check_curve(dims, cv_errors, "cv_errors")
-    return _argmin_small(cv_errors, dims, atol)
+    return _argmin_small(cv_errors, dims, check_real(atol, "atol", low=0.0))
 
 
 def select_penalty(dims, risks, lam: float, *, atol: float = 1e-12) -> int:
@@ -87,9 +95,8 @@ def select_penalty(dims, risks, lam: float, *, atol: float = 1e-12) -> int:
         Penalty per dimension, ``>= 0``.
     """
     dims, risks = _check_curve(dims, risks)
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"the penalty lam must be a finite number >= 0, got {lam!r}")
-    return _argmin_small(risks + float(lam) * dims, dims, atol)
+    lam = check_real(lam, "the penalty lam", low=0.0)
+    return _argmin_small(risks + lam * dims, dims, check_real(atol, "atol", low=0.0))
 
 
 @dataclass
@@ -118,6 +125,7 @@ class PenaltyPath:
 
     def selected(self, lam: float) -> int:
         """Index of the model selected at ``lam`` (at a breakpoint: the smaller dimension)."""
+        lam = check_real(lam, "the penalty lam", low=0.0)
         k = int(np.sum(self.breakpoints > lam))
         return int(self.vertices[k])
 
@@ -196,13 +204,7 @@ def slope_heuristic(dims, risks, slope_factor: float = 2.0) -> tuple[int, float,
         The penalty constant at the largest jump (0 when the path has no jump).
     path : PenaltyPath
     """
-    if (
-        isinstance(slope_factor, bool)
-        or not isinstance(slope_factor, numbers.Real)
-        or not np.isfinite(slope_factor)
-        or slope_factor <= 0
-    ):
-        raise ValueError(f"slope_factor must be a finite number > 0, got {slope_factor!r}")
+    slope_factor = check_real(slope_factor, "slope_factor", low=0.0, low_open=True)
     dims_a, risks_a = _check_curve(dims, risks)
     path = penalty_path(dims_a, risks_a)
     if len(path.jumps) == 0:
@@ -222,13 +224,24 @@ def candidate_penalties(paths) -> np.ndarray:
 
     Parameters
     ----------
-    paths : iterable of PenaltyPath
+    paths : iterable of PenaltyPath (or one PenaltyPath)
 
     Returns
     -------
     ndarray
         Candidate values, decreasing (the last is 0).
     """
+    if isinstance(paths, PenaltyPath):
+        paths = [paths]
+    try:
+        paths = list(paths)
+    except TypeError:
+        raise ValueError(f"paths must be an iterable of PenaltyPath, got {paths!r}") from None
+    for p in paths:
+        if not isinstance(p, PenaltyPath):
+            raise ValueError(
+                f"paths must hold PenaltyPath objects (from penalty_path), got {type(p).__name__} {p!r}"
+            )
     bps = np.concatenate([np.asarray(p.breakpoints, dtype=float) for p in paths] + [np.zeros(0)])
     bps = np.unique(bps[bps > 0])[::-1]
     if len(bps) == 0:

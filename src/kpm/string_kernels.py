@@ -1,7 +1,7 @@
 """The weighted-degree string kernel and the splice-data decoder.
 
 Weighted-degree (WD) kernel of Rätsch & Sonnenburg for equal-length strings
-(DNA) of length L, degree d (SPEC §4.3):
+(DNA) of length L, degree d (as on the slides of Braun, Buhmann & Müller):
 
     k(x, x') = sum_{j=1}^{d} w_j sum_{i=1}^{L-j+1} 1[x[i:i+j] = x'[i:i+j]],   w_j = d - j + 1.
 
@@ -49,11 +49,12 @@ holds it.
 
 from __future__ import annotations
 
-import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
 from ._config import get_config
+from .validation import check_bool, check_int, check_option
 
 __all__ = [
     "weighted_degree_kernel",
@@ -68,10 +69,11 @@ __all__ = [
 SPLICE_CODE = {"A": 1, "G": 2, "C": 3, "T": 4}
 
 
+_METHODS = ("sparse", "broadcast")
+
+
 def _check_degree(degree) -> int:
-    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
-        raise ValueError(f"degree must be a positive integer, got {degree!r}")
-    return int(degree)
+    return check_int(degree, "degree", minimum=1)
 
 
 def check_strings(S, name="X") -> np.ndarray:
@@ -82,8 +84,10 @@ def check_strings(S, name="X") -> np.ndarray:
     if isinstance(S, str):
         raise ValueError(f"{name} must be a sequence of strings, got a single string")
     try:
-        arr = np.asarray(S)
-    except Exception as exc:  # pragma: no cover - ragged objects
+        # a list goes through an object array, so that numbers in it are not turned into
+        # strings (as np.asarray(["ACG", 5]) would do)
+        arr = S if isinstance(S, np.ndarray) else np.asarray(S, dtype=object)
+    except Exception as exc:  # pragma: no cover - objects numpy cannot hold
         raise ValueError(f"{name} must be a sequence of strings") from exc
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -229,13 +233,12 @@ def weighted_degree_kernel(A, B=None, degree=3, *, method="sparse") -> np.ndarra
         Non-string input, strings of unequal length, empty input, bad degree.
     """
     degree = _check_degree(degree)
+    method = check_option(method, "method", _METHODS)
     CA = encode_strings(check_strings(A, "A"))
     CB = CA if B is None else encode_strings(check_strings(B, "B"))
     if method == "sparse":
         return _wd_sparse(CA, CB, degree)
-    if method == "broadcast":
-        return _wd_codes(CA, CB, degree)
-    raise ValueError(f"method must be 'sparse' or 'broadcast', got {method!r}")
+    return _wd_codes(CA, CB, degree)
 
 
 class WeightedDegreeKernel:
@@ -258,10 +261,8 @@ class WeightedDegreeKernel:
 
     def __init__(self, degree=3, normalize=False, method="sparse"):
         self.degree = _check_degree(degree)
-        self.normalize = bool(normalize)
-        if method not in ("sparse", "broadcast"):
-            raise ValueError(f"method must be 'sparse' or 'broadcast', got {method!r}")
-        self.method = method
+        self.normalize = check_bool(normalize, "normalize")
+        self.method = check_option(method, "method", _METHODS)
 
     def check_input(self, X):
         """Validate X: a 1-D array (or (n, 1) column) of equal-length strings."""
@@ -306,32 +307,46 @@ def decode_splice(X, code=None) -> np.ndarray:
     -------
     S : ndarray of str (n,)
     """
-    code = SPLICE_CODE if code is None else dict(code)
+    code = SPLICE_CODE if code is None else _check_code(code)
     X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D (n_sequences, length) array, got shape {X.shape}")
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must be a non-empty 2-D (n_sequences, length) array, got shape {X.shape}")
     if X.dtype.kind not in "iuf":
         raise ValueError(f"X must be numeric, got dtype {X.dtype}")
     if not np.all(np.isfinite(X)) or not np.all(X == np.round(X)):
         raise ValueError("X must hold integer codes")
-    inv = {int(v): k for k, v in code.items()}
-    if len(inv) != len(code):
-        raise ValueError("the code maps two nucleotides to the same number")
-    Xi = X.astype(np.int64)
-    vals = np.unique(Xi)
-    unknown = [v for v in vals if v not in inv]
-    if unknown:
-        raise ValueError(f"X holds codes {unknown} that the map {code} does not define")
-    lut = np.full(int(vals.max()) - min(0, int(vals.min())) + 1, "?", dtype="<U1")
-    for v, ch in inv.items():
-        if 0 <= v < len(lut):
-            lut[v] = ch
-    chars = np.ascontiguousarray(lut[Xi])  # (n, L) single characters
-    return chars.view(f"<U{Xi.shape[1]}")[:, 0]
+    numbers_ = np.array(sorted(code.values()), dtype=np.int64)
+    letters = np.array([{v: k for k, v in code.items()}[v] for v in numbers_], dtype="<U1")
+    pos = np.clip(np.searchsorted(numbers_, X), 0, len(numbers_) - 1)
+    known = numbers_[pos] == X
+    if not np.all(known):
+        unknown = np.unique(X[~known])
+        raise ValueError(
+            f"X holds codes {unknown[:10].tolist()} that the map {code} does not define"
+        )
+    chars = np.ascontiguousarray(letters[pos])  # (n, L) single characters
+    return chars.view(f"<U{X.shape[1]}")[:, 0]
+
+
+def _check_code(code):
+    """A nucleotide -> integer code map: single characters to distinct integers."""
+    if not isinstance(code, Mapping) or len(code) == 0:
+        raise ValueError(
+            f"code must be a non-empty dict mapping single characters to integers, got {code!r}"
+        )
+    for letter, value in code.items():
+        if not isinstance(letter, str) or len(letter) != 1:
+            raise ValueError(f"code keys must be single characters, got {letter!r}")
+        check_int(value, f"the code of {letter!r}", minimum=None)
+    if len(set(int(v) for v in code.values())) != len(code):
+        raise ValueError(f"the code {code} maps two characters to the same number")
+    return {letter: int(v) for letter, v in code.items()}
 
 
 def one_hot_dna(S, alphabet="ACGT") -> np.ndarray:
     """One-hot code of equal-length DNA strings: (n, 4 L) floats (the slides' second encoding)."""
+    if not isinstance(alphabet, str) or len(alphabet) == 0 or len(set(alphabet)) != len(alphabet):
+        raise ValueError(f"alphabet must be a non-empty string of distinct letters, got {alphabet!r}")
     C = encode_strings(S)
     letters = np.array([ord(c) for c in alphabet], dtype=np.uint32)
     bad = ~np.isin(C, letters)

@@ -2,9 +2,12 @@
 
 One place decides what a valid input is, and every failure names the problem:
 
-* **parameters**: :func:`check_int`, :func:`check_real`, :func:`check_option`;
+* **parameters**: :func:`check_int`, :func:`check_real`, :func:`check_option`,
+  :func:`check_bool`, :func:`check_generator`;
 * **arrays of samples**: :func:`check_samples` (finite float64, C order, so that two
-  memory layouts of the same data give bit-identical results);
+  memory layouts of the same data give bit-identical results) and
+  :func:`check_estimator_data` (the same for an estimator's ``fit``/``transform``,
+  with scikit-learn's ``n_features_in_`` bookkeeping);
 * **kernel matrices**: :func:`check_kernel_matrix` (finite, square, symmetric to
   ``SYMMETRY_RTOL``, positive semi-definite to ``PSD_RTOL``),
   :func:`check_psd_spectrum` (the same PSD test on eigenvalues an estimator computed
@@ -21,7 +24,9 @@ A precomputed kernel matrix is accepted as symmetric when
 ``|K - K^T| <= SYMMETRY_RTOL * max|K|`` entrywise (then symmetrised) and as
 positive semi-definite when its smallest eigenvalue is at least
 ``-PSD_RTOL * lambda_max``: the rounding errors of a Gram matrix computed in double
-precision are about ``n eps lambda_max``, far below that. A kernel value counts as
+precision are about ``n eps lambda_max``, far below that. A centred kernel matrix
+``H K H`` carries rounding errors of the size of the *uncentred* entries, so its
+spectrum is judged against ``scale = max |K|`` as well (the ``scale`` argument). A kernel value counts as
 numerically zero (or numerically equal to the diagonal) within ``DEGENERACY_TOL =
 sqrt(eps)`` of the diagonal, the precision below which eigenvectors computed in
 double precision carry no information.
@@ -34,7 +39,7 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, validate_data
 
 from .exceptions import DegenerateKernelWarning, DegenerateModelWarning
 
@@ -46,7 +51,10 @@ __all__ = [
     "check_int",
     "check_real",
     "check_option",
+    "check_bool",
+    "check_generator",
     "check_samples",
+    "check_estimator_data",
     "check_kernel_matrix",
     "check_psd_spectrum",
     "check_cross_kernel",
@@ -103,6 +111,24 @@ def check_option(value, name, options):
     return value
 
 
+def check_bool(value, name):
+    """A boolean flag: ``True``/``False`` or a numpy bool (integers and strings are rejected)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_generator(random_state, name="random_state"):
+    """``numpy.random.default_rng(random_state)``, with a clear error for anything it refuses."""
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be None, a non-negative int, a SeedSequence or a numpy Generator, got "
+            f"{random_state!r}"
+        ) from None
+
+
 # --------------------------------------------------------------------------- samples
 def check_samples(X, name="X", *, min_samples=1, ensure_2d=True):
     """Samples as a finite, C-ordered float64 array.
@@ -123,63 +149,102 @@ def check_samples(X, name="X", *, min_samples=1, ensure_2d=True):
     )
 
 
+def check_estimator_data(estimator, X, y="no_validation", *, reset=True, min_samples=1, y_numeric=False):
+    """An estimator's input in the canonical form of :func:`check_samples`.
+
+    scikit-learn's ``validate_data`` (which records or checks ``n_features_in_`` and
+    ``feature_names_in_``, by ``reset``) with finite, C-ordered float64 ``X``. With
+    ``y`` (omitted: X only) returns ``(X, y)``; ``y`` must then be 1-D, of X's
+    length and finite (float64 with ``y_numeric``).
+    """
+    kwargs = dict(reset=reset, dtype=np.float64, order="C", ensure_all_finite=True, ensure_min_samples=min_samples)
+    if isinstance(y, str) and y == "no_validation":
+        return validate_data(estimator, X, **kwargs)
+    X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
+    if y_numeric and y.dtype != np.float64:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must be numeric (real targets), got an array of dtype {y.dtype}") from None
+    return X, y
+
+
 # ---------------------------------------------------------------------- kernel matrices
-def check_kernel_matrix(K, name="the precomputed kernel matrix", *, psd=True):
+def check_kernel_matrix(K, name="the precomputed kernel matrix", *, psd=True, scale=None):
     """A kernel matrix: finite, square, symmetric and (``psd=True``) positive semi-definite.
 
     Returns the symmetrised float64 matrix ``(K + K^T) / 2``. With ``psd=False`` the
     caller checks the spectrum it computes anyway with :func:`check_psd_spectrum`.
+    ``scale`` is passed on to the PSD test (see :func:`check_psd_spectrum`).
     """
     K = check_array(K, dtype=np.float64, order="C", ensure_all_finite=True, input_name="X")
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be square (n_samples, n_samples), got shape {K.shape}")
-    scale = float(np.max(np.abs(K))) if K.size else 0.0
-    asym = float(np.max(np.abs(K - K.T))) if K.size else 0.0
-    if asym > SYMMETRY_RTOL * scale:
+    magnitude = float(max(K.max(), -K.min()))
+    S = K - K.T  # the only n x n temporary; it becomes the result
+    np.abs(S, out=S)
+    asym = float(S.max())
+    if asym > SYMMETRY_RTOL * magnitude:
         raise ValueError(
             f"{name} is not symmetric: max |K - K^T| = {asym:.3g} exceeds {SYMMETRY_RTOL:g} x max |K| "
-            f"= {SYMMETRY_RTOL * scale:.3g}"
+            f"= {SYMMETRY_RTOL * magnitude:.3g}"
         )
-    K = (K + K.T) / 2
+    np.add(K, K.T, out=S)
+    S *= 0.5
+    K = S
     if psd:
-        _check_psd_cholesky(K, name)
+        _check_psd_cholesky(K, name, scale)
     return K
 
 
-def _check_psd_cholesky(K, name):
+def _check_psd_cholesky(K, name, scale=None):
     """PSD test without the spectrum: Cholesky of ``K + shift I`` succeeds iff
-    ``lambda_min > -shift``; ``shift = PSD_RTOL * trace(K)`` (``trace >= lambda_max``)."""
+    ``lambda_min > -shift``; ``shift = PSD_RTOL * max(trace(K), scale)`` (``trace >= lambda_max``)."""
     d = np.diag(K)
     if len(K) == 0:
         return
-    if np.max(d) <= 0:
-        check_psd_spectrum(linalg.eigvalsh(K), name)  # zero or negative: say which
+    bound = max(float(np.sum(np.maximum(d, 0.0))), 0.0 if scale is None else float(scale))
+    if bound <= 0:
+        check_psd_spectrum(linalg.eigvalsh(K), name, scale=scale)  # zero or negative: say which
         return
-    shift = PSD_RTOL * float(np.sum(np.maximum(d, 0.0)))
+    A = K.copy()
+    A[np.diag_indices_from(A)] += PSD_RTOL * bound
     try:
-        linalg.cholesky(K + shift * np.eye(len(K)), lower=True, check_finite=False)
+        linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
     except linalg.LinAlgError:
-        check_psd_spectrum(linalg.eigvalsh(K), name)
+        del A
+        check_psd_spectrum(linalg.eigvalsh(K), name, scale=scale)
 
 
-def check_psd_spectrum(eigenvalues, name="the kernel matrix"):
-    """Raise unless the eigenvalues are those of a PSD matrix that is not zero."""
+def check_psd_spectrum(eigenvalues, name="the kernel matrix", *, scale=None):
+    """Raise unless the eigenvalues are those of a PSD matrix that is not zero.
+
+    An eigenvalue below ``-PSD_RTOL * max(lambda_max, scale)`` makes the matrix not
+    positive semi-definite. ``scale`` (default none) is the size of the entries whose
+    rounding errors the matrix carries, e.g. ``max |K|`` for a centred ``H K H``: a
+    spectrum within ``PSD_RTOL * scale`` of zero then passes (it is numerically zero,
+    which the caller reports in its own terms); without ``scale`` an exactly zero
+    spectrum is an error.
+    """
     w = np.asarray(eigenvalues, dtype=float)
     if w.size == 0:
         return
     top, bottom = float(np.max(w)), float(np.min(w))
-    if top <= 0:
-        if top == 0 and bottom == 0:
-            raise ValueError(f"{name} is zero: a kernel matrix needs a positive eigenvalue")
-        raise ValueError(
-            f"{name} is not positive semi-definite: its largest eigenvalue is {top:.3g} (a kernel "
-            "matrix has a positive one; is it a negated or a distance matrix?)"
-        )
-    if bottom < -PSD_RTOL * top:
+    floor = PSD_RTOL * max(top, 0.0 if scale is None else float(scale))
+    if bottom < -floor:
+        if top <= floor:
+            raise ValueError(
+                f"{name} is not positive semi-definite: its largest eigenvalue is {top:.3g} and its "
+                f"smallest {bottom:.3g} (a kernel matrix has a positive one; is it a negated or a "
+                "distance matrix?)"
+            )
         raise ValueError(
             f"{name} is not positive semi-definite: it has the eigenvalue {bottom:.3g}, below "
-            f"-{PSD_RTOL:g} x lambda_max = {-PSD_RTOL * top:.3g}"
+            f"-{PSD_RTOL:g} x {'lambda_max' if floor == PSD_RTOL * top else 'max(lambda_max, scale)'} "
+            f"= {-floor:.3g}"
         )
+    if scale is None and top <= 0:
+        raise ValueError(f"{name} is zero: a kernel matrix needs a positive eigenvalue")
 
 
 def check_cross_kernel(K, n_train, name="the precomputed kernel matrix"):
@@ -227,16 +292,24 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
     m = len(idx)
     if m < 2:
         return None
+    every = m == len(d)
+    unit = every and bool(np.all(d == 1.0))  # RBF, normalised kernels: nothing to scale
     s = 1.0 / np.sqrt(d[idx])
     nearest = np.empty(m)
-    spread = 0.0
+    low, high = np.inf, -np.inf
     for start in range(0, m, block_rows):
-        rows = np.arange(start, min(start + block_rows, m))
-        B = K[np.ix_(idx[rows], idx)] * s[rows, None] * s[None, :]
-        spread = max(spread, float(np.max(np.abs(1.0 - B))))
-        B = np.abs(B)
+        stop = min(start + block_rows, m)
+        rows = np.arange(start, stop)
+        B = K[start:stop] if every else K[np.ix_(idx[rows], idx)]
+        if not unit:
+            B = B * s[rows, None]
+            B *= s[None, :]
+        # max |1 - B| = max(1 - min B, max B - 1), without a temporary
+        low, high = min(low, float(B.min())), max(high, float(B.max()))
+        B = np.abs(B, out=None if unit else B)
         B[np.arange(len(rows)), rows] = 0.0
         nearest[rows] = B.max(axis=1)
+    spread = max(1.0 - low, high - 1.0)
     if spread <= tol:
         return "constant", spread
     isolated = float(np.mean(nearest <= tol))
@@ -271,8 +344,8 @@ def warn_degenerate_kernel(diagnosis, where, *, stacklevel=3):
         msg = (
             f"{where}: the kernel matrix is numerically constant: all kernel values lie within "
             f"{measure:.1e} of the diagonal (relative), below the precision of its eigenvectors. "
-            "The kernel width is too large for the scale of the data: scale the features or use "
-            "sigma='median'."
+            "The kernel width is too large for the scale of the data (or the samples are identical): "
+            "scale the features or use sigma='median'."
         )
     warnings.warn(msg, DegenerateKernelWarning, stacklevel=stacklevel)
 
