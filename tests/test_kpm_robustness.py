@@ -243,3 +243,23 @@ def test_unrepresentable_widths_fail_clearly(scale, params):
     X, y = make_moons(80, noise=0.2, random_state=0)
     with pytest.raises(ValueError, match="float64"):
         KernelProjectionMachine(max_dim=10, **params).fit(X * scale, y)
+
+
+def test_callable_kernel_matrices_are_checked_like_precomputed_ones():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def not_psd(A, B):
+        return np.cos(3 * (A[:, :1] - B[:, :1].T)) - 0.9 * np.sign(A[:, :1] @ B[:, :1].T)
+
+    with pytest.raises(ValueError, match="callable kernel is not positive semi-definite"):
+        KernelProjectionMachine(kernel=not_psd, max_dim=5).fit(X, y)
+    with pytest.raises(ValueError, match="not symmetric"):
+        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5).fit(X, y)
+
+
+@pytest.mark.parametrize("param, value", [("centered", "no"), ("early_stopping", None), ("n_jobs", 1.5), ("n_jobs", 0)])
+def test_flags_and_n_jobs_are_validated(param, value):
+    X, y = make_moons(40, random_state=0)
+    with pytest.raises(ValueError, match=param):
+        KernelProjectionMachine(max_dim=5, **{param: value}).fit(X, y)

@@ -44,7 +44,15 @@ from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, hinge_lp_path
 from .kernels import make_kernel
 from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
-from .validation import check_kernel_matrix, check_option, kernel_degeneracy, warn_degenerate_kernel, warn_if_one_class
+from .validation import (
+    check_bool,
+    check_int,
+    check_kernel_matrix,
+    check_option,
+    kernel_degeneracy,
+    warn_degenerate_kernel,
+    warn_if_one_class,
+)
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
@@ -547,6 +555,12 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) and self.cv < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}")
         check_option(self.cv_duplicates, "cv_duplicates", _CV_DUPLICATES)
+        check_bool(self.centered, "centered")
+        check_bool(self.early_stopping, "early_stopping")
+        if self.n_jobs is not None:
+            check_int(self.n_jobs, "n_jobs", minimum=None)
+            if self.n_jobs == 0:
+                raise ValueError("n_jobs must be a nonzero integer or None (joblib), got 0")
 
     def _splits(self, X, y, groups):
         """The CV folds; duplicated samples (``groups``) handled by ``cv_duplicates``."""
@@ -632,6 +646,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         results = []
         for kern in kernels:
             K = X if kern.is_precomputed else kern(X)
+            if kern.name == "callable":
+                K = check_kernel_matrix(K, "the kernel matrix of the callable kernel")
             results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
             results[-1]["degeneracy"] = kernel_degeneracy(K)
 
