@@ -5,8 +5,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kpm-installed
+DOCS_STAMP := $(VENV)/.kpm-docs-installed
+THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# make docs FAST=1: no gallery execution (the pages and the API reference only)
+SPHINXOPTS := -W --keep-going -q $(if $(FAST),-D plot_gallery=0,)
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,14 +20,23 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/kpm demo
 
 test: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests
 
+# writes under ./kpm-results; refresh the committed numbers with `--out docs/results`
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_projection.py
+	$(THREADS) $(BIN)/python benchmarks/bench_projection.py
+
+# the documentation site in docs/_build/html (warnings are errors; the gallery is executed)
+docs: $(DOCS_STAMP)
+	MPLBACKEND=Agg $(THREADS) $(BIN)/python -m sphinx -b html $(SPHINXOPTS) docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache docs/_build docs/auto_examples docs/generated

@@ -181,7 +181,8 @@ def main(argv=None):
     ap.add_argument(
         "--variants", nargs="+", default=["exact", "highs"], choices=["exact", "highs", "grid", "early", "fast"]
     )
-    ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--out", type=Path, default=Path("kpm-results"),
+                    help="output folder (the committed results: docs/results)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     args = ap.parse_args(argv)

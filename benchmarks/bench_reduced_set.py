@@ -41,7 +41,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--C", type=float, default=10.0)
     ap.add_argument("--c", type=float, default=128.0)
-    ap.add_argument("--out", default="docs/results")
+    ap.add_argument("--out", default="kpm-results", help="output folder (the committed results: docs/results)")
     ap.add_argument("--build", action="store_true", help="Build uncached RSC-n machines here.")
     args = ap.parse_args(argv)
     grid = [int(v) for v in args.grid.split(",")]

@@ -204,7 +204,8 @@ def main(argv=None):
     ap.add_argument("--realizations", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--scales", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     ap.add_argument("--centered", nargs="+", default=["no", "yes"], choices=["no", "yes"])
-    ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--out", type=Path, default=Path("kpm-results"),
+                    help="output folder (the committed results: docs/results)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--adjudicate", action="store_true",
                     help="only add cold-HiGHS referee solves where the paths differ (reads the JSON)")

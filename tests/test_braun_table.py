@@ -53,7 +53,7 @@ def test_smoke_one_realization(tmp_path, data_dir):
     assert "| heart | 1/100 |" in md and "titanic" in md
     saved = json.loads((tmp_path / "braun_table.json").read_text())
     assert saved["rows"]["heart"]["kpcr"] == s["rows"]["heart"]["kpcr"]
-    runs = json.loads((tmp_path / "braun_table_runs.json").read_text())
+    runs = json.loads((tmp_path / "runs" / "braun_table.json").read_text())
     assert "eval/heart/r001" in runs["results"] and "select/titanic/r001" in runs["results"]
     z = s["rows"]["titanic"]["null_space_noise"]
     assert z["n_realizations"] == 1 and 1 <= z["dim_median"] <= z["rank_median"] <= 150
@@ -66,7 +66,7 @@ def test_smoke_one_realization(tmp_path, data_dir):
         tmp_path, datasets=["heart", "titanic"], realizations=1, select_realizations=1,
         splice_encodings=False, data_dir=str(data_dir), progress=False, resume=True,
     )
-    runs2 = json.loads((tmp_path / "braun_table_runs.json").read_text())
+    runs2 = json.loads((tmp_path / "runs" / "braun_table.json").read_text())
     assert runs2["results"]["eval/heart/r001"]["_elapsed_s"] == before
     assert s2["rows"] == s["rows"]
 

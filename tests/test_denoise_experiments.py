@@ -16,7 +16,7 @@ def _ok(result):
 
 def test_denoise_gaussians_smoke(tmp_path):
     res = runner.invoke(app, ["reproduce", "denoise-gaussians", "--sigmas", "0.05,0.4", "--components", "1,3",
-                              "--seeds", "0", "--n-train", "12", "--n-test", "3", "--extra-c-factors", "2",
+                              "--seeds", "0", "--n-train", "12", "--n-test", "3", "--extra-kernel-c-factors", "2",
                               "--out", str(tmp_path), "--quiet"])
     _ok(res)
     rep = json.loads((tmp_path / "denoise_gaussians.json").read_text())
@@ -29,7 +29,7 @@ def test_denoise_gaussians_smoke(tmp_path):
 
 
 def test_denoise_2d_smoke(tmp_path):
-    res = runner.invoke(app, ["reproduce", "denoise-2d", "--n-points", "40", "--c-grid", "0.2,1",
+    res = runner.invoke(app, ["reproduce", "denoise-2d", "--n-points", "40", "--kernel-c-grid", "0.2,1",
                               "--alpha-grid", "0.1", "--out", str(tmp_path), "--quiet"])
     _ok(res)
     rep = json.loads((tmp_path / "denoise_2d.json").read_text())
@@ -43,7 +43,7 @@ def test_denoise_2d_smoke(tmp_path):
 def test_denoise_usps_smoke(tmp_path, data_dir):
     args = ["reproduce", "denoise-usps", "--n-train-per-digit", "8", "--n-test-per-digit", "2",
             "--kpca-components", "2,8,32", "--linear-components", "2,8",
-            "--grid-components", "2,8", "--extra-c", "128", "--learned-alphas", "1",
+            "--grid-components", "2,8", "--extra-kernel-c", "128", "--learned-alphas", "1",
             "--gradient-images", "2", "--perf-images", "10", "--perf-components", "8",
             "--data-dir", str(data_dir), "--out", str(tmp_path), "--quiet"]
     _ok(runner.invoke(app, args + ["--stages", "linear,kernel"]))

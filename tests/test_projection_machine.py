@@ -212,14 +212,14 @@ def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
     X, y = make_moons(150, noise=0.3, random_state=0)
     csv = tmp_path / "moons.csv"
     np.savetxt(csv, np.column_stack([X, y]), delimiter=",")
-    out = tmp_path / "moons.png"
-    r = CliRunner().invoke(app, ["plot-selection", str(csv), "--sigma", "0.5", "--max-dim", "30", "--out", str(out)])
+    r = CliRunner().invoke(app, ["plot-selection", str(csv), "--sigma", "0.5", "--max-dim", "30",
+                                 "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert out.stat().st_size > 0 and "selected D" in r.output
-    out2 = tmp_path / "banana.png"
-    r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection", "slope", "--out", str(out2)])
+    assert (tmp_path / "kpm_selection_moons.png").stat().st_size > 0 and "selected D" in r.output
+    r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection",
+                                 "slope", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert out2.stat().st_size > 0
+    assert (tmp_path / "kpm_selection_banana.png").stat().st_size > 0
 
 
 def test_duplicated_samples_get_identical_eigen_rows(moons):

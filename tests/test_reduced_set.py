@@ -295,7 +295,7 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     out = tmp_path / "out"
     args = ["reproduce", "reduced-set-usps", "--n-train", "250", "--n-test", "80", "--grid", "5",
             "--construct-grid", "3", "--gradient-grid", "2", "--gradient-maxiter", "3",
-            "--shared-grid", "15", "--c-values", "128", "--repeats", "1", "--quiet",
+            "--shared-grid", "15", "--kernel-c-values", "128", "--repeats", "1", "--quiet",
             "--data-dir", str(data_dir), "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

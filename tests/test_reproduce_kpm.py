@@ -14,7 +14,7 @@ from kpm.cli import app
 from kpm.experiments import kpm_tables as kt
 from kpm.experiments.runner import load_results
 
-SMALL = ["--datasets", "heart", "--c-grid", "1e-1:1e2:4", "--kpm-max-dim", "12", "--quiet"]
+SMALL = ["--datasets", "heart", "--C-grid", "1e-1:1e2:4", "--kpm-max-dim", "12", "--quiet"]
 
 
 def _invoke(args):
@@ -67,7 +67,7 @@ def test_sfds_smoke_reuses_svm_cache(tmp_path, data_dir):
     _invoke(["reproduce", "kpm-table2", *common])
     svm_file = next((out / "runs").glob("svm_cv-*.json"))
     before = load_results(svm_file)["results"]
-    _invoke(["reproduce", "sfds-table", *common])
+    _invoke(["reproduce", "sfds-table", *common, "--resume"])
     assert load_results(svm_file)["results"] == before  # the SVM was not run twice
     data = json.loads((out / "sfds_table.json").read_text())
     row = data["per_realization"]["heart"][0]
@@ -104,8 +104,8 @@ def test_bad_input(tmp_path, data_dir):
     assert res.exit_code == 2 and "not in the KPM tables" in res.output
     res = CliRunner().invoke(app, ["reproduce", "kpm-table2", "--datasets", "nope", "--out",
                                    str(tmp_path), "--data-dir", str(data_dir)])
-    assert res.exit_code == 2 and "unknown dataset" in res.output
-    res = CliRunner().invoke(app, ["reproduce", "sfds-table", "--c-grid", "1:2", "--out",
+    assert res.exit_code == 2 and "'nope' is not in the KPM tables" in res.output
+    res = CliRunner().invoke(app, ["reproduce", "sfds-table", "--C-grid", "1:2", "--out",
                                    str(tmp_path)])
     assert res.exit_code != 0 and "LO:HI:N" in res.output
     res = CliRunner().invoke(app, ["reproduce", "kpm-table2", "--scheduler",

@@ -96,7 +96,7 @@ def test_bad_input(tmp_path):
     with pytest.raises(ValueError, match="tcp://host:port"):
         run_tasks(_tasks(1), tmp_path / "r.json", scheduler="localhost", progress=False)
     (tmp_path / "bad.json").write_text("{ not json")
-    with pytest.raises(ValueError, match="bad JSON"):
+    with pytest.raises(ValueError, match="bad.json: not valid JSON"):
         run_tasks(_tasks(1), tmp_path / "bad.json", resume=True, progress=False)
     with pytest.raises(TypeError, match="not JSON"):
         to_jsonable({"a": object()})
@@ -170,3 +170,162 @@ def test_lock_prevents_two_writers_and_stale_lock_is_taken_over(tmp_path):
     lock.write_text(f"{socket.gethostname()} 999999999")  # a dead run
     run_tasks(_tasks(1), path, progress=False)
     assert not lock.exists() and load_results(path)["complete"]
+
+
+# ----------------------------------------------------------------- damaged results files
+SCHEMA = {"y": float, "arr": [float]}
+
+
+def _schema_tasks(n):
+    return [Task(f"sq/{i:02d}", square, {"x": i}, schema=SCHEMA) for i in range(n)]
+
+
+def _damage(path, how):
+    data = json.loads(path.read_text())
+    if how == "results-null":
+        data["results"] = None
+    elif how == "entry-empty":
+        data["results"]["sq/01"] = {}
+    elif how == "entry-string":
+        data["results"]["sq/01"] = "oops"
+    elif how == "number-abc":
+        data["results"]["sq/01"]["y"] = "abc"
+    elif how == "list-item-abc":
+        data["results"]["sq/01"]["arr"][1] = "abc"
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("how", ["entry-empty", "entry-string", "number-abc", "list-item-abc"])
+def test_resume_recomputes_a_malformed_entry_and_says_so(tmp_path, how):
+    path = tmp_path / "r.json"
+    run_tasks(_schema_tasks(3), path, progress=False)
+    _damage(path, how)
+    said = []
+    res = run_tasks(_schema_tasks(3), path, progress=False, resume=True, notify=said.append)
+    assert res["sq/01"]["y"] == 1 and load_results(path)["complete"]
+    assert any("sq/01" in m and "malformed" in m and str(path) in m for m in said), said
+
+
+@pytest.mark.parametrize("how", ["entry-empty", "entry-string", "number-abc"])
+def test_require_results_names_file_task_and_problem(tmp_path, how):
+    from kpm.experiments.runner import ResultsFileError, require_results
+
+    path = tmp_path / "r.json"
+    run_tasks(_schema_tasks(3), path, progress=False)
+    _damage(path, how)
+    with pytest.raises(ResultsFileError, match=r"r\.json: the result of task 'sq/01' "):
+        require_results(path, _schema_tasks(3))
+
+
+def test_results_null_is_a_clear_error(tmp_path):
+    from kpm.experiments.runner import ResultsFileError
+
+    path = tmp_path / "r.json"
+    run_tasks(_schema_tasks(2), path, progress=False)
+    _damage(path, "results-null")
+    with pytest.raises(ResultsFileError, match=r"r\.json: 'results' is null, not an object"):
+        run_tasks(_schema_tasks(2), path, progress=False, resume=True)
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\xff\xfe garbage", b"{not json",
+                                     b'["a list"]', b""])
+def test_garbage_file_is_a_clear_error_naming_the_file(tmp_path, content):
+    from kpm.experiments.runner import ResultsFileError
+
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    with pytest.raises(ResultsFileError, match=r"r\.json: not (a text file|valid JSON|a kpm)"):
+        run_tasks(_tasks(2), path, progress=False, resume=True)
+    assert path.read_bytes() == content  # left alone
+    assert not (tmp_path / "r.json.lock").exists()
+
+
+def test_check_result_kinds():
+    from kpm.experiments.runner import check_result
+
+    schema = {"e": float, "D": int, "ok": bool, "p": [float], "sub": {"e": float}, "o": (float, None)}
+    good = {"e": 1, "D": 2, "ok": True, "p": [1.5], "sub": {"e": 0.5}, "o": None}
+    assert check_result(good, schema) is None
+    assert check_result({**good, "D": 2.5}, schema) == "field 'D' is 2.5, not an integer"
+    assert check_result({**good, "e": True}, schema) == "field 'e' is True, not a number"
+    assert check_result({**good, "sub": {"e": "x"}}, schema) == "field 'e' is 'x', not a number"
+    assert check_result({k: v for k, v in good.items() if k != "D"}, schema) == "has no field 'D'"
+    assert check_result([], schema) == "is [], not an object"
+
+
+def test_stale_temporary_of_a_dead_writer_is_removed(tmp_path):
+    path = tmp_path / "r.json"
+    dead = tmp_path / f"r.json.{socket.gethostname()}.999999999.abcd1234.tmp"
+    legacy = tmp_path / "r.json.k2j3h4.tmp"  # the naming of earlier versions
+    dead.write_bytes(b"")
+    legacy.write_bytes(b"")
+    said = []
+    run_tasks(_tasks(1), path, progress=False, notify=said.append)
+    assert not list(tmp_path.glob("*.tmp")) and len(said) == 2
+
+
+def test_failed_write_leaves_no_temporary(tmp_path, monkeypatch):
+    from kpm.experiments import runner
+
+    path = tmp_path / "r.json"
+    with pytest.raises(TypeError):
+        runner.atomic_write_json(path, {"x": object()})
+    assert not list(tmp_path.iterdir())
+
+
+WORKER = r"""
+import os, sys, time
+from kpm.experiments.runner import Task, run_tasks
+
+def sleeper(i, folder):
+    open(os.path.join(folder, f"worker-{os.getpid()}"), "w").close()
+    time.sleep(120)
+    return {"i": i}
+
+if __name__ == "__main__":
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    folder = sys.argv[1]
+    run_tasks([Task(f"s/{i}", sleeper, {"i": i, "folder": folder}) for i in range(4)],
+              os.path.join(folder, "r.json"), jobs=2, progress=False)
+"""
+
+
+@pytest.mark.slow
+def test_sigkilled_parallel_run_leaves_no_workers(tmp_path):
+    """A SIGKILLed ``jobs=2`` run: its loky workers exit on their own (they would otherwise
+    finish their 120 s tasks and idle for minutes), and the next run cleans up."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "run.py"
+    script.write_text(WORKER)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)])
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("worker-*"))) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "workers never started"
+        time.sleep(0.2)
+    pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # a zombie is dead too (it waits only for init to reap it)
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().split(")")[-1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 60  # without the watchdog they live >= 120 s
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids)
+    # the next run takes over the stale lock, keeps nothing and leaves no temporary file
+    run_tasks(_tasks(1), tmp_path / "r.json", progress=False, resume=True)
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob("*.lock"))

@@ -161,9 +161,9 @@ def test_cli_reproduce_scale_smoke(tmp_path):
                                  "--methods", "kpm,nys_linsvc", "--landmarks", "40", "--n-test", "500"])
     assert r.exit_code == 0, r.output
     md = (tmp_path / "scale.md").read_text()
-    assert "NystroemKPM" in md and "| 600 |" in md
+    assert "NystroemKPM" in md and "| 600 |" in md and "m = 40 landmarks, 500 test points" in md
     assert (tmp_path / "scale_time_vs_n.png").stat().st_size > 0
     import json
 
-    res = json.loads((tmp_path / "scale.json").read_text())
-    assert 0 <= res["kpm_600"]["test_error"] < 0.1
+    res = json.loads((tmp_path / "scale.json").read_text())["results"]
+    assert res["kpm_600"]["test_error"] < 0.1 and res["kpm_600"]["m"] == 40

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -89,7 +89,7 @@ class PreimageInfo:
     objective: np.ndarray
 
 
-class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
+class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Denoise inputs by kernel PCA projection followed by an approximate pre-image.
 
     ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
@@ -431,7 +431,7 @@ class KernelPCADenoiser(KernelParamsMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-class LinearPCADenoiser(TransformerMixin, BaseEstimator):
+class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Linear PCA denoising baseline: reconstruction from the first principal components.
 
     ``transform(X) = mean + (X - mean) W W^T`` with ``W`` the first

@@ -30,7 +30,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -268,7 +268,7 @@ def _fit_pca_l1(est, Xc, n_components, rs):
     est.n_components_ = len(comps)
 
 
-class PCAL1(TransformerMixin, BaseEstimator):
+class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis maximising the L1 dispersion (Kwak 2008).
 
     Parameters
@@ -344,6 +344,11 @@ class PCAL1(TransformerMixin, BaseEstimator):
         _fit_pca_l1(self, X - self.mean_, k, check_random_state(self.random_state))
         return self
 
+    @property
+    def _n_features_out(self):
+        """Output columns (``get_feature_names_out``: pcal10, pcal11, ...)."""
+        return self.components_.shape[0]
+
     def transform(self, X):
         """Project onto the PCA-L1 directions: ``(X - mean_) @ components_.T``."""
         check_is_fitted(self, "components_")
@@ -355,7 +360,8 @@ class PCAL1(TransformerMixin, BaseEstimator):
         return np.abs(self.transform(X)).sum(axis=0)
 
 
-class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
+class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                  BaseEstimator):
     """Kernel PCA-L1: PCA-L1 on the explicit kernel coordinates (Kwak 2013, IV-D).
 
     The data are mapped by :class:`kpm.projection.KernelProjection` (full numerical rank,
@@ -463,6 +469,11 @@ class KernelPCAL1(KernelParamsMixin, TransformerMixin, BaseEstimator):
         else:
             self.dual_coef_ = None
         return self
+
+    @property
+    def _n_features_out(self):
+        """Output columns (``get_feature_names_out``: kernelpcal10, ...)."""
+        return self.components_.shape[0]
 
     def transform(self, X):
         """Kernel PCA-L1 features ``components_ @ y(x)``."""

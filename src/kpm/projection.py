@@ -26,7 +26,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -55,7 +55,8 @@ def _rounding_level(n, magnitude):
     return n * np.finfo(float).eps * magnitude
 
 
-class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
+class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseEstimator):
     """Explicit coordinates in kernel feature space (Kwak's nonlinear projection trick).
 
     Fit eigendecomposes the (centred) kernel matrix, ``K~ = U Lambda U^T``, and keeps
@@ -471,6 +472,11 @@ class KernelProjection(KernelParamsMixin, TransformerMixin, BaseEstimator):
             res = np.sqrt(np.maximum(diag_c - np.einsum("ij,ij->i", Yt, Yt), 0.0))
             out = np.column_stack([out, res])
         return out
+
+    @property
+    def _n_features_out(self):
+        """Output columns (``get_feature_names_out``: kernelprojection0, ...)."""
+        return self.n_components_ + int(bool(self.residual))
 
     def transform(self, X):
         """Coordinates ``y(x) = Lambda^{-1/2} U^T k~(x)`` of new points.

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
@@ -217,7 +217,8 @@ def _squared_contributions(s):
 # ---------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------
-class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
+class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                        BaseEstimator):
     """Estimate the relevant dimension of (X, y) in the feature space of a kernel.
 
     Fits the two-component model of Braun, Buhmann & Müller to the contributions
@@ -372,6 +373,11 @@ class RelevantDimension(KernelParamsMixin, TransformerMixin, BaseEstimator):
         self.sigma1_sq_ = float(s1[dim - 1])
         self.sigma2_sq_ = float(s2[dim - 1])
         return self
+
+    @property
+    def _n_features_out(self):
+        """Output columns (``get_feature_names_out``: relevantdimension0, ...)."""
+        return self.dim_
 
     def transform(self, X):
         """Coordinates of X on the first ``dim_`` kernel PCA directions.

@@ -15,10 +15,11 @@ Two experiments on data bundled with scikit-learn (:func:`run_projection_demo`):
 from __future__ import annotations
 
 import time
-
 from pathlib import Path
 
 import typer
+
+from kpm.cli.common import console, options, run_command
 
 
 def _angle_deg(u, v):
@@ -170,18 +171,23 @@ def register(app, reproduce):
         quick: bool = typer.Option(
             False, "--quick", help="Only the explicit-map section, on small data (a few seconds)."
         ),
-        out: Path = typer.Option(Path("docs"), "--out", help="Folder of the selection-curve figure."),
+        out: Path = options.out("selection-curve figure kpm_selection_curve.png"),
     ):
         """The main job: the Kernel Projection Machine (three selection rules) versus a
         CV-tuned SVC, then the explicit kernel feature map (SVM equivalence, kernel PCA-L1
         versus kernel PCA under outliers)."""
-        from rich.console import Console
         from rich.rule import Rule
 
-        console = Console()
-        if not quick:
-            from .kpm_cmds import run_kpm_demo
+        con = console()
 
-            console.print(Rule("Kernel Projection Machine"))
-            run_kpm_demo(console, out)
-        run_projection_demo(console, quick=quick)
+        def body():
+            if not quick:
+                from kpm.cli.kpm_cmds import run_kpm_demo
+
+                con.print(Rule("Kernel Projection Machine"))
+                with con.status("KPM and SVC fits (about a minute)"):
+                    run_kpm_demo(con, out)
+            with con.status("explicit feature map"):
+                run_projection_demo(con, quick=quick)
+
+        run_command(body)

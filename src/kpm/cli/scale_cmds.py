@@ -1,4 +1,4 @@
-"""CLI: ``kpm reproduce scale`` runs the scale benchmark (benchmarks/bench_scale.py)."""
+"""CLI: ``kpm reproduce scale``, the KPM at scale (:mod:`kpm.experiments.scale`)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,7 @@ from pathlib import Path
 
 import typer
 
-
-def _bench_script() -> Path:
-    import kpm
-
-    return Path(kpm.__file__).resolve().parents[2] / "benchmarks" / "bench_scale.py"
+from kpm.cli.common import err_console, options, parse_numbers, run_command
 
 
 def register(app, reproduce):
@@ -18,28 +14,37 @@ def register(app, reproduce):
 
     @reproduce.command("scale")
     def scale(
-        out: Path = typer.Option(Path("docs/results"), help="Folder for scale.md, scale.json, the plot."),
-        sizes: str = typer.Option("10000,100000,1000000", help="Comma-separated training sizes."),
-        methods: str = typer.Option(
-            "exactness,kpm,nys_linsvc,svc", help="Comma-separated: exactness, kpm, nys_linsvc, svc."
-        ),
-        svc_timeout: int = typer.Option(600, help="Seconds before an exact SVC run is killed."),
-        report_only: bool = typer.Option(False, help="Only rewrite scale.md and the plot from scale.json."),
-        landmarks: int = typer.Option(2000, help="Number of landmarks m."),
-        n_test: int = typer.Option(100000, help="Number of held-out test points."),
+        sizes: str = typer.Option("10000,100000,1000000", "--sizes",
+                                  help="Training sizes n (comma-separated)."),
+        methods: str = typer.Option("kpm,nys_linsvc,svc", "--methods",
+                                    help="Comma-separated subset of kpm, nys_linsvc, svc."),
+        landmarks: int = typer.Option(2000, "--landmarks", min=1,
+                                      help="Landmarks m of both Nyström methods."),
+        n_test: int = typer.Option(100_000, "--n-test", min=1, help="Held-out test points."),
+        svc_timeout: int = typer.Option(600, "--svc-timeout", min=1,
+                                        help="Seconds before an exact SVC run is killed."),
+        timeout: int = typer.Option(3600, "--timeout", min=1,
+                                    help="Seconds before any other run is killed."),
+        out: Path = options.out("report scale.md, scale.json, the plot and the task results"),
+        resume: bool = options.resume(),
+        report_only: bool = options.report_only(),
+        quiet: bool = options.quiet(),
     ):
-        """Twonorm at n = 1e4..1e6: NystroemKPM vs Nystroem+LinearSVC vs SVC (time, memory, error).
+        """Twonorm at n = 1e4..1e6: NystroemKPM vs Nystroem+LinearSVC vs SVC (time, memory,
+        error), each run in its own process."""
+        from kpm.experiments.provenance import command_line
+        from kpm.experiments.scale import Settings, run_scale
 
-        Resumable: runs already in OUT/scale.json are skipped.
-        """
-        import subprocess
-        import sys
-
-        script = _bench_script()
-        if not script.is_file():
-            raise typer.BadParameter(f"benchmark script not found at {script} (needs a source checkout)")
-        cmd = [sys.executable, str(script), "--out", str(out), "--sizes", sizes, "--methods", methods,
-               "--svc-timeout", str(svc_timeout), "--m", str(landmarks), "--n-test", str(n_test)]
-        if report_only:
-            cmd.append("--report-only")
-        raise typer.Exit(subprocess.call(cmd))
+        n_list = parse_numbers(sizes, "--sizes", int)
+        m_list = tuple(m.strip() for m in methods.split(",") if m.strip())
+        summary = run_command(lambda: run_scale(Settings(
+            sizes=n_list, methods=m_list, landmarks=landmarks, n_test=n_test,
+            svc_timeout=svc_timeout, timeout=timeout, out=str(out), resume=resume,
+            report_only=report_only, progress=not quiet, command=command_line())),
+            resumable=True, out=out)
+        err = err_console()
+        for key, r in summary["results"].items():
+            what = (f"test error {100 * r['test_error']:.3f} %, wall {r['wall_s']:.1f} s"
+                    if "test_error" in r else r.get("note", "not run"))
+            err.print(f"  {key:22s} {what}", highlight=False)
+        err.print(f"wrote {out / 'scale.md'} and {out / 'scale.json'}")

@@ -1,7 +1,8 @@
 """Protocol behind ``kpm reproduce braun-table`` (Braun, Buhmann & Müller, slides).
 
-The table (TARGETS.md): for each of the 13 Rätsch benchmarks, the relevant
-dimension ``dim`` (two-component model, SPEC §4.2), ``dim (cv)`` (the d that
+The slides' table: for each of the 13 Rätsch benchmarks, the relevant
+dimension ``dim`` (the two-component model of the contributions ``s_i = u_iᵀ y``:
+``d̂ = argmin_d (d/n) log σ₁² + ((n-d)/n) log σ₂²``), ``dim (cv)`` (the d that
 5-fold CV picks for kernel PCR), the estimated label noise (training
 disagreement between y and ``sign(Π_d̂ y)``), and the test errors of kernel PCR
 (d = d̂), kernel ridge regression on ±1 labels and the SVM.
@@ -34,7 +35,7 @@ Protocol (ours; the slides do not spell theirs out)
   same input as the splice row of the main table, re-run through this pipeline.
 
 Every (phase, dataset, realization) is one :class:`kpm.experiments.runner.Task`; results go
-to ``<out>/braun_table_runs.json`` (resumable), the summary to ``braun_table.json`` and
+to ``<out>/runs/braun_table.json`` (resumable), the summary to ``braun_table.json`` and
 ``braun_table.md``.
 """
 
@@ -45,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kpm.experiments.provenance import header
+from kpm.experiments.runner import atomic_write_text, require_results
 from kpm.kernels import pairwise_kernel
 
 __all__ = [
@@ -100,6 +103,32 @@ PAPER = {
 #: The slides' splice encodings: (dimension, test error mean, std) over "100 resamples".
 PAPER_SPLICE = {"naive": (87, 12.9, 0.9), "raetsch": (92, 13.8, 0.9), "onehot": (11, 7.6, 0.7),
                 "wd": None}
+
+
+#: What a stored result of each task kind must hold to be reused (runner schemas).
+_SELECT = {"nll": [float], "dim": [int]}
+SCHEMAS = {
+    "select": {**_SELECT, "sigmas": [float]},
+    "splice-select": {**_SELECT, "params": [float]},
+    "eval": {"published": bool, "n_train": int, "dim": int, "dim_cv": int, "est_error": float,
+             "err_kpcr": float, "err_kpcr_cv": float, "err_krr": float, "krr_alpha": float,
+             "err_svm": float, "svm_C": float, "seconds": float},
+    "splice-eval": {"dim": int, "est_error": float, "err_kpcr": float},
+    "extra": {"rank": int, "dim": int, "est_error": float, "err_kpcr": float,
+              "dim_cv_squared": int, "err_kpcr_cv_squared": float},
+    "cvse": {"dim_cv_one_se": int, "err_kpcr_cv_one_se": float},
+}
+
+
+def _task(key, fn, kwargs):
+    from kpm.experiments.runner import Task
+
+    return Task(key, fn, kwargs, SCHEMAS[key.split("/", 1)[0]])
+
+
+def runs_path(out_dir):
+    """The resumable task results of a run writing into ``out_dir``."""
+    return Path(out_dir) / "runs" / "braun_table.json"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -172,12 +201,13 @@ def krr_cv_errors(K, y, folds, alphas):
     pooled rather than the fold-averaged error), but from one eigendecomposition per fold:
     ``(K_tr + αI)^{-1} y_tr = U diag(1/(λ+α)) U^T y_tr`` for all α at once.
     """
-    from kpm.relevance import _eigh_all
+    from scipy.linalg import eigh
 
     alphas = np.asarray(alphas, dtype=float)
     wrong = np.zeros(len(alphas))
     for tr, va in folds:
-        w, U = _eigh_all(K[np.ix_(tr, tr)])
+        w, U = eigh(K[np.ix_(tr, tr)])
+        w = np.maximum(w, 0.0)  # a PSD kernel: negative eigenvalues are rounding noise
         b = U.T @ y[tr]
         A = K[np.ix_(va, tr)] @ U
         pred = A @ (b[:, None] / (w[:, None] + alphas[None, :]))
@@ -257,7 +287,7 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
     """
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.relevance import _numerical_rank
+    from kpm.relevance import RelevantDimension
 
     t0 = time.perf_counter()
     sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
@@ -271,7 +301,7 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
         "dataset": dataset,
         "realization": realization,
         "sigma": float(sigma),
-        "rank": int(_numerical_rank(rel.eigenvalues_)),
+        "rank": int(RelevantDimension(kernel="precomputed").fit(Ktr, sp.y_train.astype(float)).rank_),
         "dim": int(rel.n_components_),
         "est_error": float(rel.label_noise_),
         "err_kpcr": err,
@@ -431,13 +461,14 @@ def run_braun_table(
     resume=False,
     data_dir=None,
     progress=True,
+    command=None,
 ):
     """Run the protocol (see the module docstring) and write the results.
 
     Parameters
     ----------
     out_dir : path
-        Where ``braun_table_runs.json`` (raw, resumable), ``braun_table.json`` and
+        Where ``runs/braun_table.json`` (raw, resumable), ``braun_table.json`` and
         ``braun_table.md`` go.
     datasets : sequence of str
         Subset of :data:`DATASETS`.
@@ -457,14 +488,17 @@ def run_braun_table(
         See :func:`kpm.experiments.runner.run_tasks`. The phase-2 tasks are ordered by
         realization first, so an interrupted run leaves every dataset with about the same
         number of finished realizations; :func:`summarize_runs` summarises such a run.
+    command : str, optional
+        The command line recorded in the report's provenance header.
 
     Returns
     -------
     summary : dict
     """
     from kpm.datasets import n_realizations
-    from kpm.experiments.runner import Task, run_tasks
+    from kpm.experiments.runner import run_tasks
 
+    Task = _task
     datasets = list(datasets)
     unknown = [d for d in datasets if d not in DATASETS]
     if unknown:
@@ -477,7 +511,7 @@ def run_braun_table(
         raise ValueError(f"select_realizations must be >= 1, got {select_realizations!r}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = out_dir / "braun_table_runs.json"
+    runs = runs_path(out_dir)
     config = {
         "protocol": "braun-table/1",
         "width_factors": list(WIDTH_FACTORS),
@@ -544,17 +578,27 @@ def run_braun_table(
         ]
     run_tasks(tasks, runs, jobs=jobs, scheduler=scheduler, resume=True, config=config,
               progress=progress, description="realizations")
-    return summarize_runs(out_dir, data_dir=data_dir, datasets=datasets)
+    return summarize_runs(out_dir, data_dir=data_dir, datasets=datasets, command=command)
 
 
-def summarize_runs(out_dir, *, data_dir=None, datasets=None):
-    """Summarise ``<out_dir>/braun_table_runs.json`` (complete or not) and write the outputs."""
+def _stored_tasks(data):
+    """Schema-carrying stand-ins for the tasks of a results file (for validation)."""
+    from kpm.experiments.runner import Task
+
+    return [Task(k, dict, {}, SCHEMAS.get(k.split("/", 1)[0], {})) for k in data["results"]]
+
+
+def summarize_runs(out_dir, *, data_dir=None, datasets=None, command=None):
+    """Summarise ``<out_dir>/runs/braun_table.json`` (complete or not) and write the outputs."""
     from kpm.datasets import n_realizations
     from kpm.experiments.runner import load_results
 
     out_dir = Path(out_dir)
-    data = load_results(out_dir / "braun_table_runs.json")
-    results = data["results"]
+    path = runs_path(out_dir)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file; run `kpm reproduce braun-table` "
+                                "without --report-only first")
+    data, results = require_results(path, _stored_tasks(load_results(path)))
     chosen, chosen_enc = choices_from_results(results)
     if datasets is not None:
         chosen = {d: c for d, c in chosen.items() if d in datasets}
@@ -562,14 +606,14 @@ def summarize_runs(out_dir, *, data_dir=None, datasets=None):
     if chosen_enc:
         R["splice"] = n_realizations("splice", data_dir)
     summary = summarize(results, chosen, chosen_enc, R, data.get("config", {}))
-    write_outputs(summary, out_dir)
+    write_outputs(summary, out_dir, command=command)
     return summary
 
 
 def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None):
     """The slides' "three spectra compared": |s_i| of each splice encoding (one realization).
 
-    Uses the parameters chosen by the selection tasks in ``<out_dir>/braun_table_runs.json``
+    Uses the parameters chosen by the selection tasks in ``<out_dir>/runs/braun_table.json``
     (or ``results``). Writes ``<out_dir>/splice_encodings_spectra.png`` and returns its path.
     """
     import matplotlib
@@ -582,7 +626,7 @@ def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None
 
     out_dir = Path(out_dir)
     if results is None:
-        results = load_results(out_dir / "braun_table_runs.json")["results"]
+        results = load_results(runs_path(out_dir))["results"]
     _, chosen_enc = choices_from_results(results)
     if not chosen_enc:
         raise ValueError("no splice-encoding selection results found")
@@ -695,7 +739,7 @@ def _paper_pm(t):
     return f"{t[0]:.1f} ± {t[1]:.1f}"
 
 
-def write_outputs(summary, out_dir):
+def write_outputs(summary, out_dir, command=None):
     """Write ``braun_table.json`` and ``braun_table.md`` (ours beside the slides')."""
     from kpm.experiments.runner import atomic_write_json
 
@@ -704,7 +748,8 @@ def write_outputs(summary, out_dir):
     lines = [
         "# Relevant dimension and kernel PCR on the 13 Rätsch benchmarks (Braun, Buhmann & Müller)",
         "",
-        "Generated by `kpm reproduce braun-table`. Errors in %, mean ± std over the realizations "
+        *header(command),
+        "Errors in %, mean ± std over the realizations "
         "counted in column R (ours) — see the protocol in `kpm/experiments/braun_table.py`. "
         "Each cell: ours / the slides'. dim and dim(cv): median over realizations (ours).",
         "",
@@ -801,10 +846,10 @@ def write_outputs(summary, out_dir):
         "* KRR: sklearn KernelRidge on ±1 labels, ridge α ∈ 10^{-4..2} (half decades) by 5-fold "
         "CV; SVM: sklearn SVC, C ∈ 10^{-1..3} (half decades) by 5-fold CV. Folds: "
         "StratifiedKFold(5, shuffle=True, random_state=realization).",
-        "* Data: `shared/data/raetsch` — only realizations 1-10 of banana, breast_cancer, german, "
+        "* Data: Rätsch's IDA benchmarks — only realizations 1-10 of banana, breast_cancer, german, "
         "heart, image, ringnorm, titanic, waveform are the published IDA splits; the rest are "
         "seeded random splits, and diabetis, flare_solar, splice, thyroid, twonorm are "
-        "reconstructed from public originals (see its SOURCES.md).",
+        "reconstructed from public originals.",
     ]
     md = out_dir / "braun_table.md"
     marker = "<!-- discussion (kept when the table is regenerated) -->"
@@ -813,4 +858,4 @@ def write_outputs(summary, out_dir):
         old = md.read_text()
         if marker in old:
             kept = old[old.index(marker):]
-    md.write_text("\n".join(lines) + "\n\n" + (kept or marker + "\n"))
+    atomic_write_text(md, "\n".join(lines) + "\n\n" + (kept or marker + "\n"))

@@ -5,7 +5,7 @@ The papers
 * Blanchard, Massart, Vert & Zwald, *Kernel Projection Machine*, NIPS 2004 (Tables 1, 2,
   Figure 1), and Zwald & Blanchard, SFdS 2005 (the table with KPM/CV and KPM/slope).
 * Data: Rätsch's IDA benchmarks (:func:`kpm.datasets.load_raetsch`), Gaussian kernel
-  ``exp(-‖x-y‖²/(2σ²))`` with the σ of ``TARGETS.md`` (:data:`SIGMAS`).
+  ``exp(-‖x-y‖²/(2σ²))`` with the papers' σ (:data:`SIGMAS`).
 
 Protocols (as the papers describe them)
 ---------------------------------------
@@ -42,15 +42,15 @@ Details common to the three commands
 * Errors are in percent; tables show mean ± std (ddof=1) over all realizations and over the
   published IDA splits only, the paper's value, and (ours − paper) / paper std.
 
-Caching and resuming
---------------------
+Resuming
+--------
 Every (method, dataset, realization) is one :class:`kpm.experiments.runner.Task`; each
 method family has a results file ``<out>/runs/<family>-<hash>.json`` where the hash is that
 of the family's settings (so different settings never mix). The two families shared by the
-three commands -- the SVM-CV runs and the combined KPM fits -- are caches, always reused
-(delete the file to recompute); Table 1's fixed-C SVM runs are reused only with
-``resume=True``. ``report_only=True`` computes nothing and tabulates what is finished.
-A lock file keeps two processes from writing the same results file.
+three commands -- the SVM-CV runs and the combined KPM fits -- are reused across commands,
+but only with ``resume=True`` (a run without it computes everything it reports).
+``report_only=True`` computes nothing and tabulates what is finished. A lock file keeps two
+processes from writing the same results file.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kpm.experiments.runner import Task, atomic_write_json, load_results, run_tasks
+from kpm.experiments.provenance import header
+from kpm.experiments.runner import (Task, atomic_write_json, atomic_write_text, load_results,
+                                    require_results, run_tasks)
 from kpm.kernels import pairwise_kernel
 
 __all__ = [
@@ -82,7 +84,8 @@ __all__ = [
     "run_sfds",
 ]
 
-#: Kernel widths σ of the Gaussian kernel exp(-‖x-y‖²/(2σ²)) (TARGETS.md; Rätsch's c = 2σ²).
+#: Kernel widths σ of the Gaussian kernel exp(-‖x-y‖²/(2σ²)) used by Blanchard et al. (2004)
+#: (Rätsch's widths c = 2σ²).
 SIGMAS = {
     "banana": 0.7071,
     "breast_cancer": 5.0,
@@ -99,7 +102,8 @@ C_GRID = np.logspace(-2, 3, 100)
 #: Largest dimension D of the KPM path (the D grid is 1..min(KPM_MAX_DIM, rank of K)).
 KPM_MAX_DIM = 60
 
-# Published numbers (TARGETS.md): (mean, std) in percent.
+# Published numbers (Blanchard et al. 2004, Tables 1-2; Zwald & Blanchard 2005): (mean, std)
+# in percent.
 PAPER_TABLE2 = {
     "kpm": {"banana": (11.14, 0.73), "breast_cancer": (26.55, 4.43), "diabetis": (24.14, 1.86),
             "flare_solar": (32.70, 1.97), "german": (23.82, 2.23), "heart": (17.59, 3.30)},
@@ -122,6 +126,19 @@ PAPER_SFDS = {
     "kpm_slope": {"banana": (11.19, 0.74), "breast_cancer": (27.53, 4.77),
                   "diabetis": (23.97, 1.82), "flare_solar": (33.02, 1.81),
                   "german": (23.96, 2.37), "heart": (17.73, 3.46)},
+}
+
+
+#: What a stored result of each task family must hold to be reused (runner schemas).
+_DE = {"error": float, "D": int}
+SCHEMAS = {
+    "svm_cv": {"error": float, "C": float, "C_index": int, "cv_error": [float],
+               "published": bool, "time_fit_s": float},
+    "svm_fixed": {"error": float, "C": float, "published": bool, "time_fit_s": float},
+    "kpm_all": {"cv": _DE, "penalty": {**_DE, "lambda": float},
+                "slope": {**_DE, "lambda": float}, "max_dim": int,
+                "test_error_path": [float], "cv_error_path": [(float, None)],
+                "published": bool, "time_fit_s": float},
 }
 
 
@@ -369,15 +386,18 @@ class Settings:
         Extra estimator parameters for the KPM (smoke tests pass a small ``max_dim``).
     data_dir, out : paths
     jobs, scheduler, resume, progress : see :func:`kpm.experiments.runner.run_tasks`
+    command : str, optional
+        The command line recorded in the reports' provenance header.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, cv=5, kpm_params=None,
-                 data_dir=None, out="docs/results", jobs=1, scheduler=None, resume=False,
+                 data_dir=None, out="kpm-results", jobs=1, scheduler=None, resume=False,
                  progress=True, figure=True, report_only=False, scheduler_timeout=10.0,
-                 kpm_max_dim=None):
-        from kpm.datasets import _check_name, n_realizations as _nr
+                 kpm_max_dim=None, command=None):
+        from kpm.datasets import n_realizations as _nr
 
-        self.datasets = tuple(_check_name(d) for d in (datasets or KPM_DATASETS))
+        self.datasets = tuple(str(d).strip().lower().replace("-", "_")
+                              for d in (datasets or KPM_DATASETS))
         for d in self.datasets:
             if d not in SIGMAS:
                 raise ValueError(f"{d!r} is not in the KPM tables; choose from {', '.join(SIGMAS)}")
@@ -406,7 +426,9 @@ class Settings:
         self.resume, self.progress, self.figure = resume, progress, figure
         self.report_only = bool(report_only)
         self.scheduler_timeout = float(scheduler_timeout)
+        self.command = command
         self.failures = {}  # task key -> error message (tasks that raised)
+        self.written = set()  # results files (re)started by this run: later calls resume them
 
 
 def _hash(cfg):
@@ -434,18 +456,22 @@ def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
     """Run one method family on every (dataset, realization) in ``per_task_kwargs``."""
     # realization-major order: a partial run covers every data set evenly
     order = sorted(per_task_kwargs, key=lambda dr: (dr[1], st.datasets.index(dr[0])))
-    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)]) for (d, r) in order]
+    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)], SCHEMAS[family])
+             for (d, r) in order]
     path = _family_path(st, family, cfg)
     if st.report_only:  # no computation: whatever the results file already holds
-        data = load_results(path) if path.exists() else {"results": {}}
-        done = data["results"]
+        data, done = require_results(path, tasks) if path.exists() else ({}, {})
         st.failures.update({k: v for k, v in data.get("errors", {}).items()
                             if k.split("/", 1)[1].rsplit("/", 1)[0] in st.datasets})
         return {(d, r): done[f"{family}/{d}/r{r:03d}"] for (d, r) in per_task_kwargs
                 if f"{family}/{d}/r{r:03d}" in done}
-    res = run_tasks(tasks, path, jobs=st.jobs, scheduler=st.scheduler, resume=resume,
-                    config=cfg, progress=st.progress, description=label,
-                    scheduler_timeout=st.scheduler_timeout, on_error="record")
+    # a family already started by this run (Table 1 asks for the first five realizations,
+    # then for all) resumes its own file
+    res = run_tasks(tasks, path, jobs=st.jobs, scheduler=st.scheduler,
+                    resume=resume or path in st.written, config=cfg, progress=st.progress,
+                    description=label, scheduler_timeout=st.scheduler_timeout,
+                    on_error="record")
+    st.written.add(path)
     failed = load_results(path).get("errors", {})
     st.failures.update({k: v for k, v in failed.items() if k in {t.key for t in tasks}})
     return {(d, r): res[f"{family}/{d}/r{r:03d}"] for (d, r) in per_task_kwargs
@@ -457,19 +483,19 @@ def _svm_cv(st, realizations=None):
     kws = {(d, r): dict(dataset=d, realization=r, sigma=SIGMAS[d], C_grid=st.C_grid, cv=st.cv,
                         data_dir=st.data_dir)
            for d in st.datasets for r in (realizations or st.realizations)[d]}
-    # the SVM CV results are a cache shared by kpm-table2, sfds-table and kpm-table1
-    return _run_family(st, "svm_cv", svm_cv_task, kws, cfg, resume=True, label="SVM (C by CV)")
+    # the SVM CV results are shared by kpm-table2, sfds-table and kpm-table1 (with --resume)
+    return _run_family(st, "svm_cv", svm_cv_task, kws, cfg, resume=st.resume,
+                       label="SVM (C by CV)")
 
 
-def _kpm_all(st, realizations=None, resume=None):
+def _kpm_all(st, realizations=None):
     """The combined KPM fits (D by CV, λ by CV, slope) shared by Table 2, sfds and Table 1."""
     cfg = _family_cfg("kpm_all", st, max_dim=st.kpm_max_dim, slope_factor=2.0)
     kws = {(d, r): dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv,
                         max_dim=st.kpm_max_dim, data_dir=st.data_dir, params=st.kpm_params)
            for d in st.datasets for r in (realizations or st.realizations)[d]}
-    # like the SVM-CV runs, these fits are a cache shared by the three commands
-    return _run_family(st, "kpm_all", kpm_all_task, kws, cfg,
-                       resume=True if resume is None else resume,
+    # like the SVM-CV runs, these fits are shared by the three commands (with --resume)
+    return _run_family(st, "kpm_all", kpm_all_task, kws, cfg, resume=st.resume,
                        label="KPM (CV, λ-CV, slope)")
 
 
@@ -578,19 +604,24 @@ def _write_report(st, name, title, intro, cells, methods, extra_json=None, notes
         for key, r in res.items():
             tasks[r.get("_task", (mname, key))] = r.get("_elapsed_s", 0.0)
     secs = sum(tasks.values())
-    md = [f"# {title}", "", intro, "",
-          f"Reproduce: `kpm reproduce {cmd}` (all realizations; `--jobs N` or "
+    R = sorted({len(v) for v in st.realizations.values()})
+    md = [f"# {title}", "", *header(st.command), intro, "",
+          f"Settings: data sets {', '.join(st.datasets)}; realizations 1..{R[-1] if len(R) == 1 else R}"
+          f" (of {'/'.join(str(total[d]) for d in st.datasets)}); SVM C grid "
+          f"{len(st.C_grid)} log-spaced values in [{st.C_grid[0]:g}, {st.C_grid[-1]:g}]; "
+          f"KPM D grid 1..min({st.kpm_max_dim}, rank); {st.cv}-fold CV. "
+          f"Reproduce all of it with `kpm reproduce {cmd} --out DIR` (`--jobs N` or "
           "`--scheduler tcp://host:port` to parallelise, `--resume` to continue an interrupted "
           "run, `--report-only` to tabulate what is finished). Sum of the task times behind "
-          f"this table: {secs / 3600:.2f} h (shared 2-core machine, BLAS limited to 1 thread "
-          "per task; a fit shared by several columns counted once).", ""]
+          f"this table: {secs / 3600:.2f} h (BLAS limited to 1 thread per task; a fit shared by "
+          "several columns counted once).", ""]
     if not complete:
         md += ["**PARTIAL RESULTS**: not every cell covers all realizations; the "
                "'realizations' column says how many each covers.", ""]
     md += [_markdown_table(cells, total), "",
            "Errors in percent: mean ± standard deviation (ddof=1) over the realizations; "
-           "'published' = the realizations that are the published IDA splits (see "
-           "`shared/data/raetsch/SOURCES.md`; diabetis and flare_solar have none). "
+           "'published' = the realizations that are the published IDA splits (diabetis and "
+           "flare_solar have none: their splits are reconstructed from the public originals). "
            "Δ = (ours − paper) / paper std; ** marks |Δ| > 1. z = (ours − paper) / "
            "sqrt(s²/R + s_paper²/100): the difference of the two means in standard errors "
            "(|z| > 2: the means differ beyond sampling noise, even when |Δ| < 1).", ""]
@@ -613,7 +644,7 @@ def _write_report(st, name, title, intro, cells, methods, extra_json=None, notes
     data.update(extra_json or {})
     st.out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(json_path, data)
-    md_path.write_text("\n".join(md))
+    atomic_write_text(md_path, "\n".join(md) + "\n")
     return md_path, json_path, data
 
 

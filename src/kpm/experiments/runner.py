@@ -14,7 +14,12 @@ as soon as it finishes. Each write is atomic (a temporary file in the same direc
 ``os.replace``), so the file is always a consistent snapshot, also after Ctrl-C or a crash.
 The file's ``complete`` flag is true only when every task of the run has a result.
 ``resume=True`` keeps the finished results of a previous run with the same ``config`` and
-runs only the missing tasks.
+runs only the missing tasks; a stored result that is malformed (not an object, or a field
+that does not match the task's ``schema``) is reported and computed again, and a file that
+is not a results file at all is an error naming the file and what is wrong
+(:class:`ResultsFileError`). Local worker processes (``jobs > 1``) exit on their own when
+the process that started them dies, even by SIGKILL; temporary files of a killed writer are
+removed by the next run.
 
 Results file layout::
 
@@ -50,7 +55,9 @@ import numpy as np
 __all__ = [
     "Task",
     "ResultsFile",
+    "ResultsFileError",
     "SchedulerUnavailableError",
+    "check_result",
     "run_tasks",
     "load_results",
     "atomic_write_json",
@@ -62,6 +69,10 @@ FORMAT = "kpm-runner/1"
 
 class SchedulerUnavailableError(ConnectionError):
     """The Dask scheduler given by its address did not answer in time."""
+
+
+class ResultsFileError(ValueError):
+    """A results file that cannot be used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,77 @@ class Task:
         A module-level (picklable) function ``fn(**kwargs) -> dict``.
     kwargs : mapping
         Keyword arguments; must be picklable (for joblib / Dask).
+    schema : mapping, optional
+        What a stored result must hold to be reused (see :func:`check_result`), e.g.
+        ``{"error": float, "D": int, "path": [float]}``.
     """
 
     key: str
     fn: Callable[..., Mapping[str, Any]]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    schema: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _kind_problem(value, kind):
+    """Why ``value`` is not of schema ``kind`` (None if it is)."""
+    if isinstance(kind, tuple):  # alternatives, e.g. (float, None)
+        probs = [_kind_problem(value, k) for k in kind]
+        return None if any(p is None for p in probs) else probs[0]
+    if kind is None:
+        return None if value is None else f"is {value!r}, not null"
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return None if ok else f"is {value!r}, not a number"
+    if kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return None if ok else f"is {value!r}, not an integer"
+    if kind is bool:
+        return None if isinstance(value, bool) else f"is {value!r}, not true/false"
+    if kind is str:
+        return None if isinstance(value, str) else f"is {value!r}, not a string"
+    if isinstance(kind, list):
+        if not isinstance(value, list):
+            return f"is {value!r:.40}, not a list"
+        for i, v in enumerate(value):
+            p = _kind_problem(v, kind[0])
+            if p is not None:
+                return f"[{i}] {p}"
+        return None
+    if isinstance(kind, Mapping):
+        p = check_result(value, kind)
+        return None if p is None else p
+    raise TypeError(f"unknown schema kind {kind!r}")
+
+
+def check_result(result, schema=None):
+    """Why a stored task result is unusable, or None if it is fine.
+
+    Parameters
+    ----------
+    result : object
+        A result as read from a results file.
+    schema : mapping, optional
+        ``{field: kind}``; a kind is ``float`` (a finite number), ``int``, ``bool``, ``str``,
+        ``None`` (null), a tuple of alternatives, ``[kind]`` (a list of that kind) or a
+        nested mapping. Fields not named are not checked.
+
+    Returns
+    -------
+    str or None
+        A short description of the first problem found (``"field 'error' is 'abc', not a
+        number"``), None when the result matches.
+    """
+    if not isinstance(result, Mapping):
+        return f"is {result!r:.40}, not an object"
+    if not result:
+        return "is empty"
+    for name, kind in (schema or {}).items():
+        if name not in result:
+            return f"has no field {name!r}"
+        p = _kind_problem(result[name], kind)
+        if p is not None:
+            return p if p.startswith("field ") else f"field {name!r} {p}"
+    return None
 
 
 # --------------------------------------------------------------------------- JSON helpers
@@ -109,17 +186,25 @@ def to_jsonable(obj):
     raise TypeError(f"result value of type {type(obj).__name__} is not JSON-serialisable")
 
 
-def atomic_write_json(path, data):
-    """Write ``data`` as JSON to ``path`` atomically (temp file + ``os.replace``)."""
+def _tmp_prefix(path):
+    return f"{path.name}.{socket.gethostname()}.{os.getpid()}."
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` atomically (temp file in the same folder + ``os.replace``).
+
+    The temporary file is named ``<name>.<host>.<pid>.<random>.tmp``; one left by a writer
+    that was killed is removed by :func:`remove_stale_temporaries`.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=False, allow_nan=False)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -131,23 +216,113 @@ def atomic_write_json(path, data):
         raise
 
 
+def atomic_write_json(path, data):
+    """Write ``data`` as JSON to ``path`` atomically (see :func:`atomic_write_text`)."""
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False, allow_nan=False))
+
+
+def remove_stale_temporaries(path):
+    """Remove temporary files of ``path`` left by dead writers on this host; return them."""
+    path = Path(path)
+    host = socket.gethostname()
+    removed = []
+    for tmp in path.parent.glob(f"{path.name}.*.tmp"):
+        parts = tmp.name[len(path.name) + 1:].split(".")
+        try:
+            pid = int(parts[-3])
+        except (IndexError, ValueError):
+            pid = None
+        legacy = pid is None  # the old naming <name>.<random>.tmp carried no pid
+        if legacy or (".".join(parts[:-3]) == host and not _pid_alive(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def read_json(path):
+    """Read a JSON file; a missing, unreadable, binary or malformed file is a
+    :class:`ResultsFileError` whose message names the file."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ResultsFileError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsFileError(
+            f"{path}: not a text file (byte {exc.start} is not UTF-8); it is damaged or not a "
+            "results file -- delete it or choose another --out") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsFileError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+            "delete it or choose another --out") from None
+
+
 def load_results(path):
-    """Read a results file written by :func:`run_tasks`.
+    """Read a results file written by :func:`run_tasks` and check its structure.
+
+    The individual task results are not checked here (see :func:`check_result`).
 
     Raises
     ------
-    ValueError
-        If the file is not valid JSON or not a runner results file.
+    ResultsFileError
+        The file is missing, not valid JSON, or not a runner results file (the message
+        names the file and the problem).
     """
     path = Path(path)
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a valid results file (bad JSON: {exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT or "results" not in data:
-        raise ValueError(f"{path}: not a kpm runner results file (format {FORMAT!r} expected)")
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ResultsFileError(f"{path}: not a kpm runner results file (format {FORMAT!r} expected)")
+    for name in ("config", "results", "errors"):
+        if name == "errors" and name not in data:
+            continue
+        if not isinstance(data.get(name), dict):
+            raise ResultsFileError(
+                f"{path}: {name!r} is {json.dumps(data.get(name))[:40]}, not an object of "
+                f"{'settings' if name == 'config' else 'task entries'}; the file is damaged -- "
+                "delete it or choose another --out")
     return data
+
+
+def usable_results(data, tasks, path):
+    """The stored results of ``data`` that ``tasks`` may reuse, and the malformed ones.
+
+    Returns
+    -------
+    good : dict
+        ``{key: result}`` of well-formed entries (entries of keys outside ``tasks`` are kept
+        if they are non-empty objects).
+    bad : dict
+        ``{key: problem}`` of the entries that will be recomputed.
+    """
+    schemas = {t.key: t.schema for t in tasks}
+    good, bad = {}, {}
+    for key, res in data["results"].items():
+        problem = check_result(res, schemas.get(key))
+        if problem is None:
+            good[key] = res
+        else:
+            bad[key] = problem
+    return good, bad
+
+
+def require_results(path, tasks):
+    """Stored results of ``tasks`` for a report (no computation): a malformed entry is a
+    :class:`ResultsFileError` naming the file, the task and the problem."""
+    data = load_results(path)
+    good, bad = usable_results(data, tasks, path)
+    if bad:
+        key, problem = next(iter(bad.items()))
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise ResultsFileError(
+            f"{path}: the result of task {key!r} {problem}{more}; rerun with --resume to "
+            "compute the damaged tasks again")
+    return data, good
 
 
 def _now():
@@ -234,6 +409,34 @@ def _acquire_lock(path):
     raise RuntimeError(f"could not lock {path}")
 
 
+def _print_stderr(message):
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
+
+
+def _previous(path, cfg, tasks, notify):
+    """The reusable results of the file ``path`` for a resumed run (see ``run_tasks``)."""
+    old = load_results(path)
+    if old["config"] != cfg:
+        raise ValueError(
+            f"{path} was written with different settings; cannot resume it "
+            f"(file: {old['config']}, now: {cfg}). Use another --out or drop --resume."
+        )
+    good, bad = usable_results(old, tasks, path)
+    if notify is not None:
+        keys = {t.key for t in tasks}
+        reused = sum(k in good for k in keys)
+        if reused:
+            notify(f"resuming {path}: {reused} of {len(keys)} tasks already done")
+        if bad:
+            shown = "; ".join(f"{k} {p}" for k, p in list(bad.items())[:3])
+            more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+            notify(f"{path}: {len(bad)} stored result(s) are malformed and will be computed "
+                   f"again: {shown}{more}")
+    return good
+
+
 # --------------------------------------------------------------------------- execution
 def _call(fn, kwargs, threads=1):
     """Run one task (in whatever process) and annotate it with time and worker.
@@ -257,7 +460,31 @@ def _call(fn, kwargs, threads=1):
     return out
 
 
-def _keyed_call(key, fn, kwargs, threads=1, record_errors=False):
+_WATCHDOG = []
+
+
+def _exit_with_parent(parent_pid, period=0.5):
+    """In a worker process: exit as soon as ``parent_pid`` is no longer our parent.
+
+    Loky keeps idle workers for minutes and a busy one runs its task to the end; when the
+    run that started them is killed (SIGKILL leaves it no chance to stop them) they are
+    re-parented, which this daemon thread notices within ``period`` seconds.
+    """
+    import threading
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kpm-parent-watchdog", daemon=True).start()
+    _WATCHDOG.append(parent_pid)
+
+
+def _keyed_call(key, fn, kwargs, threads=1, record_errors=False, parent_pid=None):
+    if parent_pid is not None and parent_pid != os.getpid() and not _WATCHDOG \
+            and os.getppid() == parent_pid:
+        _exit_with_parent(parent_pid)
     if not record_errors:
         return key, _call(fn, kwargs, threads)
     try:
@@ -293,7 +520,8 @@ def _iter_local(todo, jobs, threads, rec):
     from joblib import Parallel, delayed
 
     par = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads, rec) for t in todo)
+    me = os.getpid()
+    yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads, rec, me) for t in todo)
 
 
 def _iter_dask(todo, client, threads, rec):
@@ -326,6 +554,7 @@ def run_tasks(
     on_result=None,
     threads_per_task=1,
     on_error="raise",
+    notify=None,
 ):
     """Run tasks locally (joblib) or on Dask, saving each result as it finishes.
 
@@ -361,6 +590,10 @@ def run_tasks(
         ``'record'``: a task that raises is written to the file's ``errors`` (message) and
         the run goes on; it is not a result, the file stays incomplete, and ``resume``
         retries it. The returned dict then lacks that key.
+    notify : callable, optional
+        ``notify(message)`` receives what the user should know: how many results a resume
+        reuses, which stored results are malformed and computed again, removed temporary
+        files. Default: printed to standard error.
 
     Returns
     -------
@@ -372,6 +605,9 @@ def run_tasks(
     ------
     ValueError
         Duplicate keys, bad arguments, resuming a file with another config.
+    ResultsFileError
+        ``resume=True`` and the existing file is not a usable results file (the message
+        names the file and the problem).
     SchedulerUnavailableError
         The scheduler did not answer within ``scheduler_timeout``.
     KeyboardInterrupt
@@ -393,17 +629,11 @@ def run_tasks(
             raise ValueError(f"jobs must be a positive int or -1, got {jobs!r}")
     path = Path(results_path)
     cfg = to_jsonable(dict(config or {}))
+    if notify is None:
+        notify = _print_stderr
 
-    previous = {}
     if resume and path.exists():
-        old = load_results(path)
-        if old.get("config") != cfg:
-            raise ValueError(
-                f"{path} was written with different settings; cannot resume it "
-                f"(file: {old.get('config')}, now: {cfg}). Use another --out or drop --resume."
-            )
-        # results of tasks outside this run are kept too (same config, still valid)
-        previous = dict(old["results"])
+        _previous(path, cfg, tasks, None)  # fail early, before connecting or locking
 
     # connect before touching the file, so a dead scheduler leaves old results alone
     client = _connect(scheduler, scheduler_timeout) if scheduler is not None else None
@@ -413,8 +643,16 @@ def run_tasks(
         if client is not None:
             client.close()
         raise
-    if resume and path.exists():  # re-read under the lock
-        previous = dict(load_results(path)["results"])
+    try:
+        for tmp in remove_stale_temporaries(path):
+            notify(f"removed {tmp.name}, a temporary file left by a run that was killed")
+        # re-read under the lock; results of tasks outside this run are kept too
+        previous = _previous(path, cfg, tasks, notify) if resume and path.exists() else {}
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        if client is not None:
+            client.close()
+        raise
     state = ResultsFile(path, cfg, keys, previous)
     todo = [t for t in tasks if t.key not in state.results]
 

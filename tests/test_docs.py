@@ -1,0 +1,50 @@
+"""What the README and the documentation tell a user to run, runs as written."""
+
+import doctest
+import re
+import shlex
+from pathlib import Path
+
+import click
+import pytest
+from typer.main import get_command
+
+from kpm.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst")),
+         *sorted((ROOT / "docs" / "user_guide").glob("*.rst"))]
+
+
+def test_readme_quick_start_runs_as_written():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "no python block in the README"
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"README block {i}", "README.md", 0))
+    assert runner.failures == 0 and runner.tries > 3
+
+
+def _kpm_command_lines():
+    for page in PAGES:
+        for line in page.read_text().splitlines():
+            line = line.strip().split("#")[0].strip()
+            m = re.search(r"(?:^|&& |\.venv/bin/)(kpm (?:[a-z-]+)(?: .*)?)$", line)
+            if m and not line.startswith(("`", "|", "*")):
+                yield page.name, m.group(1)
+
+
+@pytest.mark.parametrize("page,line", list(_kpm_command_lines()))
+def test_every_kpm_command_in_the_docs_parses(page, line):
+    """Command names and options exist and their values are accepted (parsing only)."""
+    words = shlex.split(line)[1:]
+    if words == ["--version"]:
+        return  # an eager option that exits (tested in test_cli.py)
+    cmd = get_command(app)
+    ctx = cmd.make_context("kpm", list(words), resilient_parsing=False)
+    while isinstance(cmd, click.Group) and ctx.protected_args + ctx.args:
+        name, *rest = ctx.protected_args + ctx.args
+        cmd = cmd.get_command(ctx, name)
+        assert cmd is not None, f"{page}: unknown command in {line!r}"
+        ctx = cmd.make_context(name, rest, parent=ctx)
