@@ -238,6 +238,7 @@ class ConstraintGenerationHingeLP:
 
         self._lp_tol = float(lp_tol)
         self.fallbacks = 0  # runs that failed and were retried (see FALLBACKS)
+        self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
         h = self._new_highs()
         scale = h.getOptionValue("simplex_scale_strategy")  # (status, value) in some highspy versions
         self._scale_strategy = int(scale[1] if isinstance(scale, tuple) else scale)
@@ -328,16 +329,20 @@ class ConstraintGenerationHingeLP:
         return h
 
     def _run(self):
-        """Solve the working-set LP: the warm run, then cold runs of :data:`FALLBACKS`.
+        """Solve the working-set LP: the warm run, then cold runs of :data:`FALLBACKS`,
+        then the exact KPM's path solver.
 
-        On small working sets HiGHS's warm dual simplex can end with a status
-        'Unknown' and a basis whose unscaled primal infeasibility is far above its
-        tolerance (seen: working sets of 14-34 points at D = 10-11 after pruning). The
-        LP is then solved again in a fresh model from no basis -- the dual simplex
-        without scaling, then the interior point method with crossover -- and the
-        first optimal model carries the warm start on. Only when all fail is
-        :class:`~kpm.LPSolverError` raised (the estimators end the path there,
-        loudly).
+        Where the hinge-optimal coefficients are huge (1e5 to 1e13: few rough
+        eigenfunctions on nearly collinear samples, e.g. one-dimensional data), HiGHS's
+        warm dual simplex can end with a status 'Unknown' and a basis whose unscaled
+        primal infeasibility is far above its tolerance. The LP is then solved again
+        in a fresh model from no basis -- the dual simplex without scaling, then the
+        interior point method with crossover -- and the first optimal model carries
+        the warm start on. When those fail too, the working-set LP is solved by
+        :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact KPM, with
+        its own fallbacks), the solver that does not depend on HiGHS's fixed
+        tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
+        estimators end the path there, loudly).
         """
         h = self._h
         use_ipm = self.lp_solver == "ipm" or (
@@ -359,11 +364,7 @@ class ConstraintGenerationHingeLP:
             iters += int(h.getInfo().simplex_iteration_count)
         if h.getModelStatus() != optimal:
             failed.append(f"{h.modelStatusToString(h.getModelStatus())!r}")
-            raise LPSolverError(
-                f"HiGHS did not solve the working-set hinge LP at D={self._D} ({len(self._W)} working "
-                f"points): model status {' / '.join(failed)} (warm dual simplex, cold unscaled dual "
-                "simplex, interior point with crossover)"
-            )
+            return self._run_exact_solver(failed, iters)
         if h is not self._h:  # a fallback solved it: continue warm from its basis
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("simplex_scale_strategy", self._scale_strategy)
@@ -373,6 +374,24 @@ class ConstraintGenerationHingeLP:
         info = h.getInfo()
         # LP value of the working set: max sum alpha = -(min -sum alpha)
         return pi, -float(info.objective_function_value), iters
+
+    def _run_exact_solver(self, failed, iters):
+        """The working-set LP by the exact KPM's path solver, after HiGHS failed."""
+        from ._lp_path import HingeLP
+
+        W, D = self._W, self._D
+        lp = HingeLP(self.y[W])
+        lp.add_columns(self.F[W, :D] if D else np.zeros((len(W), 0)))
+        try:
+            beta, b, objective, it = lp.solve()
+        except LPSolverError as exc:
+            raise LPSolverError(
+                f"no solver solved the working-set hinge LP at D={D} ({len(W)} working points): "
+                f"HiGHS (model status {' / '.join(failed)}: warm dual simplex, cold unscaled dual "
+                f"simplex, interior point with crossover), then the KPM's path solver ({exc})"
+            ) from exc
+        self.exact_solves += 1
+        return np.concatenate([[b], beta]), float(objective), iters + int(it)
 
     # ------------------------------------------------------------------ solve
     def solve(self, D) -> HingeLPResult:

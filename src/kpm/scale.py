@@ -346,7 +346,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Working-set sizes, rounds, certificate gaps of the final path.
     lp_failures_ : list of dict
         Paths that ended because no LP solver solved a dimension (HiGHS's dual
-        simplex warm and cold, and its interior point method): ``{'path': 'fold k'
+        simplex warm and cold, its interior point method, then the exact KPM's path
+        solver): ``{'path': 'fold k'
         or 'final', 'dim': D, 'error': message}``. Empty on ordinary data; otherwise
         :meth:`fit` warned (``ConvergenceWarning``) and selected D below the first
         failure.
