@@ -630,6 +630,27 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     original_norm_sq_ : ndarray of shape (n_machines,)
         ``||Psi||^2`` per machine (``approximation_error_ / original_norm_sq_`` is relative).
     n_features_in_ : int
+
+    See Also
+    --------
+    reduce_svc : The same for an already fitted SVC, in one call.
+    sklearn.svm.SVC : The machine whose expansion is shortened.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn.svm import SVC
+    >>> from kpm import ReducedSetSVC
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> svc = SVC(kernel="rbf", gamma=2.0).fit(X, y)
+    >>> int(svc.n_support_.sum())
+    50
+    >>> small = ReducedSetSVC(svc, n_vectors=10, prefit=True).fit(X, y)
+    >>> small.n_expansion_vectors_    # kernel evaluations per prediction
+    10
+    >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
+    >>> print(f"{svc.score(X_test, y_test):.3f} {small.score(X_test, y_test):.3f}")
+    0.960 0.957
     """
 
     def __init__(
@@ -1037,6 +1058,24 @@ def reduce_svc(svc, n_vectors, method="select", *, X=None, y=None, **params):
     -------
     ReducedSetSVC
         Fitted, with ``decision_function``, ``predict`` and ``score``.
+
+    See Also
+    --------
+    ReducedSetSVC : The estimator it returns (also fits the SVC itself).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn.svm import SVC
+    >>> from kpm import reduce_svc
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> svc = SVC(kernel="rbf", gamma=2.0).fit(X, y)
+    >>> small = reduce_svc(svc, 10, method="construct", X=X, y=y, random_state=0)
+    >>> small.n_expansion_vectors_, int(svc.n_support_.sum())
+    (10, 50)
+    >>> rel = small.approximation_error_ / small.original_norm_sq_  # ||Psi - Psi'||^2 / ||Psi||^2
+    >>> print(rel.round(3))
+    [0.086]
     """
     if svc is None:
         raise ValueError("reduce_svc needs a fitted SVC, a list of SVCs or a kernel expansion")
