@@ -2,7 +2,7 @@
 
 A noisy point ``x`` is mapped to feature space, projected onto the first
 ``n_components`` (centred) kernel PCA directions, and mapped back by an
-approximate pre-image ``z`` of the projection (SPEC §2)::
+approximate pre-image ``z`` of the projection (Schölkopf et al. 1999, §IV-A, §IV-B)::
 
     alpha^k = u_k / sqrt(lambda_k)                  (eigenpairs of the centred Gram matrix)
     beta_k  = sum_i alpha_i^k k~(x)_i               (kernel PCA features of x)
@@ -95,7 +95,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
     kernel PCA directions of the training data and returns the approximate
     pre-images (points of input space whose images are closest to the
-    projections), following Schölkopf et al. (1999) §IV and SPEC §2.
+    projections), following Schölkopf et al. (1999) §IV.
 
     Parameters
     ----------
