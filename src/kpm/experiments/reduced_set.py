@@ -80,7 +80,7 @@ def fit_ovr_svms(X, y, *, C, gamma, cache=False, progress=None, tol=1e-3):
     from sklearn.svm import SVC
 
     classes = np.unique(y)
-    path = cache_dir() / f"usps_ovr_svc_{_key(X, y, C, gamma)}.joblib"
+    path = cache_dir() / f"usps_ovr_svc_{_key(X, y, C, gamma)}.joblib" if cache else None
     if cache and path.is_file():
         stored = joblib.load(path)
         return stored["classes"], stored["svms"], stored["fit_seconds"]
