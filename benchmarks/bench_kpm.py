@@ -46,6 +46,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+from kpm.experiments.provenance import header  # noqa: E402
 
 SIGMA = {"banana": PAPER_SIGMAS["banana"], "german": PAPER_SIGMAS["german"], "image": "median"}
 
@@ -185,6 +186,8 @@ def main(argv=None):
                     help="output folder (the committed results: docs/results)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the records already in the JSON file and run only the missing ones")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_info
 
@@ -192,7 +195,9 @@ def main(argv=None):
     print(f"thread pools: {blas}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"kpm_speed{args.tag}.json"
-    records = json.loads(json_path.read_text()) if json_path.exists() else []
+    records = json.loads(json_path.read_text()) if args.resume and json_path.exists() else []
+    if records:
+        print(f"resuming: {len(records)} records from {json_path}", flush=True)
     done = {(r["dataset"], r["realization"]) for r in records}
     for name in args.datasets:
         for r in args.realizations:
@@ -213,7 +218,7 @@ def main(argv=None):
                 flush=True,
             )
     table = summarise([r for r in records if r["dataset"] in args.datasets], args.variants)
-    (args.out / f"kpm_speed{args.tag}_table.md").write_text(table + "\n")
+    (args.out / f"kpm_speed{args.tag}_table.md").write_text("\n".join(header()) + "\n" + table + "\n")
     print(table)
 
 

@@ -35,6 +35,7 @@ from sklearn.datasets import make_classification
 from sklearn.decomposition import KernelPCA
 from sklearn.preprocessing import StandardScaler
 
+from kpm.experiments.provenance import header
 from kpm.projection import KernelProjection
 
 D = 50
@@ -183,9 +184,7 @@ def write_report(runs, out: Path, notes=()):
     lines = [
         "# KernelProjection vs scikit-learn KernelPCA: fit + transform time",
         "",
-        "Produced by `python benchmarks/bench_projection.py` "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
-        "",
+        *header(),
         f"- Machine: {_cpu_info()}; Python {platform.python_version()}, "
         f"numpy {np.__version__}, scikit-learn {sklearn.__version__}.",
         "- **The machine was shared with other jobs during the runs**: the 1-minute load "

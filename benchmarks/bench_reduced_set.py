@@ -5,12 +5,13 @@ Times, on the 2007 USPS test images, the ten ``sklearn.svm.SVC.decision_function
 best of ``--repeats`` interleaved runs, one thread each (``threadpoolctl``), plus the full
 expansion in kpm's own engine (to separate the speed-up due to fewer vectors from the one
 due to numpy/BLAS versus libsvm). The reduced machines are taken from the cache written by
-``kpm reproduce reduced-set-usps`` (``~/.cache/kpm/reduced``) when present, else built
-here (RSS-n always; RSC-n only with ``--build``; RSC-n+grad only from the cache). The machine load (``uptime``) is recorded
-before and after.
+``kpm reproduce reduced-set-usps --cache-dir DIR`` (run this with ``KPM_CACHE=DIR``) when
+present, else built here (RSS-n always; RSC-n only with ``--build``; RSC-n+grad only from the
+cache). The machine load (``uptime``) is recorded before and after.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_reduced_set.py [--grid 10,25,50,100]``
-Writes docs/results/bench_reduced_set.{md,json}.
+Writes ``kpm-results/bench_reduced_set.{md,json}`` (``--out docs/results`` for the committed
+report).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kpm.experiments.reduced_set import (
     load_usps_pm1,
     time_decision,
 )
+from kpm.experiments.provenance import header
 from kpm.experiments.runner import atomic_write_json, to_jsonable
 from kpm.reduced_set import reduce_svc
 
@@ -107,6 +109,7 @@ def main(argv=None):
     L = [
         "# Benchmark: SVC.decision_function versus reduced-set machines (USPS)",
         "",
+        *header(),
         f"Ten one-vs-rest SVCs (mean {mean_nsv:.1f} SVs, {full.n_expansion_vectors_} distinct; "
         f"ten-class error {err_svc:.2f} %), decision values of all ten machines on the "
         f"{len(yte)} test images; best of {args.repeats} interleaved runs, one thread each. "

@@ -1,7 +1,7 @@
 """Benchmark the vectorised weighted-degree kernel on the splice data.
 
-* correctness and speed against a naive pure-Python reference (the SPEC formula, string
-  slicing) on a small subset;
+* correctness and speed against a naive pure-Python reference (the defining sum over
+  matching substrings, by string slicing) on a small subset;
 * the two vectorised methods (sparse k-mer features, default; pairwise broadcasting);
 * the 1000 x 1000 training Gram matrix and the 2175 x 1000 test matrix of one splice
   realization, beside scikit-learn's ``rbf_kernel`` on the one-hot code of the same strings

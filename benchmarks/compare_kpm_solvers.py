@@ -25,6 +25,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from kpm.experiments.provenance import header  # noqa: E402
 from kpm.experiments.kpm_tables import SIGMAS as SIGMA  # noqa: E402  (the papers' widths)
 
 
@@ -70,6 +71,7 @@ def main(argv=None):
         print(lines[-1], flush=True)
     text = (
         "# KPM Table 2 protocol with both LP solvers (spot check)\n\n"
+        + "\n".join(header()) + "\n"
         "`benchmarks/compare_kpm_solvers.py`: `KernelProjectionMachine(sigma, max_dim=60)`, 5-fold CV, "
         f"realizations 1-{args.realizations}, `lp_solver='auto'` vs `'highs'`. Machine: {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, one BLAS thread.\n\n"

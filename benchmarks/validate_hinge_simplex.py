@@ -33,6 +33,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+from kpm.experiments.provenance import header  # noqa: E402
 
 SIGMA = {**PAPER_SIGMAS, "image": "median"}
 
@@ -207,12 +208,17 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=Path("kpm-results"),
                     help="output folder (the committed results: docs/results)")
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the records already in the JSON file and run only the missing ones")
     ap.add_argument("--adjudicate", action="store_true",
                     help="only add cold-HiGHS referee solves where the paths differ (reads the JSON)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / "hinge_simplex_validation.json"
-    records = json.loads(json_path.read_text()) if json_path.exists() else []
+    keep = args.resume or args.adjudicate  # the referee works on the saved records
+    records = json.loads(json_path.read_text()) if keep and json_path.exists() else []
+    if records:
+        print(f"resuming: {len(records)} records from {json_path}", flush=True)
     done = {(r["dataset"], r["realization"], r["scale"], r["centered"]) for r in records}
     if args.adjudicate:
         records = adjudicate(records, args.data_dir)
@@ -233,6 +239,7 @@ def main(argv=None):
     table = summarise(records)
     (args.out / "hinge_simplex_validation.md").write_text(
         "# The specialised hinge-LP simplex against HiGHS on KPM fold paths\n\n"
+        + "\n".join(header()) + "\n"
         "`benchmarks/validate_hinge_simplex.py`: every CV-fold path of the KPM (5 folds, "
         "uncentred and centred RBF kernels at 0.5, 1 and 2 times the benchmark σ; image: "
         "the median heuristic), solved to the floor of the training hinge risk (zero, or the loss forced by "

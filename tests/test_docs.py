@@ -48,3 +48,25 @@ def test_every_kpm_command_in_the_docs_parses(page, line):
         cmd = cmd.get_command(ctx, name)
         assert cmd is not None, f"{page}: unknown command in {line!r}"
         ctx = cmd.make_context(name, rest, parent=ctx)
+
+
+def test_every_public_name_is_in_the_api_reference():
+    """kpm's public names and every public function or class of its modules have a page."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import kpm
+
+    listed = set(re.findall(r"^   ([\w.]+)$", (ROOT / "docs" / "api.rst").read_text(), flags=re.M))
+    missing = [n for n in kpm.__all__ if n not in listed]
+    for info in pkgutil.iter_modules(kpm.__path__):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        mod = importlib.import_module(f"kpm.{info.name}")
+        for n in getattr(mod, "__all__", []):
+            obj = getattr(mod, n)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and n not in kpm.__all__ \
+                    and f"{info.name}.{n}" not in listed:
+                missing.append(f"{info.name}.{n}")
+    assert not missing, f"not in docs/api.rst: {missing}"

@@ -2,7 +2,7 @@
 
 A noisy point ``x`` is mapped to feature space, projected onto the first
 ``n_components`` (centred) kernel PCA directions, and mapped back by an
-approximate pre-image ``z`` of the projection (SPEC §2)::
+approximate pre-image ``z`` of the projection (Schölkopf et al. 1999, §IV-A, §IV-B)::
 
     alpha^k = u_k / sqrt(lambda_k)                  (eigenpairs of the centred Gram matrix)
     beta_k  = sum_i alpha_i^k k~(x)_i               (kernel PCA features of x)
@@ -95,7 +95,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
     kernel PCA directions of the training data and returns the approximate
     pre-images (points of input space whose images are closest to the
-    projections), following Schölkopf et al. (1999) §IV and SPEC §2.
+    projections), following Schölkopf et al. (1999) §IV.
 
     Parameters
     ----------
@@ -157,6 +157,13 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     kpca_ : sklearn.decomposition.KernelPCA
         The fitted scikit-learn model (``preimage='learned'`` only).
 
+    See Also
+    --------
+    LinearPCADenoiser : The linear PCA baseline.
+    kpm.preimage.gaussian_fixed_point : The fixed-point pre-image iteration.
+    sklearn.decomposition.KernelPCA : Kernel PCA with a learned pre-image map
+        (``preimage='learned'`` uses it).
+
     Notes
     -----
     :meth:`transform` leaves the estimator unchanged; the pre-image diagnostics
@@ -168,6 +175,20 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     ----------
     Schölkopf, Mika, Burges, Knirsch, Müller, Rätsch, Smola (1999). Input space
     versus feature space in kernel-based methods. IEEE TNN 10(5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpm import KernelPCADenoiser
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(0, 2 * np.pi, 300)
+    >>> clean = np.c_[np.cos(t), np.sin(t)]                  # the unit circle
+    >>> noisy = clean + 0.1 * rng.standard_normal(clean.shape)
+    >>> Z = KernelPCADenoiser(n_components=8, sigma=0.5).fit(noisy).transform(noisy)
+    >>> def off(P):                                          # mean distance to the circle
+    ...     return np.abs(np.linalg.norm(P, axis=1) - 1).mean()
+    >>> print(f"{off(noisy):.3f} -> {off(Z):.3f}")
+    0.072 -> 0.017
     """
 
     def __init__(
@@ -451,6 +472,22 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     explained_variance_ : ndarray of shape (n_components_,)
     mean_ : ndarray of shape (n_features,)
     n_features_in_ : int
+
+    See Also
+    --------
+    KernelPCADenoiser : Denoising in a kernel feature space.
+    sklearn.decomposition.PCA : The principal components it reconstructs from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpm import LinearPCADenoiser
+    >>> rng = np.random.default_rng(0)
+    >>> clean = rng.standard_normal((300, 1)) @ rng.standard_normal((1, 5))  # a line in R^5
+    >>> noisy = clean + 0.1 * rng.standard_normal(clean.shape)
+    >>> Z = LinearPCADenoiser(n_components=1).fit(noisy).transform(noisy)
+    >>> print(f"{np.mean((noisy - clean) ** 2):.4f} -> {np.mean((Z - clean) ** 2):.4f}")
+    0.0098 -> 0.0022
     """
 
     def __init__(self, n_components=None):

@@ -304,6 +304,24 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Polarity updates per component.
     n_components_ : int
     n_features_in_ : int
+
+    See Also
+    --------
+    KernelPCAL1 : PCA-L1 in a kernel feature space.
+    sklearn.decomposition.PCA : Principal components of maximal variance (L2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.decomposition import PCA
+    >>> from kpm import PCAL1
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 2)) * [3.0, 1.0]  # the first axis varies most
+    >>> X[:3] = [0.0, 20.0]                             # three outliers on the second axis
+    >>> print(np.abs(PCAL1(n_components=1).fit(X).components_).round(2))
+    [[0.94 0.33]]
+    >>> print(np.abs(PCA(n_components=1).fit(X).components_).round(2))  # turned to the outliers
+    [[0.13 0.99]]
     """
 
     def __init__(
@@ -396,6 +414,22 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         projection of x is ``dual_coef_^T k~(x)`` (exact variant only; None for Nyström).
     dispersion_history_, n_iter_, n_iter_per_component_, n_components_, n_features_in_
         As in :class:`PCAL1`.
+
+    See Also
+    --------
+    PCAL1 : PCA-L1 of the input features.
+    KernelProjection : The explicit coordinates PCA-L1 runs on.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from kpm import KernelPCAL1
+    >>> X, _ = make_circles(200, noise=0.05, factor=0.3, random_state=0)
+    >>> kpca = KernelPCAL1(n_components=2, sigma=0.5).fit(X)
+    >>> kpca.transform(X[:4]).shape
+    (4, 2)
+    >>> kpca.get_feature_names_out()
+    array(['kernelpcal10', 'kernelpcal11'], dtype=object)
     """
 
     def __init__(

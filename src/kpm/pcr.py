@@ -309,6 +309,26 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         Mean CV squared error per d (for ``n_components='cv'``).
     kernel_, X_fit_, n_features_in_
         As in :class:`kpm.relevance.RelevantDimension`.
+
+    See Also
+    --------
+    KernelPCRClassifier : The same model on ±1 labels.
+    RelevantDimension : The dimension estimate alone.
+    sklearn.kernel_ridge.KernelRidge : Shrinks every kernel direction instead of
+        truncating.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpm import KernelPCRRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (200, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(200)
+    >>> reg = KernelPCRRegressor(sigma=1.0).fit(X, y)
+    >>> reg.n_components_             # the relevant dimension
+    6
+    >>> print(reg.predict([[-1.5], [1.5]]).round(2))  # sin(1.5) = 0.997
+    [-1.02  1.04]
     """
 
     def _targets(self, y):
@@ -354,6 +374,24 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     X_fit_, n_features_in_
         As in :class:`KernelPCRRegressor` (``cv_errors_`` is the 0-1 error, or the
         squared error with ``cv_loss='squared'``).
+
+    See Also
+    --------
+    KernelPCRRegressor : The regression model it applies to ±1 labels.
+    RelevantDimension : The dimension estimate alone.
+    KernelProjectionMachine : Hinge loss on the same nested subspaces.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kpm import KernelPCRClassifier
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> clf = KernelPCRClassifier(sigma=0.5).fit(X, y)
+    >>> clf.n_components_, clf.label_noise_  # relevant dimension, estimated label noise
+    (17, 0.02)
+    >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.963
     """
 
     _is_classifier = True

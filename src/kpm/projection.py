@@ -150,6 +150,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     n_features_in_ : int
         Number of input features (n_samples for a precomputed kernel).
 
+    See Also
+    --------
+    KernelPCAL1 : PCA-L1 on these coordinates (robust to outliers).
+    KernelProjectionMachine : A classifier on the leading kernel PCA coordinates.
+    sklearn.decomposition.KernelPCA : The same leading directions, without the
+        full-rank explicit coordinates.
+
     Notes
     -----
     Kwak's Lemma 5 is stated for the full-rank map; with ``n_components < r`` the
@@ -160,6 +167,22 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     ----------
     N. Kwak, "Nonlinear projection trick in kernel methods: an alternative to the kernel
     trick", IEEE TNNLS 24(12), 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from kpm import KernelProjection, pairwise_kernel
+    >>> X, _ = make_moons(200, noise=0.2, random_state=0)
+    >>> Y = KernelProjection(sigma=0.5).fit_transform(X)  # every direction of nonzero variance
+    >>> Y.shape
+    (200, 125)
+    >>> K = pairwise_kernel(X, kernel="rbf", sigma=0.5)
+    >>> H = np.eye(200) - 1 / 200                         # centring in feature space
+    >>> bool(np.allclose(Y @ Y.T, H @ K @ H, atol=1e-8))  # coordinates reproduce the kernel
+    True
+    >>> KernelProjection(10, sigma=0.5).fit(X).transform(X[:3]).shape
+    (3, 10)
     """
 
     def __init__(

@@ -5,15 +5,15 @@ An SVM (or any kernel machine) decides with ``f(x) = sum_i alpha_i k(x_i, x) + b
 evaluation per support vector. A *reduced set* replaces ``Psi`` by
 ``Psi' = sum_{j<=m} beta_j phi(z_j)`` with ``m`` much smaller than the number of support
 vectors; the approximation error ``||Psi - Psi'||^2 = alpha'K alpha - 2 beta'K^{zx} alpha +
-beta'K^z beta`` is computable from kernels alone (SPEC §5).
+beta'K^z beta`` is computable from kernels alone (Schölkopf et al. 1999, §V).
 
 Methods
 -------
 ``'select'``
     One-at-a-time removal of expansion vectors with optimal readjustment of the others
-    (SPEC §5). With the current set T, its inverse Gram matrix ``G = (K_TT)^{-1}`` and the
-    optimal coefficients ``beta = G K_{T,S} alpha``, removing pattern n and re-optimising
-    the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
+    (Schölkopf et al. 1999, §V-C). With the current set T, its inverse Gram matrix
+    ``G = (K_TT)^{-1}`` and the optimal coefficients ``beta = G K_{T,S} alpha``, removing
+    pattern n and re-optimising the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
     the paper's ``alpha_n^2/(K^{-1})_nn``). The cheapest pattern is removed and ``G`` is
     *downdated* by a rank-one step ``G <- G_{-n,-n} - G_{-n,n} G_{n,-n} / G_nn``; it is
     refactorised only when the removed pivot was numerically degenerate (a duplicate or
@@ -33,14 +33,15 @@ Methods
     multi-task penalty is the row's Euclidean norm, the paper penalises its maximum
     modulus; both are zero exactly when the pattern is unused by every machine, which is
     what the selection needs. In all cases the selected patterns then get the optimal
-    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Proposition, SPEC §5).
+    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Schölkopf et al. 1999, §V: the
+    proposition on optimal coefficients).
     Weights ``c_i``: ``'uniform'`` (``c_i = 1``) or ``'inverse'``
     (``c_i = mean_j |alpha_j| / |alpha_i|``, the paper's choice that shrinks small
     coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
 ``'construct'``
     Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
-    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`, SPEC §2) of the
-    current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
+    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`; Schölkopf et al. 1999,
+    §IV-B) of the current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
     vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
     The start of each fixed-point run is the support vector where the residual's value
     ``|<residual, phi(x_i)>|`` is largest (the quantity a new unit-norm term reduces the
@@ -630,6 +631,27 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     original_norm_sq_ : ndarray of shape (n_machines,)
         ``||Psi||^2`` per machine (``approximation_error_ / original_norm_sq_`` is relative).
     n_features_in_ : int
+
+    See Also
+    --------
+    reduce_svc : The same for an already fitted SVC, in one call.
+    sklearn.svm.SVC : The machine whose expansion is shortened.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn.svm import SVC
+    >>> from kpm import ReducedSetSVC
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> svc = SVC(kernel="rbf", gamma=2.0).fit(X, y)
+    >>> int(svc.n_support_.sum())
+    50
+    >>> small = ReducedSetSVC(svc, n_vectors=10, prefit=True).fit(X, y)
+    >>> small.n_expansion_vectors_    # kernel evaluations per prediction
+    10
+    >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
+    >>> print(f"{svc.score(X_test, y_test):.3f} {small.score(X_test, y_test):.3f}")
+    0.960 0.957
     """
 
     def __init__(
@@ -1037,6 +1059,24 @@ def reduce_svc(svc, n_vectors, method="select", *, X=None, y=None, **params):
     -------
     ReducedSetSVC
         Fitted, with ``decision_function``, ``predict`` and ``score``.
+
+    See Also
+    --------
+    ReducedSetSVC : The estimator it returns (also fits the SVC itself).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn.svm import SVC
+    >>> from kpm import reduce_svc
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> svc = SVC(kernel="rbf", gamma=2.0).fit(X, y)
+    >>> small = reduce_svc(svc, 10, method="construct", X=X, y=y, random_state=0)
+    >>> small.n_expansion_vectors_, int(svc.n_support_.sum())
+    (10, 50)
+    >>> rel = small.approximation_error_ / small.original_norm_sq_  # ||Psi - Psi'||^2 / ||Psi||^2
+    >>> print(rel.round(3))
+    [0.086]
     """
     if svc is None:
         raise ValueError("reduce_svc needs a fitted SVC, a list of SVCs or a kernel expansion")

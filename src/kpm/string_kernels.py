@@ -252,11 +252,25 @@ class WeightedDegreeKernel:
         Divide by ``sqrt(k(x,x) k(x',x'))``. For equal-length strings
         ``k(x, x)`` is the same constant for all x, so this only rescales.
 
+    See Also
+    --------
+    weighted_degree_kernel : The kernel matrix of two string arrays.
+    select_kernel : Compare it with other kernels (e.g. RBF on a one-hot code).
+
     Notes
     -----
     ``check_input`` validates (and returns) a 1-D array of equal-length strings;
     kpm's relevance and kernel PCR estimators call it instead of numeric
     validation, so they accept string arrays. See the module docstring.
+
+    Examples
+    --------
+    >>> from kpm import WeightedDegreeKernel
+    >>> seqs = ["ACGTAC", "ACGTTT", "TTGTAC"]
+    >>> print(WeightedDegreeKernel(degree=3)(seqs, seqs))
+    [[32. 20. 20.]
+     [20. 32.  8.]
+     [20.  8. 32.]]
     """
 
     def __init__(self, degree=3, normalize=False, method="sparse"):

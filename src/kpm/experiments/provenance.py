@@ -22,7 +22,9 @@ def command_line(argv=None):
     argv = list(sys.argv if argv is None else argv)
     prog = Path(argv[0]).name if argv else "python"
     if prog in ("kpm", "__main__.py"):
-        prog = "kpm"
+        return shlex.join(["kpm", *argv[1:]])
+    if prog.endswith(".py"):  # a script, e.g. python benchmarks/bench_projection.py
+        return shlex.join(["python", argv[0], *argv[1:]])
     return shlex.join([prog, *argv[1:]])
 
 
