@@ -51,7 +51,7 @@ from .relevance import (
     rank_error,
     relevant_dimension_from_contributions,
 )
-from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_one_class
+from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_degenerate_model
 
 __all__ = ["KernelPCRRegressor", "KernelPCRClassifier"]
 
@@ -423,7 +423,8 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     def _finish_fit(self, y, Y):
         train_classes = self._decide(self.fitted_train_)
         self.label_noise_ = float(np.mean(train_classes != self._decide(Y)))
-        warn_if_one_class(self.classes_[train_classes], self.classes_, type(self).__name__, stacklevel=4)
+        warn_if_degenerate_model(self.classes_[train_classes], y, self.classes_, type(self).__name__,
+                                 stacklevel=4)
 
     def decision_function(self, X):
         """Decision values: ``f(x)`` (binary, positive = ``classes_[1]``) or one per class.

@@ -51,7 +51,7 @@ from .validation import (
     check_option,
     kernel_degeneracy,
     warn_degenerate_kernel,
-    warn_if_one_class,
+    warn_if_degenerate_model,
 )
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
@@ -677,11 +677,11 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             + sum(p.fallbacks for r in results for p in r.get("paths", []))
         )
         self.X_fit_ = X
-        self._warn_degenerate(results[self.kernel_index_])
+        self._warn_degenerate(results[self.kernel_index_], y)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def _warn_degenerate(self, res):
+    def _warn_degenerate(self, res, y):
         """The fit's warnings: failed LPs, a degenerate kernel, a one-class model."""
         if self.lp_failures_:
             first = min(self.lp_failures_, key=lambda f: f["dim"])
@@ -698,8 +698,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             warn_degenerate_kernel(res["degeneracy"], "KernelProjectionMachine", stacklevel=4)
         V = self._subspace.V[:, : self.dim_]
         F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.dim_) for p in res["paths"])], axis=1)
-        warn_if_one_class(
-            self.classes_[_predict_codes(F)], self.classes_, "KernelProjectionMachine", stacklevel=4
+        warn_if_degenerate_model(
+            self.classes_[_predict_codes(F)], y, self.classes_, "KernelProjectionMachine", stacklevel=4
         )
 
     def _grid(self, max_dim):

@@ -87,7 +87,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .kernels import Kernel, make_kernel
-from .validation import warn_if_one_class
+from .validation import warn_if_degenerate_kernel, warn_if_degenerate_model
 
 __all__ = [
     "ReducedSetSVC",
@@ -800,11 +800,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.approximation_error_ = np.atleast_1d(
             expansion_error(exp.V, exp.A, V_red, B_red, exp.kernel)
         )
-        self.original_norm_sq_ = np.einsum("pi,ij,pj->p", exp.A, exp.kernel(exp.V), exp.A)
+        K_sv = exp.kernel(exp.V)
+        self.original_norm_sq_ = np.einsum("pi,ij,pj->p", exp.A, K_sv, exp.A)
+        warn_if_degenerate_kernel(K_sv, "ReducedSetSVC: the kernel matrix of the support vectors")
         self._expansion = exp
         self.intercept_ = self._thresholds(exp, X, y, threshold)
         if X is not None:
-            warn_if_one_class(self.predict(X), self.classes_, "ReducedSetSVC")
+            warn_if_degenerate_model(self.predict(X), y, self.classes_, "ReducedSetSVC")
         return self
 
     def refit_threshold(self, X, y, threshold="mean"):

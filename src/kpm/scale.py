@@ -61,7 +61,7 @@ from .validation import (
     check_real,
     check_samples,
     warn_if_degenerate_kernel,
-    warn_if_one_class,
+    warn_if_degenerate_model,
 )
 
 __all__ = ["NystroemKPM", "DaskClientError", "select_landmarks", "nystroem_eigenfunctions"]
@@ -714,10 +714,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.timings_ = timings
         self.block_rows_ = block_rows
         self.n_features_in_ = n_features_in
-        self._warn_fit(F[:, :D_hat] @ res.coef + res.intercept)
+        self._warn_fit(F[:, :D_hat] @ res.coef + res.intercept, y)
         return self
 
-    def _warn_fit(self, f_train):
+    def _warn_fit(self, f_train, y):
         """The fit's warnings: failed LPs and a one-class model."""
         if self.lp_failures_:
             first = min(self.lp_failures_, key=lambda r: r["dim"])
@@ -730,8 +730,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        warn_if_one_class(self.classes_[(f_train >= 0).astype(int)], self.classes_, "NystroemKPM",
-                          stacklevel=4)
+        predictions = self.classes_[(f_train >= 0).astype(int)]
+        warn_if_degenerate_model(predictions, y, self.classes_, "NystroemKPM", stacklevel=4)
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):

@@ -15,8 +15,10 @@ One place decides what a valid input is, and every failure names the problem:
 * **kernel values**: :func:`check_kernel_values` (finite: overflow is an error that
   says so, never NaN entries);
 * **degenerate models**: :func:`warn_if_degenerate_kernel` (a kernel matrix that is
-  numerically the identity or numerically constant) and :func:`warn_if_one_class`
-  (a classifier predicting a single class on its training data).
+  numerically the identity or numerically constant), :func:`warn_if_one_class`
+  (a classifier predicting a single class on its training data) and
+  :func:`warn_if_degenerate_model` (that, or a classifier less accurate on its
+  training data than always predicting the most frequent class).
 
 Tolerances
 ----------
@@ -63,6 +65,7 @@ __all__ = [
     "warn_if_degenerate_kernel",
     "warn_degenerate_kernel",
     "warn_if_one_class",
+    "warn_if_degenerate_model",
 ]
 
 SYMMETRY_RTOL = 1e-8
@@ -364,6 +367,35 @@ def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
         f"{where} predicts the single class {label!r} on all {predictions.size} of its "
         f"training samples (fitted on {len(classes)} classes): the model is degenerate. Check the "
         "kernel width against the scale of the data (sigma='median', or standardise the features).",
+        DegenerateModelWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+def warn_if_degenerate_model(predictions, y, classes, where, *, stacklevel=3):
+    """Warn (:class:`~kpm.exceptions.DegenerateModelWarning`) when a classifier's
+    predictions on its own training samples are those of a degenerate model.
+
+    Either one class is predicted for every sample (:func:`warn_if_one_class`), or the
+    training accuracy is below the share of the most frequent class: the model is
+    worse on the data it was fitted to than the constant classifier. Returns True when
+    it warned.
+    """
+    if warn_if_one_class(predictions, classes, where, stacklevel=stacklevel + 1):
+        return True
+    predictions, y = np.asarray(predictions), np.asarray(y)
+    if predictions.size == 0 or predictions.shape != y.shape:
+        return False
+    accuracy = float(np.mean(predictions == y))
+    majority = float(np.max(np.unique(y, return_counts=True)[1])) / y.size
+    if accuracy >= majority:
+        return False
+    warnings.warn(
+        f"{where} is less accurate on its own training samples ({accuracy:.3f}) than always "
+        f"predicting the most frequent class ({majority:.3f}): the model is degenerate. Check the "
+        "kernel width against the scale of the data (sigma='median', or standardise the features) "
+        "and the model's size (dimension, number of vectors).",
         DegenerateModelWarning,
         stacklevel=stacklevel,
     )
