@@ -6,12 +6,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm._constraint_generation import ConstraintGenerationHingeLP
 from kpm.datasets import bayes_error, make_twonorm
-from kpm.scale import DaskClientError, NystroemKPM, _select_cv, select_landmarks
+import warnings
+
+from sklearn.exceptions import ConvergenceWarning
+
+import kpm._constraint_generation as cgmod
+from kpm import LPSolverError
+from kpm.kernels import make_kernel
+from kpm.scale import DaskClientError, NystroemKPM, _select_cv, nystroem_eigenfunctions, select_landmarks
 
 SMALL = dict(n_landmarks=10, cv=2, max_components=6, init_working_set=20, random_state=0)
 
 
-@parametrize_with_checks([NystroemKPM(**SMALL)])
+@parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -82,7 +89,7 @@ def test_bad_input(twonorm):
     with pytest.raises(ValueError, match="landmark Gram"):
         NystroemKPM(**KW, memory_budget=100_000).fit(X, y)
     with pytest.raises(ValueError, match="larger than the number of samples"):
-        NystroemKPM(n_landmarks=5000).fit(X, y)
+        select_landmarks(X, 5000)
     with pytest.raises(ValueError, match="binary"):
         NystroemKPM(n_landmarks=20).fit(X[:300], np.arange(300) % 3)
     with pytest.raises(ValueError, match="landmarks must be"):
@@ -167,3 +174,146 @@ def test_cli_reproduce_scale_smoke(tmp_path):
 
     res = json.loads((tmp_path / "scale.json").read_text())["results"]
     assert res["kpm_600"]["test_error"] < 0.1 and res["kpm_600"]["m"] == 40
+
+
+# ------------------------------------------------------------------ robustness
+def test_one_feature_twonorm_fits_for_every_seed():
+    """1-D twonorm, 50 landmarks, 30 components: HiGHS failed the working-set LP on 10 of
+    20 seeds (RuntimeError; hinge-optimal coefficients up to 1e13). Every fit now solves
+    every dimension (cold HiGHS runs, then the exact KPM's path solver)."""
+    X, y = make_twonorm(200, n_features=1, random_state=0)
+    Xt, yt = make_twonorm(2000, n_features=1, random_state=1)
+    for seed in range(20):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            est = NystroemKPM(50, sigma="median", max_components=30, random_state=seed).fit(X, y)
+        assert est.lp_failures_ == [] and np.all(np.isfinite(est.cv_errors_)), seed
+        assert np.mean(est.predict(Xt) != yt) < 0.05  # Bayes error 2.3 %
+
+
+def test_highs_failing_everywhere_leaves_the_exact_solver(monkeypatch):
+    """Every HiGHS run fails: each working-set LP is solved by the KPM's path solver,
+    and the path (objectives, certificates) is that of the HiGHS path."""
+    F, y = make_twonorm(500, random_state=3)
+    F = np.asfortranarray(F)
+    y = np.where(y == 1, 1.0, -1.0)
+    ref = ConstraintGenerationHingeLP(F, y, init_size=80, random_state=0).path([1, 2, 5, 12, 20])
+    cg = ConstraintGenerationHingeLP(F, y, init_size=80, random_state=0)
+    run = type(cg._h).run
+
+    def failing_run(self):
+        out = run(self)
+        self.clearSolver()  # model status 'Not Set'
+        return out
+
+    monkeypatch.setattr(type(cg._h), "run", failing_run)
+    got = cg.path([1, 2, 5, 12, 20])
+    assert cg.exact_solves >= 5
+    for a, b in zip(ref, got):
+        assert b.objective == pytest.approx(a.objective, rel=1e-9, abs=1e-9)
+        assert b.lower_bound == pytest.approx(a.lower_bound, rel=1e-9, abs=1e-9)
+
+
+def test_every_solver_failing_ends_the_paths_loudly(monkeypatch):
+    """From D = 4 on no LP solver succeeds: the CV paths and the final path end at
+    D = 3, fit warns naming D = 4, and lp_failures_ records every path."""
+    orig = cgmod.ConstraintGenerationHingeLP._run
+
+    def fail_from_4(self):
+        if self._D >= 4:
+            raise LPSolverError(f"simulated failure at D={self._D}")
+        return orig(self)
+
+    monkeypatch.setattr(cgmod.ConstraintGenerationHingeLP, "_run", fail_from_4)
+    X, y = make_twonorm(400, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"at D=4 .*simulated failure"):
+        est = NystroemKPM(60, sigma="median", max_components=10, cv=3, random_state=0).fit(X, y)
+    assert est.n_components_ <= 3
+    assert {f["path"] for f in est.lp_failures_} == {"fold 0", "fold 1", "fold 2"}
+    assert all(f["dim"] == 4 for f in est.lp_failures_)
+    assert np.all(np.isnan(est.cv_errors_[:, 3:])) and np.all(np.isfinite(est.cv_errors_[:, :3]))
+
+
+def test_failed_warm_run_is_solved_cold_with_the_same_result(monkeypatch):
+    """A warm run that ends 'Unknown' is re-solved by the fallbacks (cold, unscaled
+    dual simplex): the path is the same as without the failure."""
+    F, y = make_twonorm(600, random_state=2)
+    F = np.asfortranarray(F)
+    y = np.where(y == 1, 1.0, -1.0)
+    ref = ConstraintGenerationHingeLP(F, y, init_size=100, random_state=0).path([1, 3, 6, 10])
+    cg = ConstraintGenerationHingeLP(F, y, init_size=100, random_state=0)
+    h = cg._h
+    calls = {"n": 0}
+    run = type(h).run
+
+    def flaky_run(self):
+        calls["n"] += 1
+        out = run(self)
+        if calls["n"] == 3:  # pretend this warm run ended in numerical trouble
+            self.clearSolver()
+        return out
+
+    monkeypatch.setattr(type(h), "run", flaky_run)
+    got = cg.path([1, 3, 6, 10])
+    assert cg.fallbacks == 1
+    for a, b in zip(ref, got):
+        assert a.objective == pytest.approx(b.objective, rel=1e-9, abs=1e-9)
+        np.testing.assert_allclose(a.coef, b.coef, rtol=1e-6, atol=1e-8)
+
+
+def test_default_landmarks_are_capped_at_n():
+    X, y = make_twonorm(120, random_state=0)
+    est = NystroemKPM(random_state=0).fit(X, y)
+    assert est.landmarks_.shape == (120, 20) and len(np.unique(est.landmark_indices_)) == 120
+
+
+def test_public_helpers_validate_their_input():
+    X, _ = make_twonorm(50, random_state=0)
+    idx = select_landmarks(X.tolist(), 10, random_state=0)  # a list, as any array-like
+    np.testing.assert_array_equal(idx, select_landmarks(X, 10, random_state=0))
+    kern = make_kernel("rbf", sigma=3.0)
+    for bad in (-1, 0, 1, np.nan, "x"):
+        with pytest.raises(ValueError, match="eig_tol"):
+            nystroem_eigenfunctions(kern, X[:10], eig_tol=bad)
+    with pytest.raises(ValueError, match="max_components"):
+        nystroem_eigenfunctions(kern, X[:10], max_components=0)
+    with pytest.raises(ValueError, match="kpm.kernels.Kernel"):
+        nystroem_eigenfunctions("rbf", X[:10])
+    with pytest.raises(ValueError, match="landmarks must be one of"):
+        select_landmarks(X, 10, method="random")
+    with pytest.raises(ValueError, match="n_landmarks must be an integer"):
+        select_landmarks(X, 2.5)
+    Xn = X.copy()
+    Xn[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        select_landmarks(Xn, 10)
+
+
+def test_degenerate_width_and_one_class_model_warn():
+    from kpm import DegenerateKernelWarning, DegenerateModelWarning
+
+    X, y = make_twonorm(200, random_state=0)
+    with pytest.warns(DegenerateKernelWarning, match="numerically the identity"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateModelWarning)
+            NystroemKPM(40, sigma=1e-3, max_components=10, random_state=0).fit(X, y)
+    yy = np.where(np.arange(200) < 190, 0, 1)  # 5 % minority: the constant classifier wins
+    with pytest.warns(DegenerateModelWarning, match="single class 0"):
+        NystroemKPM(40, sigma=1e3, max_components=2, random_state=0).fit(X, yy)
+
+
+def test_overflowing_kernel_is_a_clear_error():
+    X, y = make_twonorm(100, random_state=0)
+    with pytest.raises(ValueError, match="overflowed"):
+        NystroemKPM(20, kernel="poly", degree=400, gamma=10.0, random_state=0).fit(X, y)
+
+
+def test_layouts_and_containers_give_the_same_model():
+    pd = pytest.importorskip("pandas")
+    X, y = make_twonorm(300, random_state=0)
+    ref = NystroemKPM(40, sigma="median", max_components=10, cv=3, random_state=0).fit(X, y)
+    Xt, _ = make_twonorm(200, random_state=1)
+    for Xv in (np.asfortranarray(X), X.tolist(), pd.DataFrame(X), np.repeat(X, 2, axis=1)[:, ::2]):
+        est = NystroemKPM(40, sigma="median", max_components=10, cv=3, random_state=0).fit(Xv, y)
+        np.testing.assert_array_equal(est.cv_errors_, ref.cv_errors_)
+        np.testing.assert_array_equal(est.decision_function(Xt), ref.decision_function(Xt))

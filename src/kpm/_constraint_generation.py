@@ -1,7 +1,7 @@
 """Exact hinge-loss ERM on a very large sample by constraint (row) generation.
 
 The Kernel Projection Machine fits, for each dimension D, the linear programme
-(SPEC §3.2)::
+(Blanchard, Massart, Vert & Zwald 2004, Section 3)::
 
     min_{beta, b, xi}  sum_i xi_i
     s.t.  y_i (F_i[:D] . beta + b) + xi_i >= 1,   xi_i >= 0,   i = 1..n,
@@ -68,7 +68,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective"]
+from .exceptions import LPSolverError
+
+__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective", "FALLBACKS"]
+
+#: The runs tried, in order, after the warm run of a working-set LP fails:
+#: ``(HiGHS solver, simplex_scale_strategy)`` -- the dual simplex without scaling
+#: (from the basis the failed run reached), then the interior point method with
+#: crossover to a vertex.
+FALLBACKS = (("simplex", 0), ("ipm", 2))
 
 
 @dataclass
@@ -160,7 +168,8 @@ class ConstraintGenerationHingeLP:
     ipm_min_points : int, default=20000
         See ``lp_solver``.
     max_rounds : int, default=10000
-        Safety cap on LP solves per dimension (``RuntimeError`` when reached).
+        Safety cap on LP solves per dimension (:class:`~kpm.LPSolverError` when
+        reached).
     random_state : int or None
         Seeds the initial working set.
     """
@@ -227,13 +236,12 @@ class ConstraintGenerationHingeLP:
         self._inf = highspy.kHighsInf
         self._hs = highspy
 
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", float(lp_tol))
-        h.setOptionValue("dual_feasibility_tolerance", float(lp_tol))
-        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
-        h.setOptionValue("simplex_strategy", 1)  # dual simplex
-        h.setOptionValue("threads", 1)
+        self._lp_tol = float(lp_tol)
+        self.fallbacks = 0  # runs that failed and were retried (see FALLBACKS)
+        self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
+        h = self._new_highs()
+        scale = h.getOptionValue("simplex_scale_strategy")  # (status, value) in some highspy versions
+        self._scale_strategy = int(scale[1] if isinstance(scale, tuple) else scale)
         # row 0: sum_i alpha_i y_i = 0 (the intercept b)
         h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
         self._h = h
@@ -305,28 +313,85 @@ class ConstraintGenerationHingeLP:
         self._in_W[self._W[drop]] = False
         self._W = np.delete(self._W, drop)
 
+    def _new_highs(self, solver="simplex", scale_strategy=None):
+        """A HiGHS instance with this solver's options (an empty model)."""
+        h = self._hs.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", self._lp_tol)
+        h.setOptionValue("dual_feasibility_tolerance", self._lp_tol)
+        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
+        h.setOptionValue("simplex_strategy", 1)  # dual simplex
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("solver", solver)
+        h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
+        if scale_strategy is not None:
+            h.setOptionValue("simplex_scale_strategy", int(scale_strategy))
+        return h
+
     def _run(self):
+        """Solve the working-set LP: the warm run, then cold runs of :data:`FALLBACKS`,
+        then the exact KPM's path solver.
+
+        Where the hinge-optimal coefficients are huge (1e5 to 1e13: few rough
+        eigenfunctions on nearly collinear samples, e.g. one-dimensional data), HiGHS's
+        warm dual simplex can end with a status 'Unknown' and a basis whose unscaled
+        primal infeasibility is far above its tolerance. The LP is then solved again
+        in a fresh model from no basis -- the dual simplex without scaling, then the
+        interior point method with crossover -- and the first optimal model carries
+        the warm start on. When those fail too, the working-set LP is solved by
+        :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact KPM, with
+        its own fallbacks), the solver that does not depend on HiGHS's fixed
+        tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
+        estimators end the path there, loudly).
+        """
         h = self._h
         use_ipm = self.lp_solver == "ipm" or (
             self.lp_solver == "auto" and len(self._W) >= self.ipm_min_points and self._D <= 10
         )
-        if use_ipm:
-            h.setOptionValue("solver", "ipm")
-            h.setOptionValue("run_crossover", "on")
-        else:
+        optimal = self._hs.HighsModelStatus.kOptimal
+        h.setOptionValue("solver", "ipm" if use_ipm else "simplex")
+        h.run()
+        iters = int(h.getInfo().simplex_iteration_count)
+        failed = []
+        for solver, scale in FALLBACKS:
+            if h.getModelStatus() == optimal:
+                break
+            failed.append(f"{h.modelStatusToString(h.getModelStatus())!r}")
+            self.fallbacks += 1
+            h = self._new_highs(solver, scale)
+            h.passModel(self._h.getLp())
+            h.run()
+            iters += int(h.getInfo().simplex_iteration_count)
+        if h.getModelStatus() != optimal:
+            failed.append(f"{h.modelStatusToString(h.getModelStatus())!r}")
+            return self._run_exact_solver(failed, iters)
+        if h is not self._h:  # a fallback solved it: continue warm from its basis
             h.setOptionValue("solver", "simplex")
-        status = h.run()
-        ms = h.getModelStatus()
-        if ms != self._hs.HighsModelStatus.kOptimal:
-            raise RuntimeError(
-                f"HiGHS did not solve the working-set hinge LP to optimality: {h.modelStatusToString(ms)} "
-                f"(run status {status})"
-            )
+            h.setOptionValue("simplex_scale_strategy", self._scale_strategy)
+            self._h = h
         sol = h.getSolution()
         pi = -np.asarray(sol.row_dual)
         info = h.getInfo()
         # LP value of the working set: max sum alpha = -(min -sum alpha)
-        return pi, -float(info.objective_function_value), int(info.simplex_iteration_count)
+        return pi, -float(info.objective_function_value), iters
+
+    def _run_exact_solver(self, failed, iters):
+        """The working-set LP by the exact KPM's path solver, after HiGHS failed."""
+        from ._lp_path import HingeLP
+
+        W, D = self._W, self._D
+        lp = HingeLP(self.y[W])
+        lp.add_columns(self.F[W, :D] if D else np.zeros((len(W), 0)))
+        try:
+            beta, b, objective, it = lp.solve()
+        except LPSolverError as exc:
+            raise LPSolverError(
+                f"no solver solved the working-set hinge LP at D={D} ({len(W)} working points): "
+                f"HiGHS (model status {' / '.join(failed)}: warm dual simplex, cold unscaled dual "
+                f"simplex, interior point with crossover), then the KPM's path solver ({exc})"
+            ) from exc
+        self.exact_solves += 1
+        return np.concatenate([[b], beta]), float(objective), iters + int(it)
 
     # ------------------------------------------------------------------ solve
     def solve(self, D) -> HingeLPResult:
@@ -384,7 +449,9 @@ class ConstraintGenerationHingeLP:
                 cand = cand[top]
             cand = np.sort(cand)
             self._add_points(rows[cand], viol_r[cand] > 0)
-        raise RuntimeError(f"constraint generation did not terminate in {self.max_rounds} rounds")
+        raise LPSolverError(
+            f"constraint generation did not terminate in {self.max_rounds} rounds at D={D}"
+        )
 
     def path(self, D_values):
         """Solve for each D of an increasing sequence, warm-starting; returns the results."""

@@ -7,8 +7,8 @@ Method
    k-means++ seeding (on a uniform subsample of at most ``20 m`` points, so that
    the seeding costs ``O(m^2 d)`` rather than ``O(n m d)``).
 2. *Approximate eigenfunctions.* The landmark Gram matrix ``W = K(Z, Z) = U Λ Uᵀ``
-   (uncentred, as the KPM paper, SPEC §3.1). The Nyström extension of the j-th
-   eigenvector, normalised to unit mean square on the landmarks, is
+   (uncentred, as in the KPM of Blanchard, Massart, Vert & Zwald, 2004). The
+   Nyström extension of the j-th eigenvector, normalised to unit mean square on the landmarks, is
    ``φ_j(x) = sqrt(m) / λ_j · Σ_l U_lj k(z_l, x)``; ``φ_j`` converges to the
    eigenfunction of the kernel integral operator ``T_k`` of the paper's §2.2, of
    which the exact KPM's Gram eigenvectors are the n-point version. Directions
@@ -18,8 +18,8 @@ Method
    kernel values (an ``rows × m`` block and its temporaries) held, and the
    ``n × m`` matrix is never formed; only the ``n × max_components`` features are
    kept.
-4. *Hinge-loss ERM over S_D = span{1, φ_1..φ_D}* — the KPM's LP (SPEC §3.2) —
-   solved exactly for every D of the grid by constraint generation with HiGHS,
+4. *Hinge-loss ERM over S_D = span{1, φ_1..φ_D}* -- the KPM's LP (Blanchard,
+   Massart, Vert & Zwald 2004, Section 3) -- solved exactly for every D of the grid by constraint generation with HiGHS,
    warm-started along D (:mod:`kpm._constraint_generation`).
 5. *Selection of D* by k-fold cross-validation of the 0-1 error over the D
    grid, ties to the smaller D (the exact KPM's ``cv`` rule); the folds run in
@@ -41,16 +41,28 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin
 from ._config import get_config
 from ._constraint_generation import ConstraintGenerationHingeLP
+from .exceptions import LPSolverError
+from .validation import (
+    check_estimator_data,
+    check_int,
+    check_option,
+    check_real,
+    check_samples,
+    warn_if_degenerate_kernel,
+    warn_if_one_class,
+)
 
 __all__ = ["NystroemKPM", "DaskClientError", "select_landmarks", "nystroem_eigenfunctions"]
 
@@ -70,6 +82,7 @@ _FITTED = (
     "projection_",
     "train_risk_",
     "lp_stats_",
+    "lp_failures_",
     "timings_",
     "n_features_in_",
     "feature_names_in_",
@@ -134,9 +147,13 @@ def select_landmarks(X, n_landmarks, method="uniform", random_state=None):
         subsample of ``min(n, 20 n_landmarks)`` rows.
     random_state : int, RandomState or None
     """
+    if not _is_dask_array(X):
+        X = check_samples(X)
+    elif X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
     n = X.shape[0]
-    if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral) or n_landmarks < 1:
-        raise ValueError(f"n_landmarks must be a positive integer, got {n_landmarks!r}")
+    n_landmarks = check_int(n_landmarks, "n_landmarks")
+    method = check_option(method, "landmarks", ("uniform", "kmeans++"))
     if n_landmarks > n:
         raise ValueError(
             f"n_landmarks={n_landmarks} is larger than the number of samples n={n}: "
@@ -157,7 +174,6 @@ def select_landmarks(X, n_landmarks, method="uniform", random_state=None):
             np.asarray(Xs, dtype=float), int(n_landmarks), random_state=int(rng.integers(2**31 - 1))
         )
         return np.sort(sub[idx])
-    raise ValueError(f"landmarks must be 'uniform' or 'kmeans++', got {method!r}")
 
 
 def _seed(random_state):
@@ -171,6 +187,17 @@ def _seed(random_state):
 def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
     """Approximate eigenfunctions from the landmark Gram matrix.
 
+    Parameters
+    ----------
+    kernel : kpm.kernels.Kernel
+        A kernel on feature vectors (not ``'precomputed'``).
+    Z : array-like (m, n_features)
+        The landmarks.
+    max_components : int, optional
+        Most eigenfunctions returned (default: all above ``eig_tol``).
+    eig_tol : float in (0, 1), default=1e-10
+        Eigenvalues at or below ``eig_tol * λ_1`` are dropped.
+
     Returns
     -------
     eigenvalues : ndarray (r,)
@@ -178,44 +205,62 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
         ``max_components`` of them.
     projection : ndarray (m, r)
         ``P = sqrt(m) U Λ^{-1}``: the features of x are ``K(x, Z) @ P``.
+
+    Warns
+    -----
+    DegenerateKernelWarning
+        When ``K(Z, Z)`` is numerically the identity or constant (a kernel width far
+        from the scale of the data).
     """
     from ._eigensolvers import top_eigh
+    from .kernels import Kernel
 
+    if not isinstance(kernel, Kernel) or kernel.is_precomputed:
+        raise ValueError(
+            "kernel must be a kpm.kernels.Kernel on feature vectors (see kpm.make_kernel), got "
+            f"{kernel!r}"
+        )
+    eig_tol = check_real(eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
+    Z = check_samples(Z, "Z")
     m = len(Z)
+    k = m if max_components is None else min(m, check_int(max_components, "max_components"))
     Wm = kernel(Z, Z)
-    k = m if max_components is None else min(m, int(max_components))
+    warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
     lam, U = top_eigh(Wm, k, solver="dense")  # only the top k (LAPACK subset eigh)
-    if not np.all(np.isfinite(lam)) or lam[0] <= 0:
-        raise ValueError("the landmark Gram matrix has no positive eigenvalue")
-    keep = lam > eig_tol * lam[0]
-    r = int(keep.sum())
-    if max_components is not None:
-        r = min(r, int(max_components))
+    if lam[0] <= 0:
+        raise ValueError("the landmark kernel matrix K(Z, Z) has no positive eigenvalue")
+    r = int(np.sum(lam > eig_tol * lam[0]))
     lam, U = lam[:r], U[:, :r]
     return lam, U * (np.sqrt(m) / lam)[None, :]
 
 
-def _feature_block(Xb, Z, P, kernel, Z_sq=None):
-    Xb = np.asarray(Xb, dtype=float)
-    if not np.all(np.isfinite(Xb)):
-        raise ValueError("X contains NaN or infinite values")
-    Kb = kernel._block(Xb, Z, None, Z_sq)
-    return Kb @ P
+def _feature_block(Xb, Z, P, kernel):
+    """``K(Xb, Z) @ P`` (kernel values checked: overflow is a clear error)."""
+    return kernel.matvec(Xb, P, Z)
 
 
 def _fold_job(F, y, train, val, grid, lp_params):
-    """CV work of one fold: the LP path on ``train``, 0-1 error on ``val`` per D."""
+    """CV work of one fold: the LP path on ``train``, 0-1 error on ``val`` per D.
+
+    The path ends where no LP solver solves a dimension (the errors of that D and
+    beyond are NaN, the failure is returned).
+    """
     t0 = time.perf_counter()
     cg = ConstraintGenerationHingeLP(F, y, rows=train, **lp_params)
-    errs = np.empty(len(grid))
+    errs = np.full(len(grid), np.nan)
     Fv = F[val]
     yv = y[val]
+    failure = None
     for k, D in enumerate(grid):
-        res = cg.solve(D)
+        try:
+            res = cg.solve(D)
+        except LPSolverError as exc:
+            failure = (int(D), str(exc))
+            break
         f = Fv[:, :D] @ res.coef + res.intercept
         pred = np.where(f >= 0, 1.0, -1.0)
         errs[k] = np.mean(pred != yv)
-    return errs, time.perf_counter() - t0, len(cg.working_set)
+    return errs, time.perf_counter() - t0, len(cg.working_set), failure
 
 
 def _select_cv(grid, cv_error):
@@ -235,7 +280,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     n_landmarks : int, default=1000
-        Number m of landmark points (must not exceed n).
+        Number m of landmark points, capped at the number of training samples.
     landmarks : {'uniform', 'kmeans++'}, default='uniform'
         How the landmarks are drawn from the training set.
     kernel : str or callable, default='rbf'
@@ -299,6 +344,13 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         (the final path on all data).
     lp_stats_ : dict
         Working-set sizes, rounds, certificate gaps of the final path.
+    lp_failures_ : list of dict
+        Paths that ended because no LP solver solved a dimension (HiGHS's dual
+        simplex warm and cold, its interior point method, then the exact KPM's path
+        solver): ``{'path': 'fold k'
+        or 'final', 'dim': D, 'error': message}``. Empty on ordinary data; otherwise
+        :meth:`fit` warned (``ConvergenceWarning``) and selected D below the first
+        failure.
     timings_ : dict
         Seconds spent in each phase.
     """
@@ -352,12 +404,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     def _budget(self):
-        b = self.memory_budget
-        if b is None:
+        if self.memory_budget is None:
             return int(get_config()["block_bytes"])
-        if isinstance(b, bool) or not isinstance(b, numbers.Integral) or b <= 0:
-            raise ValueError(f"memory_budget must be a positive integer number of bytes, got {b!r}")
-        return int(b)
+        return check_int(self.memory_budget, "memory_budget (bytes)")
 
     def _block_rows(self, m, D):
         budget = self._budget()
@@ -376,18 +425,14 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         return int(rows)
 
     def _validate_params(self):
-        if self.landmarks not in ("uniform", "kmeans++"):
-            raise ValueError(f"landmarks must be 'uniform' or 'kmeans++', got {self.landmarks!r}")
-        for name in ("max_components", "cv", "init_working_set"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.cv < 2:
-            raise ValueError(f"cv must be >= 2 folds, got {self.cv}")
+        check_option(self.landmarks, "landmarks", ("uniform", "kmeans++"))
+        check_int(self.n_landmarks, "n_landmarks")
+        for name in ("max_components", "init_working_set"):
+            check_int(getattr(self, name), name)
+        check_int(self.cv, "cv", minimum=2)
+        check_int(self.n_jobs, "n_jobs", minimum=None, allow_none=True)
         for name in ("eig_tol", "lp_tol"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < 1):
-                raise ValueError(f"{name} must be a number in (0, 1), got {v!r}")
+            check_real(getattr(self, name), name, low=0, high=1, low_open=True, high_open=True)
 
     def _grid(self, r):
         if self.n_components_grid is None:
@@ -413,12 +458,11 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         """``K(X, Z) @ P`` blockwise (numpy loop, Dask tasks, or on a client)."""
         n = X.shape[0]
         D = P.shape[1]
-        Z_sq = np.einsum("ij,ij->i", Z, Z) if kernel.name in ("rbf", "imq") else None
         if client is None and not _is_dask_array(X):
             F = np.empty((n, D), order="F")
             for start in range(0, n, rows):
                 sl = slice(start, min(start + rows, n))
-                F[sl] = _feature_block(X[sl], Z, P, kernel, Z_sq)
+                F[sl] = _feature_block(X[sl], Z, P, kernel)
             return F
         import dask.array as da
 
@@ -426,126 +470,104 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             Xd = X.rechunk((rows, X.shape[1]))
         else:
             Xd = da.from_array(X, chunks=(rows, X.shape[1]))
-        Fd = Xd.map_blocks(
-            _feature_block, Z, P, kernel, Z_sq, dtype=float, chunks=(Xd.chunks[0], (D,))
-        )
+        Fd = Xd.map_blocks(_feature_block, Z, P, kernel, dtype=float, chunks=(Xd.chunks[0], (D,)))
         if client is None:
             Fl = Fd.compute()
         else:
             Fl = client.compute(Fd).result()
         return np.asfortranarray(Fl)
 
-    # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Fit: landmarks, eigenfunctions, features, CV over D, final LP path.
+    def _check_data(self, X, y):
+        """``(X, y, n_features_in)``: numpy X in canonical form, or a checked dask array."""
+        if not _is_dask_array(X):
+            X, y = check_estimator_data(self, X, y, min_samples=2)
+            return X, y, X.shape[1]
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
+        if np.isnan(X.shape[0]):
+            raise ValueError("X must have known chunk sizes (call X.compute_chunk_sizes())")
+        if _is_dask_array(y):
+            y = y.compute()
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
+        return X, y, X.shape[1]
 
-        Parameters
-        ----------
-        X : array-like or dask array (n_samples, n_features)
-        y : array-like (n_samples,), two classes
-
-        Returns
-        -------
-        self
-        """
-        for a in _FITTED:  # never leave a stale model from an earlier fit
-            if a in self.__dict__:
-                delattr(self, a)
-        self._validate_params()
-        client = _check_client(self.client)
-        t_all = time.perf_counter()
-        timings = {}
-
-        dask_X = _is_dask_array(X)
-        if dask_X:
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
-            if np.isnan(X.shape[0]):
-                raise ValueError("X must have known chunk sizes (call X.compute_chunk_sizes())")
-            if _is_dask_array(y):
-                y = y.compute()
-            y = np.asarray(y)
-            if y.ndim != 1 or len(y) != X.shape[0]:
-                raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
-            n_features_in = X.shape[1]
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-            n_features_in = X.shape[1]
+    def _binary_targets(self, y):
+        """``(classes, y in {-1, +1})``; exactly two classes."""
         check_classification_targets(y)
         classes = np.unique(y)
         if len(classes) < 2:
-            raise ValueError("y has only 1 class; NystroemKPM needs exactly 2 classes")
+            raise ValueError(
+                f"y has only one class ({classes[0]!r}); NystroemKPM needs exactly 2 classes"
+            )
         if len(classes) > 2:
             raise ValueError(
                 "Only binary classification is supported. NystroemKPM is a binary classifier: "
                 f"y must have exactly 2 classes, got {len(classes)}"
             )
-        ypm = np.where(y == classes[1], 1.0, -1.0)
-        n = X.shape[0]
-        counts = np.array([(ypm < 0).sum(), (ypm > 0).sum()])
-        if counts.min() < self.cv:
-            raise ValueError(
-                f"cv={self.cv} folds need at least {self.cv} samples of each class; the smallest "
-                f"class has {counts.min()}"
-            )
+        if len(y) < self.cv:
+            raise ValueError(f"cv={self.cv} folds need at least {self.cv} samples, got {len(y)}")
+        return classes, np.where(y == classes[1], 1.0, -1.0)
 
-        # landmarks and kernel
-        t = time.perf_counter()
-        rs = np.random.default_rng(_seed(self.random_state))
-        seeds = rs.integers(2**31 - 1, size=4)
-        idx = select_landmarks(X, self.n_landmarks, self.landmarks, int(seeds[0]))
-        m = len(idx)
-        block_rows = self._block_rows(m, self.max_components)
+    def _basis(self, X, seeds):
+        """Landmarks, kernel and Nyström eigenfunctions: ``(idx, Z, kernel, lam, P, grid)``."""
+        n = X.shape[0]
+        dask_X = _is_dask_array(X)
+        idx = select_landmarks(X, min(self.n_landmarks, n), self.landmarks, int(seeds[0]))
         Z = X[idx]
         if dask_X:
-            Z = np.asarray(Z.compute(), dtype=float)
-            if not np.all(np.isfinite(Z)):
-                raise ValueError("X contains NaN or infinite values")
+            Z = check_samples(Z.compute())
         sub = idx
-        if n > m:
-            extra = np.sort(np.random.default_rng(int(seeds[1])).choice(n, min(n, 10000), replace=False))
-            sub = extra
+        if n > len(idx):  # data-dependent widths from a uniform subsample
+            sub = np.sort(np.random.default_rng(int(seeds[1])).choice(n, min(n, 10000), replace=False))
         Xs = X[sub]
         if dask_X:
-            Xs = np.asarray(Xs.compute(), dtype=float)
+            Xs = check_samples(Xs.compute())
         kernel = self._make_kernel(Xs)
         if kernel.is_precomputed:
             raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
         lam, P = nystroem_eigenfunctions(kernel, Z, max_components=self.max_components, eig_tol=self.eig_tol)
-        r = len(lam)
-        grid = self._grid(r)
-        P = P[:, : grid[-1]]
-        timings["landmarks_eigen"] = time.perf_counter() - t
+        grid = self._grid(len(lam))
+        return idx, Z, kernel, lam, P[:, : grid[-1]], grid
 
-        fail = _dask_failure_types()
+    def _cross_validate(self, F, ypm, grid, lp_params, seed, client):
+        """The folds' 0-1 errors per D of the grid: ``[(errors, seconds, |W|, failure)]``."""
+        skf = StratifiedKFold(self.cv, shuffle=True, random_state=seed)
+        folds = list(skf.split(np.zeros(len(ypm)), ypm))
+        for k, (train, _) in enumerate(folds):
+            if len(np.unique(ypm[train])) < 2:
+                raise ValueError(
+                    f"cross-validation fold {k} has training samples of only one class; use fewer "
+                    "folds (cv) or more samples of the smaller class"
+                )
+        if client is not None:
+            _check_client(client)
+            Ff = client.scatter(F, broadcast=False)
+            yf = client.scatter(ypm, broadcast=False)
+            futs = [
+                client.submit(_fold_job, Ff, yf, tr, va, grid, lp_params, pure=False) for tr, va in folds
+            ]
+            return client.gather(futs)
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fold_job)(F, ypm, tr, va, grid, lp_params) for tr, va in folds
+        )
+
+    def _features_and_cv(self, X, Z, P, kernel, block_rows, ypm, grid, lp_params, seed, client):
+        """Features and CV, with Dask failures turned into :class:`DaskClientError`."""
+        timings = {}
         try:
             t = time.perf_counter()
             F = self._features(X, Z, P, kernel, block_rows, client)
             timings["features"] = time.perf_counter() - t
-
             t = time.perf_counter()
-            skf = StratifiedKFold(self.cv, shuffle=True, random_state=int(seeds[2]))
-            folds = list(skf.split(np.zeros(n), ypm))
-            lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol, random_state=int(seeds[3]))
-            if client is not None:
-                _check_client(client)
-                Ff = client.scatter(F, broadcast=False)
-                yf = client.scatter(ypm, broadcast=False)
-                futs = [
-                    client.submit(_fold_job, Ff, yf, tr, va, grid, lp_params, pure=False)
-                    for tr, va in folds
-                ]
-                out = client.gather(futs)
-            else:
-                from joblib import Parallel, delayed
-
-                out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                    delayed(_fold_job)(F, ypm, tr, va, grid, lp_params) for tr, va in folds
-                )
+            out = self._cross_validate(F, ypm, grid, lp_params, seed, client)
             timings["cv"] = time.perf_counter() - t
         except DaskClientError:
             raise
-        except fail as exc:
+        except _dask_failure_types() as exc:
             raise DaskClientError(
                 f"the Dask computation failed ({type(exc).__name__}: {exc}); the client or its "
                 "cluster disconnected during fit - no model was fitted"
@@ -559,15 +581,87 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             raise
         if client is not None and client.status != "running":
             raise DaskClientError("the Dask client disconnected during fit; no model was fitted")
+        return F, out, timings
 
-        cv_errors = np.vstack([o[0] for o in out])
-        cv_error = cv_errors.mean(axis=0)
-        D_hat = _select_cv(grid, cv_error)
+    @staticmethod
+    def _final_path(F, ypm, dims, lp_params):
+        """The LP path on all data over ``dims``; ends where no solver solves a D.
 
-        # final path on all data up to D_hat
-        t = time.perf_counter()
+        Returns ``(solutions, failure)`` with ``failure = (D, message)`` or None.
+        """
         cg = ConstraintGenerationHingeLP(F, ypm, **lp_params)
-        path = [cg.solve(D) for D in grid[grid <= D_hat]]
+        path = []
+        for D in dims:
+            try:
+                path.append(cg.solve(D))
+            except LPSolverError as exc:
+                return path, (int(D), str(exc))
+        return path, None
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit: landmarks, eigenfunctions, features, CV over D, final LP path.
+
+        Parameters
+        ----------
+        X : array-like or dask array (n_samples, n_features)
+        y : array-like (n_samples,), two classes
+
+        Returns
+        -------
+        self
+
+        Warns
+        -----
+        ConvergenceWarning
+            When no LP solver solved some dimension of a path: D is then selected
+            among the dimensions below it (see ``lp_failures_``).
+        DegenerateKernelWarning
+            When the landmark kernel matrix is numerically the identity or constant.
+        DegenerateModelWarning
+            When the fitted function predicts one class on all training samples.
+        """
+        for a in _FITTED:  # never leave a stale model from an earlier fit
+            if a in self.__dict__:
+                delattr(self, a)
+        self._validate_params()
+        client = _check_client(self.client)
+        t_all = time.perf_counter()
+        X, y, n_features_in = self._check_data(X, y)
+        classes, ypm = self._binary_targets(y)
+        n = X.shape[0]
+
+        t = time.perf_counter()
+        block_rows = self._block_rows(min(self.n_landmarks, n), self.max_components)
+        seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
+        idx, Z, kernel, lam, P, grid = self._basis(X, seeds)
+        timings = {"landmarks_eigen": time.perf_counter() - t}
+        lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
+                         random_state=int(seeds[3]))
+        F, out, more = self._features_and_cv(X, Z, P, kernel, block_rows, ypm, grid, lp_params,
+                                             int(seeds[2]), client)
+        timings.update(more)
+
+        failures = [
+            {"path": f"fold {k}", "dim": o[3][0], "error": o[3][1]} for k, o in enumerate(out) if o[3]
+        ]
+        cv_errors = np.vstack([o[0] for o in out])
+        n_valid = int(np.sum(np.all(np.isfinite(cv_errors), axis=0)))
+        if n_valid == 0:
+            raise LPSolverError(
+                f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of a "
+                f"cross-validation fold: {failures[0]['error']}"
+            )
+        cv_error = cv_errors.mean(axis=0)
+        D_hat = _select_cv(grid[:n_valid], cv_error[:n_valid])
+
+        t = time.perf_counter()
+        path, failure = self._final_path(F, ypm, grid[grid <= D_hat], lp_params)
+        if failure is not None:
+            failures.append({"path": "final", "dim": failure[0], "error": failure[1]})
+            if not path:
+                raise LPSolverError(f"NystroemKPM: no LP solver solved D={failure[0]} on all data: {failure[1]}")
+            D_hat = path[-1].n_components
         res = path[-1]
         timings["final_fit"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t_all
@@ -586,6 +680,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.dual_coef_ = P[:, :D_hat] @ res.coef
         self.projection_ = P
         self.train_risk_ = np.array([p.objective / n for p in path])
+        self.lp_failures_ = failures
         self.lp_stats_ = {
             "n_working": [p.n_working for p in path],
             "n_rounds": [p.n_rounds for p in path],
@@ -596,42 +691,48 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         }
         self.timings_ = timings
         self.block_rows_ = block_rows
-        if dask_X:
-            self.n_features_in_ = n_features_in
+        self.n_features_in_ = n_features_in
+        self._warn_fit(F[:, :D_hat] @ res.coef + res.intercept)
         return self
+
+    def _warn_fit(self, f_train):
+        """The fit's warnings: failed LPs and a one-class model."""
+        if self.lp_failures_:
+            first = min(self.lp_failures_, key=lambda r: r["dim"])
+            warnings.warn(
+                f"NystroemKPM: no LP solver solved the hinge LP at D={first['dim']} ({first['path']}); "
+                f"D was selected among the dimensions below it (D = {self.n_components_}). This "
+                "happens where the training data are nearly separable in the span of the "
+                "eigenfunctions only with huge coefficients (rough eigenfunctions of tiny "
+                f"eigenvalues: lower max_components or raise eig_tol). Cause: {first['error']}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        warn_if_one_class(self.classes_[(f_train >= 0).astype(int)], self.classes_, "NystroemKPM",
+                          stacklevel=4)
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
         """``f(x) = Σ_l a_l k(z_l, x) + b`` (positive -> ``classes_[1]``)."""
         check_is_fitted(self)
+        a = self.dual_coef_[:, None]
         if _is_dask_array(X):
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 raise ValueError(
                     f"X has {X.shape[1] if X.ndim == 2 else X.shape} features, expected {self.n_features_in_}"
                 )
-            import dask.array as da
-
             Xd = X.rechunk((self.block_rows_, X.shape[1]))
-            a = self.dual_coef_[:, None]
-            Z = self.landmarks_
-            Z_sq = np.einsum("ij,ij->i", Z, Z) if self.kernel_.name in ("rbf", "imq") else None
             fd = Xd.map_blocks(
-                _feature_block, Z, a, self.kernel_, Z_sq, dtype=float, chunks=(Xd.chunks[0], (1,))
+                _feature_block, self.landmarks_, a, self.kernel_, dtype=float, chunks=(Xd.chunks[0], (1,))
             )
-            if self.client is not None:
-                f = self.client.compute(fd).result()
-            else:
-                f = fd.compute() if isinstance(fd, da.Array) else fd
+            f = self.client.compute(fd).result() if self.client is not None else fd.compute()
             return np.asarray(f).ravel() + self.intercept_
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        Z = self.landmarks_
-        Z_sq = np.einsum("ij,ij->i", Z, Z) if self.kernel_.name in ("rbf", "imq") else None
+        X = check_estimator_data(self, X, reset=False)
         out = np.empty(len(X))
-        a = self.dual_coef_[:, None]
         step = self.block_rows_
         for start in range(0, len(X), step):
             sl = slice(start, min(start + step, len(X)))
-            out[sl] = _feature_block(X[sl], Z, a, self.kernel_, Z_sq).ravel()
+            out[sl] = _feature_block(X[sl], self.landmarks_, a, self.kernel_).ravel()
         return out + self.intercept_
 
     def predict(self, X):
@@ -642,8 +743,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     def transform_eigenfunctions(self, X, n_components=None):
         """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         D = self.n_components_ if n_components is None else n_components
-        if isinstance(D, bool) or not isinstance(D, numbers.Integral) or not 1 <= D <= self.projection_.shape[1]:
-            raise ValueError(f"n_components must be an integer in [1, {self.projection_.shape[1]}], got {D!r}")
+        D = check_int(D, "n_components", maximum=self.projection_.shape[1])
         return self.kernel_.matvec(X, self.projection_[:, :D], self.landmarks_)
