@@ -13,9 +13,6 @@ import fuzz_inputs as F  # noqa: E402
 
 N_CASES = 1200
 SEED = 1  # the full run uses seed 0: the sample adds cases rather than repeating them
-# kpm.scale (NystroemKPM, select_landmarks, nystroem_eigenfunctions) is being rewritten on
-# the main branch; its findings are reported there and checked by their own (strict) xfail
-SCALE_TARGETS = {"NystroemKPM", "select_landmarks", "nystroem_eigenfunctions"}
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +20,8 @@ def records():
     return F.run_cases(N_CASES, seed=SEED, timeout=30.0)
 
 
-def _failures(records, keep):
-    bad = [r for r in records if r["outcome"] not in ("correct", "clear_error") and keep(r["target"])]
+def _failures(records):
+    bad = [r for r in records if r["outcome"] not in ("correct", "clear_error")]
     return "\n".join(
         f"case {r['index']} (replay: python benchmarks/fuzz_inputs.py --seed {SEED} --case {r['index']}): "
         f"{r['target']} on {r['mutation']}: {r['outcome']}: {r['detail']}"
@@ -40,15 +37,7 @@ def test_sample_covers_every_target_and_input_kind(records):
 
 
 def test_no_hang_unclear_crash_or_silent_wrong_answer(records):
-    failures = _failures(records, lambda t: t not in SCALE_TARGETS)
-    assert not failures, "fuzz failures:\n" + failures
-
-
-@pytest.mark.xfail(strict=True, reason="kpm.scale is being rewritten: select_landmarks accepts NaN/inf/1-D "
-                   "input and raises AttributeError on lists, NystroemKPM fits degenerate models without a "
-                   "warning (see docs/results/robustness.md); remove this mark once they are fixed")
-def test_no_failures_in_kpm_scale(records):
-    failures = _failures(records, lambda t: t in SCALE_TARGETS)
+    failures = _failures(records)
     assert not failures, "fuzz failures:\n" + failures
 
 
