@@ -59,6 +59,13 @@ import numpy as np
 
 OUTCOMES = ("correct", "clear_error", "unclear_crash", "hang", "silent_wrong")
 FAILURES = ("unclear_crash", "hang", "silent_wrong")
+#: open findings, explained beside their cases in the report
+KNOWN = {
+    ("NystroemKPM", "callable_asymmetric"): (
+        "open: NystroemKPM does not check the landmark matrix K(Z, Z) of a callable kernel "
+        "(square, symmetric, PSD) as KernelProjectionMachine does; kpm.scale is being reworked "
+        "on the main branch and the finding is reported there"),
+}
 SVC_MAX_ITER = 100_000  # libsvm iterations of the SVCs the harness passes to ReducedSetSVC
 DATA_SEEDS = 16  # data sets per target: canonical results are cached per (target, seed)
 
@@ -1734,7 +1741,8 @@ def summarise(records, seed, timeout, wall):
     lines += [
         f"{len(records)} generated cases (seed {seed}, time limit {timeout:g} s per case, "
         f"{wall / 60:.1f} min of wall time), each one public estimator or function, one input kind and "
-        f"one of {DATA_SEEDS} small data sets (5 to 60 samples). Definitions of the outcomes: "
+        f"one of {DATA_SEEDS} small data sets per target (14 to 40 samples, 3 to 30 strings; the input kinds "
+        "make from 0 to 80). Definitions of the outcomes: "
         "`benchmarks/fuzz_inputs.py` (module docstring). In short: *clear error* -- a ValueError/TypeError "
         "raised by kpm's or scikit-learn's validation, naming the problem; *unclear crash* -- any other "
         "exception, or a library-internal message; *hang* -- no answer in time; *silent wrong* -- output "
@@ -1777,6 +1785,8 @@ def summarise(records, seed, timeout, wall):
         lines += ["", "| case | target | input | outcome | what happened |", "|---:|---|---|---|---|"]
         for r in bad:
             detail = r["detail"].replace("|", "\\|").replace("\n", " ")
+            note = KNOWN.get((r["target"], r["mutation"]))
+            detail += f" -- *{note}*" if note else ""
             lines.append(f"| {r['index']} | {r['target']} | {r['mutation']} | {r['outcome']} | {detail} |")
     slow = sorted(records, key=lambda r: -r["seconds"])[:5]
     lines += ["", "Slowest cases: " + ", ".join(f"{r['index']} ({r['target']}, {r['mutation']}: "
