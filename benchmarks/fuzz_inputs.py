@@ -268,7 +268,7 @@ def _targets():
                               ("n_jobs", 0), ("n_jobs", 1.5), ("cv_duplicates", "foo"))))
     T.append(_estimator_target(
         "RelevantDimension", kpm.RelevantDimension, "unsup_y", sup + ("precomputed", "callable"),
-        {**sig, "random_state": [0], "null_space": ["exclude", "include"]},
+        {**sig, "random_state": [0], "null_space": ["exclude", "noise"]},
         _BAD_KERNEL_PARAMS + (("max_dim", 0), ("max_dim", -1), ("max_dim", 1.5),
                               ("null_space", "foo"), ("eigen_solver", "foo"))))
     T.append(_estimator_target(
