@@ -205,3 +205,20 @@ def test_degenerate_kernel_warns():
         KernelPCADenoiser(n_components=3, gamma=1e6).fit(X)
     with pytest.warns(DegenerateKernelWarning, match="numerically constant"):
         KernelPCADenoiser(n_components=3, gamma=1e-12).fit(X)
+
+
+def test_kernel_denoiser_does_not_depend_on_memory_layout():
+    rng = np.random.default_rng(3)
+    _, X = _circle(rng, 40, 0.1)
+    Xn = X[:6] + 0.05
+    for preimage in ("fixed-point", "gradient"):
+        ref = KernelPCADenoiser(3, sigma=0.5, preimage=preimage).fit(X).transform(Xn)
+        got = KernelPCADenoiser(3, sigma=0.5, preimage=preimage).fit(np.asfortranarray(X))
+        np.testing.assert_array_equal(got.transform(np.asfortranarray(Xn)), ref)
+
+
+@pytest.mark.parametrize("est", [KernelPCADenoiser(2, random_state=-1), KernelPCADenoiser(2, random_state="x")])
+def test_kernel_denoiser_rejects_bad_random_state(est):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="random_state must be"):
+        est.fit(X)

@@ -207,3 +207,27 @@ def test_kernel_helpers_validate_their_arguments():
         k.matvec(X, np.ones(5))
     with pytest.raises(ValueError, match="kernel_params must be a dict"):
         make_kernel("rbf", kernel_params=[("gamma", 1.0)])
+
+
+
+@pytest.mark.parametrize("name", ["rbf", "imq"])
+@pytest.mark.parametrize("offset", [1e6, 1e8, -3e7])
+def test_distance_kernels_far_from_the_origin(name, offset):
+    # the norm expansion |x|^2 + |y|^2 - 2<x,y> cancels for points far from the origin
+    # compared with their distances: k(x, x) of an RBF kernel with sigma=1 came out as
+    # exp(-1) at 1e8, and the whole matrix was wrong; distances do not depend on the offset
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 3))
+    kern = make_kernel(name, sigma=1.0) if name == "rbf" else make_kernel(name, c=1.0)
+    K = kern(X + offset)
+    assert np.all(np.diag(K) == 1.0)
+    # X + offset itself rounds the data to about 1e-8 at 1e8
+    np.testing.assert_allclose(K, kern(X), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(kern(X[:4] + offset, X + offset), K[:4], rtol=0, atol=1e-6)
+
+
+def test_rbf_kernel_of_huge_magnitudes_is_the_identity():
+    # data of magnitude 1e150 with sigma=1: every distance is huge, the matrix is the
+    # identity; it was the zero matrix (k(x, x) lost in the cancellation of 1e300 terms)
+    X = np.random.default_rng(1).normal(size=(20, 3)) * 1e150
+    np.testing.assert_array_equal(make_kernel("rbf", sigma=1.0)(X), np.eye(20))

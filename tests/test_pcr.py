@@ -212,3 +212,13 @@ def test_bad_parameters_named(kw, match):
     X, f, _ = _data(n=30)
     with pytest.raises(ValueError, match=match):
         KernelPCRRegressor(**kw).fit(X, f)
+
+
+@pytest.mark.parametrize("cls", [KernelPCRRegressor, KernelPCRClassifier])
+def test_bad_random_state_is_a_clear_error(cls):
+    # was numpy's "Seed must be between 0 and 2**32 - 1" from inside the CV splitter
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="random_state must be None, an integer"):
+        cls(sigma=1.0, n_components="cv", random_state=-1).fit(X, y)

@@ -159,7 +159,7 @@ def test_bad_input(problem):
         gaussian_fixed_point(np.where(C == C[0, 0], np.nan, C), X, 0.2, z0)
     bad = X.copy()
     bad[0, 0] = np.inf
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="infinity"):
         gaussian_fixed_point(C, bad, 0.2, z0)
     with pytest.raises(ValueError, match="columns"):
         gaussian_fixed_point(C[:, :-1], X, 0.2, z0)
@@ -175,3 +175,28 @@ def test_bad_input(problem):
         gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, tol=0)
     with pytest.raises(ValueError, match="differentiable"):
         gradient_preimage(C, X, make_kernel(lambda A, B: A @ B.T), z0)
+
+
+def test_preimages_do_not_depend_on_memory_layout_and_reject_complex(problem):
+    X, C, z0 = problem
+    kern = make_kernel("rbf", gamma=0.2)
+    for f in (lambda A: gaussian_fixed_point(C, A, 0.2, z0, return_info=False),
+              lambda A: gradient_preimage(C, A, kern, z0, return_info=False),
+              lambda A: preimage_objective(z0, C, A, kern)):
+        ref = f(X)
+        np.testing.assert_array_equal(f(np.asfortranarray(X)), ref)
+        np.testing.assert_array_equal(f(X.tolist()), ref)
+        with pytest.raises(ValueError, match="[Cc]omplex"):
+            f(X + 1j)
+
+
+@pytest.mark.parametrize("k", [-60, 40])
+def test_gradient_preimage_is_scale_invariant(problem, k):
+    # L-BFGS runs in units of the kernel width: data scaled by 2^k (exactly) gives the
+    # pre-images scaled by 2^k; in raw units it stopped far from the optimum at 2^-60
+    X, C, z0 = problem
+    s = 2.0**k
+    Z, info = gradient_preimage(C, X, make_kernel("rbf", sigma=1.5), z0)
+    Zs, info_s = gradient_preimage(C, X * s, make_kernel("rbf", sigma=1.5 * s), z0 * s)
+    np.testing.assert_allclose(Zs / s, Z, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(info_s["converged"], info["converged"])

@@ -516,3 +516,13 @@ def test_duplicates_with_partial_solvers(solver):
     with pytest.raises(ValueError, match="n_components=20 is larger than the rank 14"):
         KernelProjection(20, kernel="rbf", sigma=1.0, eigen_solver="randomized",
                          random_state=0).fit(X)
+
+
+def test_top_eigh_dense_subset_with_repeated_eigenvalues():
+    # LAPACK's syevr fails on the centred identity (eigenvalue 1, n - 1 times): scipy raised
+    # "Internal Error" or returned no eigenpairs, and KernelPCADenoiser then an IndexError
+    n = 50
+    Kc = center_gram(np.eye(n))[0]
+    w, V = top_eigh(Kc, 3, solver="dense")
+    np.testing.assert_allclose(w, 1.0, atol=1e-12)
+    np.testing.assert_allclose(Kc @ V, V * w, atol=1e-12)

@@ -281,3 +281,12 @@ def test_bad_parameters_named():
         plot_relevance(m, max_index=0)
     with pytest.raises(ValueError, match="log must be True or False"):
         plot_relevance(m, log="yes")
+
+
+def test_select_kernel_rejects_complex_input():
+    # numeric candidates converted X with np.asarray(dtype=float): the imaginary part was dropped
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = np.sign(X[:, 0])
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        select_kernel([{"kernel": "rbf", "sigma": 1.0}], X + 1j, y)

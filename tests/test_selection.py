@@ -117,3 +117,24 @@ def test_candidate_penalties_and_rules_name_bad_input():
         slope_heuristic([1, 2], [0.2, 0.1], np.inf)
     with pytest.raises(ValueError, match="dims must be an array of real numbers"):
         select_cv(["a", "b"], [0.1, 0.2])
+
+
+@pytest.mark.parametrize("dims", [[-3, -2, -1], [1.5, 2.5, 3.5]])
+def test_dims_must_be_non_negative_integers(dims):
+    risks = [0.3, 0.2, 0.1]
+    for f in (lambda: select_cv(dims, risks), lambda: select_penalty(dims, risks, 0.01),
+              lambda: penalty_path(dims, risks), lambda: slope_heuristic(dims, risks)):
+        with pytest.raises(ValueError, match="dims must be non-negative integers"):
+            f()
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_candidate_penalties_at_extreme_magnitudes(scale):
+    # the geometric means overflowed to inf (1e300) or underflowed to 0 (1e-300)
+    dims = np.arange(1, 8)
+    risks = scale * np.array([0.9, 0.5, 0.3, 0.2, 0.15, 0.12, 0.11])
+    c = candidate_penalties(penalty_path(dims, risks))
+    assert np.all(np.isfinite(c)) and c[-1] == 0.0
+    assert np.all(np.diff(c) < 0)
+    ref = candidate_penalties(penalty_path(dims, risks / scale)) * scale
+    np.testing.assert_allclose(c[1:-1], ref[1:-1], rtol=1e-12)

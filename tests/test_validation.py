@@ -524,3 +524,12 @@ def test_functions_give_identical_results_for_every_container():
     assert np.array_equal(relevant_dimension_from_contributions(s.tolist())[1], relevant_dimension_from_contributions(s)[1])
     for form, res in results.items():
         _assert_identical(results["C"], res, f"{form} input")
+
+
+def test_check_random_state_names_the_parameter():
+    from kpm.validation import check_random_state
+
+    assert isinstance(check_random_state(3), np.random.RandomState)
+    for bad in (-1, "x", 2.5):
+        with pytest.raises(ValueError, match="random_state must be None, an integer"):
+            check_random_state(bad)

@@ -203,10 +203,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     if solver == "dense" or k >= n - 1:
         A = center_gram(K)[0] if center else K
         with _one_thread() if n <= _DENSE_ONE_THREAD_MAX_N else contextlib.nullcontext():
-            if k == n:
-                w, V = linalg.eigh(A, check_finite=False)
-            else:
-                w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False)
+            w, V = _dense_eigh(A, k)
     elif solver == "arpack":
         v0 = check_random_state(random_state).uniform(-1, 1, n)
         op = LinearOperator(
@@ -224,6 +221,25 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         )
     order = np.argsort(w)[::-1]
     return w[order], fix_signs(V[:, order])
+
+
+def _dense_eigh(A, k):
+    """The top k eigenpairs of a symmetric A by LAPACK (increasing order).
+
+    LAPACK's subset driver ``syevr`` fails on exactly repeated eigenvalues (e.g. the
+    centred identity ``I - 11^T/n``, whose spectrum is 1 n - 1 times): scipy then
+    raises "Internal Error" or silently returns no eigenpairs. ``syevx`` is used then.
+    """
+    n = A.shape[0]
+    if k == n:
+        return linalg.eigh(A, check_finite=False)
+    try:
+        w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False)
+    except linalg.LinAlgError:
+        w = np.zeros(0)
+    if len(w) != k:
+        w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False, driver="evx")
+    return w, V
 
 
 def _check_square(K):

@@ -33,10 +33,10 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, check_n_components
-from .validation import warn_if_degenerate_kernel
+from .validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
 
@@ -237,7 +237,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = check_estimator_data(self, X, min_samples=2)
         if self.preimage not in _PREIMAGES:
             raise ValueError(f"preimage must be one of {_PREIMAGES}, got {self.preimage!r}")
         n_components = _check_components_param(self.n_components)
@@ -267,6 +267,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
             )
         if self.restart not in ("nearest", "best"):
             raise ValueError(f"restart must be 'nearest' or 'best', got {self.restart!r}")
+        check_random_state(self.random_state)
         n = X.shape[0]
         if n_components is not None:
             # the centred Gram matrix has rank at most n - 1
@@ -360,7 +361,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
         Kxc = center_cross_gram(self.kernel_(X, self.X_fit_), self._col_means, self._total_mean)
         return Kxc @ self.alphas_[:, :q]
@@ -396,7 +397,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
             are returned; ``info.converged`` flags them).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
         G, sq_norm = self._projection(X, q)
         if self.preimage == "learned":
@@ -505,7 +506,7 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = check_estimator_data(self, X, min_samples=2)
         n_components = _check_components_param(self.n_components)
         n, d = X.shape
         if n_components is not None:
@@ -538,7 +539,7 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
         W = self.components_[:q]
         return self.mean_ + ((X - self.mean_) @ W.T) @ W

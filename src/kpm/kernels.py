@@ -74,6 +74,44 @@ def _representable(gamma, name, value):
     return float(gamma)
 
 
+#: relative accuracy below which kernel values from the norm expansion are recomputed
+#: from differences (see :func:`_cancelled`)
+_EXPANSION_RTOL = 1e-12
+_EPS = float(np.finfo(float).eps)
+
+
+def _cancelled(D, X_sq, Y_sq, scale, floor):
+    """Entries of ``D = |x|^2 + |y|^2 - 2<x, y>`` the norm expansion may have cancelled away.
+
+    The expansion's rounding error is about ``4 eps (|x|^2 + |y|^2)``: for points far from
+    the origin compared with their distance (large offsets or magnitudes) it swamps ``D``
+    (``k(x, x)`` of an RBF kernel at 1e8 comes out as ``exp(-1)``). Returns the mask of the
+    entries whose error, times ``scale``, exceeds ``_EXPANSION_RTOL (scale D + floor)``
+    (for the RBF kernel ``floor`` excludes values that underflow to 0 anyway), or None when
+    no entry can (the norms are small: the usual case, at no cost).
+    """
+    if not _may_cancel(X_sq, Y_sq, scale, floor):
+        return None
+    err = 4.0 * _EPS * scale * (X_sq[:, None] + Y_sq[None, :])
+    return err > _EXPANSION_RTOL * (scale * D + floor)
+
+
+def _may_cancel(X_sq, Y_sq, scale, floor):
+    """Whether any entry can need :func:`_cancelled`'s correction (O(n) test)."""
+    bound = 4.0 * _EPS * scale * (float(np.max(X_sq, initial=0.0)) + float(np.max(Y_sq, initial=0.0)))
+    return bound > _EXPANSION_RTOL * floor
+
+
+def _exact_sq_dists(D, X, Y, mask, chunk=1 << 16):
+    """Set ``D[mask]`` to ``||x_i - y_j||^2`` computed from the differences."""
+    rows, cols = np.nonzero(mask)
+    for start in range(0, len(rows), chunk):
+        i, j = rows[start : start + chunk], cols[start : start + chunk]
+        diff = X[i] - Y[j]
+        D[i, j] = np.einsum("ij,ij->i", diff, diff)
+    return D
+
+
 def _sq_dists(X, Y, X_sq=None, Y_sq=None):
     """Squared Euclidean distances, clipped at zero."""
     if X_sq is None:
@@ -173,6 +211,11 @@ class Kernel:
             G -= g * X_sq[:, None]
             G -= g * Y_sq[None, :]
             np.minimum(G, 0.0, out=G)  # squared distances are >= 0
+            # exp underflows to 0 beyond -746: those entries need no accuracy
+            mask = _cancelled(-G / g, X_sq, Y_sq, g, 1.0) if _may_cancel(X_sq, Y_sq, g, 1.0) else None
+            if mask is not None:
+                mask &= G > -746.0 - 4.0 * _EPS * g * (X_sq[:, None] + Y_sq[None, :])
+                G[mask] = -g * _exact_sq_dists(np.zeros(G.shape), X, Y, mask)[mask]
             return np.exp(G, out=G)
         if name == "linear":
             return X @ Y.T
@@ -187,7 +230,14 @@ class Kernel:
             G += self.coef0
             return np.tanh(G, out=G)
         if name == "imq":
+            if X_sq is None:
+                X_sq = np.einsum("ij,ij->i", X, X)
+            if Y_sq is None:
+                Y_sq = np.einsum("ij,ij->i", Y, Y)
             D = _sq_dists(X, Y, X_sq, Y_sq)
+            mask = _cancelled(D, X_sq, Y_sq, 1.0, self.c**2)
+            if mask is not None:
+                _exact_sq_dists(D, X, Y, mask)
             D += self.c**2
             return 1.0 / np.sqrt(D)
         if name == "callable":

@@ -51,7 +51,13 @@ from .relevance import (
     rank_error,
     relevant_dimension_from_contributions,
 )
-from .validation import check_int, check_option, warn_if_degenerate_kernel, warn_if_degenerate_model
+from .validation import (
+    check_int,
+    check_option,
+    check_random_state,
+    warn_if_degenerate_kernel,
+    warn_if_degenerate_model,
+)
 
 __all__ = ["KernelPCRRegressor", "KernelPCRClassifier"]
 
@@ -111,6 +117,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         check_option(self.cv_loss, "cv_loss", allowed)
         check_option(self.cv_rule, "cv_rule", ("min", "one_se"))
         check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
+        check_random_state(self.random_state)
         if not hasattr(self.cv, "split"):
             try:
                 check_int(self.cv, "cv", minimum=2)

@@ -38,6 +38,7 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from .kernels import Kernel, _sq_dists, make_kernel
+from .validation import check_samples
 
 __all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]
 
@@ -46,24 +47,21 @@ _DIFFERENTIABLE = ("rbf", "poly", "sigmoid", "imq", "linear")
 
 # --------------------------------------------------------------------------- validation
 def _check_matrix(name, A, *, ndim=2):
-    try:
-        A = np.asarray(A, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array: {exc}") from None
+    """Finite float64 in C order (:func:`kpm.validation.check_samples`: results do not
+    depend on the caller's memory layout or container); complex and sparse input rejected."""
+    A = check_samples(A, name, min_samples=0, ensure_2d=False)
     if A.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {A.shape}")
-    if A.size and not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or infinite values")
     return A
 
 
 def _check_inputs(coefs, points, z0):
     """Validate shapes; 1-D ``coefs`` and ``z0`` mean a single target."""
-    coefs_arr = np.asarray(coefs, dtype=float) if not isinstance(coefs, np.ndarray) else coefs
-    single = np.ndim(coefs_arr) == 1
+    coefs = check_samples(coefs, "coefs", min_samples=0, ensure_2d=False)
+    single = coefs.ndim == 1
     if single:
-        coefs = np.atleast_2d(coefs_arr)
-        z0 = np.atleast_2d(np.asarray(z0, dtype=float))
+        coefs = coefs[None, :]
+        z0 = _check_matrix("z0", z0, ndim=1)[None, :]
     coefs = _check_matrix("coefs", coefs)
     points = _check_matrix("points", points)
     z0 = _check_matrix("z0", z0)
@@ -564,13 +562,19 @@ def gradient_preimage(
 
 
 def _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z, n_iter, converged, hist):
-    """Per-row L-BFGS for :func:`gradient_preimage` (fills Z, n_iter, converged, hist)."""
+    """Per-row L-BFGS for :func:`gradient_preimage` (fills Z, n_iter, converged, hist).
+
+    L-BFGS runs on ``u = z / s`` with ``s`` the Gaussian kernel's width (1 for other
+    kernels): its steps are then the same for data of any scale, whereas in the units of
+    z the first step (of the size of the gradient, ``1/s``) is far off for widths far from 1.
+    """
+    s = kernel.sigma if kernel.name == "rbf" else 1.0
     for j in range(z0.shape[0]):
         C = coefs[j : j + 1]
 
-        def fun(v, C=C):
-            val, grad = _value_grad(kernel, v[None, :], points, X_sq, C)
-            return float(val[0]), grad[0]
+        def fun(u, C=C):
+            val, grad = _value_grad(kernel, (s * u)[None, :], points, X_sq, C)
+            return float(val[0]), s * grad[0]
 
         if g0n[j] == 0.0:  # already stationary
             converged[j] = True
@@ -579,14 +583,14 @@ def _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z,
         trace = []
         res = minimize(
             fun,
-            z0[j],
+            z0[j] / s,
             jac=True,
             method="L-BFGS-B",
             callback=(lambda xk, trace=trace: trace.append(fun(xk)[0])) if history else None,
-            options={"maxiter": max_iter, "gtol": tol * g0n[j], "ftol": 1e-13,
+            options={"maxiter": max_iter, "gtol": tol * g0n[j] * s, "ftol": 1e-13,
                      "maxfun": max(15000, 3 * max_iter), "maxcor": 20},
         )
-        Z[j] = res.x
+        Z[j] = s * res.x
         n_iter[j] = res.nit
         converged[j] = bool(res.success) and res.nit < max_iter
         hist.append(trace)

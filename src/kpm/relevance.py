@@ -63,6 +63,7 @@ from .validation import (
     check_int,
     check_option,
     check_real,
+    check_samples,
     warn_if_degenerate_kernel,
 )
 
@@ -546,12 +547,13 @@ def _candidate_list(candidates):
 
 
 def _as_float(X):
+    """Numeric X for a numeric kernel candidate (:func:`kpm.validation.check_samples`)."""
     try:
-        return np.asarray(X, dtype=float)
+        return check_samples(X)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            "X must be numeric for this kernel candidate (string input needs a kernel with a "
-            "check_input method, e.g. kpm.WeightedDegreeKernel)"
+            f"X must be numeric for this kernel candidate ({exc}; string input needs a kernel "
+            "with a check_input method, e.g. kpm.WeightedDegreeKernel)"
         ) from exc
 
 

@@ -45,6 +45,8 @@ def _check_curve(dims, risks, name="risks"):
         raise ValueError("the model family is empty")
     if not (np.all(np.isfinite(dims)) and np.all(np.isfinite(risks))):
         raise ValueError(f"dims and {name} must be finite (no NaN or inf)")
+    if np.any(dims < 0) or np.any(dims != np.round(dims)):
+        raise ValueError(f"dims must be non-negative integers (model dimensions), got {dims!r}")
     return dims, risks
 
 
@@ -246,7 +248,9 @@ def candidate_penalties(paths) -> np.ndarray:
     bps = np.unique(bps[bps > 0])[::-1]
     if len(bps) == 0:
         return np.array([1.0, 0.0])
-    cands = [2.0 * bps[0]]
-    cands += list(np.sqrt(bps[:-1] * bps[1:]))
+    # sqrt(a) sqrt(b), not sqrt(a b): no overflow or underflow at any magnitude
+    top = 2.0 * bps[0] if 2.0 * bps[0] < np.inf else np.nextafter(bps[0], np.inf)
+    cands = [top]
+    cands += list(np.sqrt(bps[:-1]) * np.sqrt(bps[1:]))
     cands += [0.5 * bps[-1], 0.0]
     return np.asarray(cands)

@@ -3,7 +3,7 @@
 One place decides what a valid input is, and every failure names the problem:
 
 * **parameters**: :func:`check_int`, :func:`check_real`, :func:`check_option`,
-  :func:`check_bool`, :func:`check_generator`;
+  :func:`check_bool`, :func:`check_generator`, :func:`check_random_state`;
 * **arrays of samples**: :func:`check_samples` (finite float64, C order, so that two
   memory layouts of the same data give bit-identical results) and
   :func:`check_estimator_data` (the same for an estimator's ``fit``/``transform``,
@@ -55,6 +55,7 @@ __all__ = [
     "check_option",
     "check_bool",
     "check_generator",
+    "check_random_state",
     "check_samples",
     "check_estimator_data",
     "check_kernel_matrix",
@@ -128,6 +129,20 @@ def check_generator(random_state, name="random_state"):
     except (TypeError, ValueError):
         raise ValueError(
             f"{name} must be None, a non-negative int, a SeedSequence or a numpy Generator, got "
+            f"{random_state!r}"
+        ) from None
+
+
+def check_random_state(random_state, name="random_state"):
+    """scikit-learn's ``check_random_state`` (None, an int in ``[0, 2**32 - 1]`` or a
+    ``RandomState``), with an error that names the parameter."""
+    from sklearn.utils import check_random_state as sk_check_random_state
+
+    try:
+        return sk_check_random_state(random_state)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be None, an integer in [0, 2**32 - 1] or a numpy RandomState, got "
             f"{random_state!r}"
         ) from None
 

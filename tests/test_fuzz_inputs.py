@@ -1,0 +1,99 @@
+"""A seeded sample of the fuzz harness (benchmarks/fuzz_inputs.py); the full run is in
+docs/results/robustness.md."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import fuzz_inputs as F  # noqa: E402
+
+N_CASES = 1200
+SEED = 1  # the full run uses seed 0: the sample adds cases rather than repeating them
+
+
+@pytest.fixture(scope="module")
+def records():
+    return F.run_cases(N_CASES, seed=SEED, timeout=30.0)
+
+
+def _failures(records):
+    bad = [r for r in records if r["outcome"] not in ("correct", "clear_error")]
+    return "\n".join(
+        f"case {r['index']} (replay: python benchmarks/fuzz_inputs.py --seed {SEED} --case {r['index']}): "
+        f"{r['target']} on {r['mutation']}: {r['outcome']}: {r['detail']}"
+        for r in bad
+    )
+
+
+def test_sample_covers_every_target_and_input_kind(records):
+    assert len(records) == N_CASES
+    assert {r["target"] for r in records} == set(F._targets())
+    groups = {F.MUTATIONS[r["mutation"]][0] for r in records}
+    assert groups == {g for g, _ in F.MUTATIONS.values()}
+
+
+def test_no_hang_unclear_crash_or_silent_wrong_answer(records):
+    failures = _failures(records)
+    assert not failures, "fuzz failures:\n" + failures
+
+
+# the classification itself: the harness must be able to fail
+def test_exception_classification():
+    from kpm.kernels import make_kernel
+
+    def raised(f):
+        try:
+            f()
+        except Exception as exc:  # noqa: BLE001
+            return exc
+        raise AssertionError("no exception")
+
+    assert F.classify_exception(raised(lambda: make_kernel("rbf", sigma=-1.0))) == "clear_error"
+    assert F.classify_exception(raised(lambda: np.ones(3)[5])) == "unclear_crash"
+    assert F.classify_exception(raised(lambda: np.ones(3) + np.ones(4))) == "unclear_crash"
+    assert F.classify_exception(raised(lambda: np.einsum("ij,ij->i", np.ones(3), np.ones(3)))) == "unclear_crash"
+    assert F.classify_exception(raised(lambda: {}["k"])) == "unclear_crash"
+    assert F.classify_exception(np.linalg.LinAlgError("Internal Error.")) == "unclear_crash"
+    assert F.classify_exception(F.UserKernelError("mine")) == "clear_error"
+
+
+def test_judge_flags_wrong_answers():
+    targets = F._targets()
+    t = targets["KernelProjection"]
+    d = {"params": {"sigma": 1.0}, "X": np.random.default_rng(0).normal(size=(10, 2))}
+    good = {"transform": np.ones((3, 2))}
+    assert F.judge(t, d, "same", good, [], {"transform": np.ones((3, 2))})[0] == "correct"
+    off = {"transform": np.ones((3, 2)) + 4e-16 * np.eye(3, 2)}
+    assert F.judge(t, d, "same", off, [], good)[0] == "silent_wrong"
+    assert F.judge(t, d, "valid", {"transform": np.full((3, 2), np.nan)}, [], None)[0] == "silent_wrong"
+    assert F.judge(t, d, "error", good, [], None)[0] == "silent_wrong"
+    # identical training points: a constant kernel must come with a warning
+    d_const = {"params": {"sigma": 1.0}, "X": np.zeros((10, 2))}
+    assert F.judge(t, d_const, "valid", good, [], None)[0] == "silent_wrong"
+    # a clear error on a layout variant whose canonical input is accepted is not clear
+    from kpm.kernels import make_kernel
+
+    try:
+        make_kernel("rbf", sigma=-1.0)
+    except ValueError as exc:
+        clear = exc
+    assert F.judge(t, d, "same", clear, [], None)[0] == "clear_error"
+    assert F.judge(t, d, "same", clear, [], good)[0] == "unclear_crash"
+
+
+def test_a_case_that_hangs_is_reported_as_a_hang(monkeypatch):
+    import time
+
+    def slow(d):
+        time.sleep(60)
+
+    targets = F._targets()
+    name = sorted(targets)[0]
+    monkeypatch.setitem(F.__dict__, "_targets", lambda: {**targets, name: F.Target(name, slow, targets[name].data,
+                                                                                targets[name].groups)})
+    (rec,) = F.run_cases(1, seed=0, timeout=2.0)
+    assert rec["outcome"] == "hang" and rec["target"] == name
