@@ -317,3 +317,15 @@ def test_layouts_and_containers_give_the_same_model():
         est = NystroemKPM(40, sigma="median", max_components=10, cv=3, random_state=0).fit(Xv, y)
         np.testing.assert_array_equal(est.cv_errors_, ref.cv_errors_)
         np.testing.assert_array_equal(est.decision_function(Xt), ref.decision_function(Xt))
+
+
+def test_callable_kernel_landmark_matrix_is_checked():
+    """An asymmetric or indefinite callable kernel was accepted silently (the exact KPM
+    checks its kernel matrix): the landmark matrix gets the same check."""
+    X, y = make_twonorm(60, random_state=0)
+    rbf = make_kernel("rbf", sigma=1.0)
+    with pytest.raises(ValueError, match="landmark kernel matrix .* not symmetric"):
+        NystroemKPM(8, kernel=lambda A, B: rbf(A, B) + 0.1 * np.arange(len(B))[None, :],
+                    max_components=5, cv=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="landmark kernel matrix .* not positive semi-definite"):
+        NystroemKPM(8, kernel=lambda A, B: -rbf(A, B), max_components=5, cv=3, random_state=0).fit(X, y)

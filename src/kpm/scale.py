@@ -57,6 +57,7 @@ from .exceptions import LPSolverError
 from .validation import (
     check_estimator_data,
     check_int,
+    check_kernel_matrix,
     check_option,
     check_real,
     check_samples,
@@ -225,6 +226,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
     m = len(Z)
     k = m if max_components is None else min(m, check_int(max_components, "max_components"))
     Wm = kernel(Z, Z)
+    if kernel.name == "callable":  # the built-in kernels are symmetric by construction
+        Wm = check_kernel_matrix(Wm, "the landmark kernel matrix K(Z, Z) of the callable kernel")
     warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
     lam, U = top_eigh(Wm, k, solver="dense")  # only the top k (LAPACK subset eigh)
     if lam[0] <= 0:
