@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._highs import new_highs
 from .exceptions import LPSolverError
 
 __all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective", "FALLBACKS"]
@@ -315,8 +316,7 @@ class ConstraintGenerationHingeLP:
 
     def _new_highs(self, solver="simplex", scale_strategy=None):
         """A HiGHS instance with this solver's options (an empty model)."""
-        h = self._hs.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("primal_feasibility_tolerance", self._lp_tol)
         h.setOptionValue("dual_feasibility_tolerance", self._lp_tol)
         h.setOptionValue("presolve", "off")  # keep bases between incremental solves

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._highs import new_highs
 from .exceptions import LPSolverError
 
 __all__ = ["LPSolverError", "HingePath", "HingeLP", "IncrementalHingeLP", "hinge_lp_path", "check_dims"]
@@ -250,8 +251,7 @@ class IncrementalHingeLP:
         """A fresh HiGHS model holding the xi, b columns, the rows and the columns so far."""
         hs = self._highspy
         n, y, inf = self.n, self.y, self._inf
-        h = hs.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("presolve", presolve)
         h.setOptionValue("threads", 1)
         h.setOptionValue("simplex_strategy", strategy)
