@@ -52,7 +52,7 @@ def test_psd_symmetric_and_blockwise():
     K = weighted_degree_kernel(S, S, 6)
     assert np.allclose(K, K.T)
     assert np.linalg.eigvalsh(K).min() > -1e-8 * K.max()
-    from kpm.string_kernels import _wd_codes
+    from kpm.kernels.weighted_degree import _wd_codes
 
     C = encode_strings(S)
     assert np.array_equal(_wd_codes(C, C, 6, block_rows=3), K)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._eigensolvers import top_eigh
-from .kernels import Kernel, make_kernel
+from .kernels import Kernel, kernel_class, make_kernel
 from .validation import (
     check_cross_kernel,
     check_estimator_data,
@@ -20,6 +20,7 @@ __all__ = [
     "check_n_components",
     "user_matrix_name",
     "accepts_raw_input",
+    "raw_input_kernel",
     "validate_kernel_input",
     "validate_kernel_input_y",
     "train_gram",
@@ -52,6 +53,9 @@ class KernelParamsMixin:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        if accepts_raw_input(self.kernel):
+            tags.input_tags.two_d_array = False
+            tags.input_tags.string = True
         return tags
 
 
@@ -68,40 +72,85 @@ def check_n_components(n_components, rank: int, *, name: str = "n_components") -
 def user_matrix_name(kernel: Kernel):
     """What to call the training matrix of a user-supplied kernel in messages, or None.
 
-    A precomputed matrix or the matrix of a callable kernel must be checked (square,
-    symmetric, positive semi-definite: :func:`kpm.validation.check_kernel_matrix`); kpm's
-    own kernels need no check (they are positive semi-definite by construction, except
-    'sigmoid', which is used as it is, as in scikit-learn).
+    A precomputed matrix or the matrix of a callable kernel (:attr:`Kernel.user_defined
+    <kpm.kernels.Kernel>`) must be checked (square, symmetric, positive semi-definite:
+    :func:`kpm.validation.check_kernel_matrix`); kpm's own kernels need no check (they
+    are positive semi-definite by construction, except 'sigmoid', which is used as it
+    is, as in scikit-learn).
     """
     if kernel.is_precomputed:
         return "precomputed kernel matrix"
-    if kernel.name == "callable":
-        return "kernel matrix of the callable kernel"
+    if kernel.user_defined:
+        return f"kernel matrix of the {kernel.name} kernel"
+    return None
+
+
+def raw_input_kernel(kernel):
+    """The kernel that validates an estimator's raw (possibly non-numeric) input, or None.
+
+    ``kernel`` is an estimator's ``kernel`` parameter: a :class:`~kpm.kernels.Kernel`
+    with :attr:`~kpm.kernels.Kernel.raw_input` (e.g. a
+    :class:`~kpm.kernels.WeightedDegreeKernel`), the registered name of such a family
+    (``'weighted_degree'``), a callable with a ``check_input`` method, a dict of
+    :func:`~kpm.kernels.make_kernel` parameters, or a list of these (all on raw input,
+    or none).
+    """
+    if isinstance(kernel, (list, tuple)):
+        found = [raw_input_kernel(k) for k in kernel]
+        if any(k is None for k in found) and any(k is not None for k in found):
+            raise ValueError(
+                "a kernel list cannot mix kernels on numeric features with kernels that "
+                "validate their own input (e.g. string kernels)"
+            )
+        return found[0] if found else None
+    if isinstance(kernel, Kernel):
+        return kernel if kernel.raw_input else None
+    if isinstance(kernel, dict):
+        kernel = kernel.get("kernel", "rbf")
+    if isinstance(kernel, str):
+        family = kernel_class(kernel)
+        return family() if family is not None and family.by_name and family.raw_input else None
+    if callable(getattr(kernel, "check_input", None)):
+        return make_kernel(kernel)
     return None
 
 
 def accepts_raw_input(kernel) -> bool:
-    """True when the kernel validates its own (possibly non-numeric) input."""
-    return callable(getattr(kernel, "check_input", None))
+    """True when the kernel validates its own (possibly non-numeric) input
+    (see :func:`raw_input_kernel`)."""
+    try:
+        return raw_input_kernel(kernel) is not None
+    except ValueError:
+        return False
 
 
-def validate_kernel_input(est, X, *, reset: bool):
-    """Validate X for a kernel estimator (numeric, precomputed or raw string input)."""
-    kernel = est.kernel
-    if accepts_raw_input(kernel):
+def _check_n_samples(X, min_samples):
+    if len(X) < min_samples:
+        raise ValueError(f"Found {len(X)} sample(s) while a minimum of {min_samples} is required.")
+
+
+def validate_kernel_input(est, X, *, reset: bool, min_samples: int = 1):
+    """Validate X for a kernel estimator: by the kernel's input hook
+    (:meth:`Kernel.check_input <kpm.kernels.Kernel.check_input>`) when it takes raw input
+    (strings), else as numeric samples or a precomputed matrix
+    (:func:`kpm.validation.check_estimator_data`)."""
+    kernel = raw_input_kernel(est.kernel)
+    if kernel is not None:
         X = kernel.check_input(X)
+        _check_n_samples(X, min_samples)
         if reset:
             if hasattr(est, "n_features_in_"):
                 del est.n_features_in_
         return X
-    return check_estimator_data(est, X, reset=reset)
+    return check_estimator_data(est, X, reset=reset, min_samples=min_samples)
 
 
-def validate_kernel_input_y(est, X, y, *, y_numeric: bool):
+def validate_kernel_input_y(est, X, y, *, y_numeric: bool, min_samples: int = 1):
     """Validate X and y for a kernel estimator (y numeric and finite with ``y_numeric``)."""
-    kernel = est.kernel
-    if accepts_raw_input(kernel):
+    kernel = raw_input_kernel(est.kernel)
+    if kernel is not None:
         X = kernel.check_input(X)
+        _check_n_samples(X, min_samples)
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}")
@@ -117,7 +166,7 @@ def validate_kernel_input_y(est, X, y, *, y_numeric: bool):
         if hasattr(est, "n_features_in_"):
             del est.n_features_in_
         return X, y
-    return check_estimator_data(est, X, y, y_numeric=y_numeric)
+    return check_estimator_data(est, X, y, y_numeric=y_numeric, min_samples=min_samples)
 
 
 def train_gram(est, X):

@@ -35,9 +35,10 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, check_n_components
+from ._base import KernelParamsMixin, check_n_components, raw_input_kernel
 from .validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
+from .kernels import RBFKernel
 from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
 
 __all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
@@ -237,6 +238,11 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         -------
         self
         """
+        if raw_input_kernel(self.kernel) is not None:
+            raise ValueError(
+                f"kernel {self.kernel!r} takes non-numeric input (e.g. strings): denoising needs "
+                "pre-images in a numeric input space"
+            )
         X = check_estimator_data(self, X, min_samples=2)
         if self.preimage not in _PREIMAGES:
             raise ValueError(f"preimage must be one of {_PREIMAGES}, got {self.preimage!r}")
@@ -246,7 +252,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
                 "kernel='precomputed' cannot be used for denoising: pre-images live in input space"
             )
         kernel = self._make_kernel(X)
-        if self.preimage == "fixed-point" and kernel.name != "rbf":
+        if self.preimage == "fixed-point" and not isinstance(kernel, RBFKernel):
             raise ValueError(
                 f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
                 "needs preimage='gradient' (poly, sigmoid, imq, linear) or 'learned'"
@@ -309,12 +315,9 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
 
     def _sklearn_kernel(self):
         k = self.kernel_
-        if k.name == "rbf":
-            return {"kernel": "rbf", "gamma": k.gamma}
-        if k.name in ("poly", "sigmoid"):
-            return {"kernel": k.name, "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0}
-        if k.name == "linear":
-            return {"kernel": "linear"}
+        params = k.sklearn_params()
+        if params is not None:
+            return params
 
         def pair(a, b, _k=k):
             return float(_k(a[None, :], b[None, :])[0, 0])

@@ -35,7 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
+from ._base import KernelParamsMixin, validate_kernel_input
 from .projection import KernelProjection
 from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
@@ -479,7 +479,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         """
         check_option(self.eigen_solver, "eigen_solver (kernel PCA-L1 needs the full-rank map)",
                      ("auto", "dense", "nystroem"))
-        X = check_estimator_data(self, X, min_samples=2)
+        X = validate_kernel_input(self, X, reset=True, min_samples=2)
         self.projection_ = KernelProjection(
             None,
             kernel=self.kernel,
@@ -512,5 +512,5 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     def transform(self, X):
         """Kernel PCA-L1 features ``components_ @ y(x)``."""
         check_is_fitted(self, "components_")
-        X = check_estimator_data(self, X, reset=False)
+        X = validate_kernel_input(self, X, reset=False)
         return self.projection_.transform(X) @ self.components_.T

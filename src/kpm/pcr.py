@@ -36,7 +36,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     KernelParamsMixin,
-    accepts_raw_input,
     cross_gram,
     eigh_psd,
     train_gram,
@@ -249,13 +248,6 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         X = validate_kernel_input(self, X, reset=False)
         Kx = cross_gram(self.kernel_, X, self.X_fit_)
         return Kx @ self.dual_coef_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if accepts_raw_input(self.kernel):
-            tags.input_tags.two_d_array = False
-            tags.input_tags.string = True
-        return tags
 
 
 class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):

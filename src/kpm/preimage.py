@@ -37,7 +37,8 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from .kernels import Kernel, _sq_dists, make_kernel
+from .kernels import Kernel, make_kernel
+from .kernels import squared_distances as _sq_dists
 from .validation import check_samples
 
 __all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]

@@ -30,11 +30,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, user_matrix_name
+from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
 from ._eigensolvers import choose_solver, center_gram, fix_signs, top_eigh
 from .validation import (
     check_bool,
-    check_estimator_data,
     check_int,
     check_kernel_matrix,
     check_option,
@@ -299,7 +298,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self._finish(Yt, diag_c)
 
     def _fit(self, X, where="KernelProjection"):
-        X = check_estimator_data(self, X, min_samples=2)
+        X = validate_kernel_input(self, X, reset=True, min_samples=2)
         n = X.shape[0]
         self._check_params(n)
         self.kernel_ = self._make_kernel(X)
@@ -514,7 +513,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Y : ndarray (n_test, n_components_ [+ 1 with ``residual``])
         """
         check_is_fitted(self, "eigenvalues_")
-        X = check_estimator_data(self, X, reset=False)
+        X = validate_kernel_input(self, X, reset=False)
         precomputed = self.kernel_.is_precomputed
         if self.landmark_indices_ is not None:
             Kz = self._landmark_kernel(X, precomputed, self.landmark_indices_)

@@ -36,9 +36,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
+from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, hinge_lp_path
@@ -639,7 +639,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         """
         t0 = time.perf_counter()
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float, order="C", ensure_min_samples=2)
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         n_classes = len(self.classes_)
@@ -666,8 +666,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         results = []
         for kern in kernels:
             K = X if kern.is_precomputed else kern(X)
-            if kern.name == "callable":
-                K = check_kernel_matrix(K, "the kernel matrix of the callable kernel")
+            if kern.user_defined:
+                K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
             results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
             results[-1]["degeneracy"] = kernel_degeneracy(K)
 
@@ -951,7 +951,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     # ------------------------------------------------------------ predict
     def _kernel_rows(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        X = validate_kernel_input(self, X, reset=False)
         if self.kernel_.is_precomputed:
             if X.shape[1] != self.X_fit_.shape[0]:
                 raise ValueError(

@@ -415,9 +415,6 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        if accepts_raw_input(self.kernel):
-            tags.input_tags.two_d_array = False
-            tags.input_tags.string = True
         return tags
 
 
@@ -504,11 +501,8 @@ def select_kernel(candidates, X, y, *, max_dim=None):
     for i, cand in enumerate(candidates):
         where = f"select_kernel, candidate {i} ({cand!r})"
         try:
-            if accepts_raw_input(cand):
-                Xc, kern = X, cand
-            else:
-                Xc = _as_float(X)
-                kern = _candidate_kernel(cand, Xc)
+            Xc = X if accepts_raw_input(cand) else _as_float(X)
+            kern = _candidate_kernel(cand, Xc)
             est = RelevantDimension(kernel=kern, max_dim=max_dim)._fit(Xc, y, where)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from exc
