@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from kpm import KernelPCADenoiser, KernelPCAL1, KernelProjection, KernelProjectionMachine
 from kpm._config import config_context
 from kpm.kernels import make_kernel
 from kpm.string_kernels import (
@@ -166,3 +167,66 @@ def test_string_inputs_are_not_coerced():
         one_hot_dna(["ACGT"], alphabet="AACG")
     S = ["ACGT", "AGGT"]
     np.testing.assert_array_equal(weighted_degree_kernel(S, degree=2), weighted_degree_kernel(np.array(S), degree=2))
+
+
+# ------------------------------------------------ every estimator that takes a kernel
+def _motif_data(n, seed, flip=0.0):
+    """Random DNA strings; class 'motif' has GATTACA planted at position 12 (training
+    labels flipped with probability ``flip``)."""
+    rng = np.random.default_rng(seed)
+    S = ["".join(rng.choice(list("ACGT"), 30)) for _ in range(n)]
+    has = rng.integers(0, 2, n)
+    S = np.array([s[:12] + "GATTACA" + s[19:] if h else s for s, h in zip(S, has)])
+    noisy = np.where(rng.random(n) < flip, 1 - has, has)
+    return S, np.where(noisy == 1, "motif", "none"), np.where(has == 1, "motif", "none")
+
+
+def test_kernel_projection_on_dna_strings_equals_the_precomputed_route():
+    S, _, _ = _motif_data(80, 0)
+    St, _, _ = _motif_data(30, 1)
+    kernel = WeightedDegreeKernel(degree=5, normalize=True)
+    proj = KernelProjection(8, kernel=kernel).fit(S)
+    K, Kt = kernel(S), kernel(St, S)
+    ref = KernelProjection(8, kernel="precomputed").fit(K)
+    np.testing.assert_array_equal(proj.transform(St), ref.transform(Kt))
+    np.testing.assert_array_equal(proj.eigenvalues_, ref.eigenvalues_)
+    np.testing.assert_allclose(proj.transform(S), proj.fit_transform(S), atol=1e-12)
+    # by name, with the family's own parameter through kernel_params
+    named = KernelProjection(8, kernel="wd", degree=5, kernel_params={"normalize": True}).fit(S)
+    assert named.kernel_ == kernel
+    np.testing.assert_array_equal(named.transform(St), proj.transform(St))
+    # the Nystroem route and the residual column need blocks and k(x, x) of strings
+    nys = KernelProjection(8, kernel=kernel, eigen_solver="nystroem", n_landmarks=40, residual=True,
+                           random_state=0).fit(S)
+    assert nys.transform(St).shape == (30, nys.n_components_ + 1)
+    assert KernelPCAL1(3, kernel=kernel, random_state=0).fit(S).transform(St).shape == (30, 3)
+    with pytest.raises(ValueError, match="must contain strings"):
+        proj.transform(np.ones(3))
+    with pytest.raises(ValueError, match="equal length"):
+        proj.transform(["ACGT", "ACGA"])
+
+
+def test_kernel_projection_machine_learns_a_motif_in_dna_strings():
+    S, y, _ = _motif_data(200, 0, flip=0.1)
+    St, _, yt = _motif_data(300, 1)
+    kernel = WeightedDegreeKernel(degree=5)
+    model = KernelProjectionMachine(kernel=kernel, max_dim=30, random_state=0).fit(S, y)
+    assert np.mean(model.predict(St) == yt) >= 0.95  # chance: 0.5
+    # the same model as the precomputed route, to the bit
+    ref = KernelProjectionMachine(kernel="precomputed", max_dim=30, random_state=0).fit(kernel(S), y)
+    assert model.dim_ == ref.dim_
+    for key in ref.selection_curve_:
+        np.testing.assert_array_equal(model.selection_curve_[key], ref.selection_curve_[key])
+    np.testing.assert_array_equal(model.decision_function(St), ref.decision_function(kernel(St, S)))
+    # a list of string kernels: the KPM picks one of them by cross-validation
+    multi = KernelProjectionMachine(kernel=[WeightedDegreeKernel(d) for d in (1, 5)], max_dim=30,
+                                    random_state=0).fit(S, y)
+    assert multi.kernel_ in (WeightedDegreeKernel(1), WeightedDegreeKernel(5))
+    with pytest.raises(ValueError, match="cannot mix"):
+        KernelProjectionMachine(kernel=[kernel, "rbf"]).fit(S, y)
+
+
+def test_denoising_refuses_string_kernels():
+    S, _, _ = _motif_data(20, 0)
+    with pytest.raises(ValueError, match="non-numeric input"):
+        KernelPCADenoiser(kernel=WeightedDegreeKernel(3)).fit(S)
