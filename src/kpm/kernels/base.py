@@ -316,9 +316,10 @@ class Kernel(metaclass=_KernelFactory):
         return out
 
     def diag(self, X) -> np.ndarray:
-        """``k(x, x)`` for every row of X."""
+        """``k(x, x)`` for every row of X (values that overflow float64 raise ``ValueError``)."""
         X, _ = self.prepare(X, X)
-        return self.evaluate_diag(X)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            return self.evaluate_diag(X)
 
     def sklearn_params(self) -> dict | None:
         """The same kernel as parameters of scikit-learn's kernel estimators (e.g.
