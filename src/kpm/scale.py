@@ -226,8 +226,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
     m = len(Z)
     k = m if max_components is None else min(m, check_int(max_components, "max_components"))
     Wm = kernel(Z, Z)
-    if kernel.name == "callable":  # the built-in kernels are symmetric by construction
-        Wm = check_kernel_matrix(Wm, "the landmark kernel matrix K(Z, Z) of the callable kernel")
+    if kernel.user_defined:  # the built-in kernels are symmetric by construction
+        Wm = check_kernel_matrix(Wm, f"the landmark kernel matrix K(Z, Z) of the {kernel.name} kernel")
     warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
     lam, U = top_eigh(Wm, k, solver="dense")  # only the top k (LAPACK subset eigh)
     if lam[0] <= 0:
