@@ -71,13 +71,7 @@ import numpy as np
 from ._highs import new_highs
 from .exceptions import LPSolverError
 
-__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective", "FALLBACKS"]
-
-#: The runs tried, in order, after the warm run of a working-set LP fails:
-#: ``(HiGHS solver, simplex_scale_strategy)`` -- the dual simplex without scaling
-#: (from the basis the failed run reached), then the interior point method with
-#: crossover to a vertex.
-FALLBACKS = (("simplex", 0), ("ipm", 2))
+__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective"]
 
 
 @dataclass
@@ -238,11 +232,8 @@ class ConstraintGenerationHingeLP:
         self._hs = highspy
 
         self._lp_tol = float(lp_tol)
-        self.fallbacks = 0  # runs that failed and were retried (see FALLBACKS)
         self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
         h = self._new_highs()
-        scale = h.getOptionValue("simplex_scale_strategy")  # (status, value) in some highspy versions
-        self._scale_strategy = int(scale[1] if isinstance(scale, tuple) else scale)
         # row 0: sum_i alpha_i y_i = 0 (the intercept b)
         h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
         self._h = h
@@ -314,68 +305,54 @@ class ConstraintGenerationHingeLP:
         self._in_W[self._W[drop]] = False
         self._W = np.delete(self._W, drop)
 
-    def _new_highs(self, solver="simplex", scale_strategy=None):
-        """A HiGHS instance with this solver's options (an empty model)."""
+    def _new_highs(self):
+        """The HiGHS model of the working-set LPs (empty), with this solver's options."""
         h = new_highs()
         h.setOptionValue("primal_feasibility_tolerance", self._lp_tol)
         h.setOptionValue("dual_feasibility_tolerance", self._lp_tol)
         h.setOptionValue("presolve", "off")  # keep bases between incremental solves
         h.setOptionValue("simplex_strategy", 1)  # dual simplex
         h.setOptionValue("threads", 1)
-        h.setOptionValue("solver", solver)
         h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
-        if scale_strategy is not None:
-            h.setOptionValue("simplex_scale_strategy", int(scale_strategy))
         return h
 
     def _run(self):
-        """Solve the working-set LP: the warm run, then cold runs of :data:`FALLBACKS`,
-        then the exact KPM's path solver.
+        """Solve the working-set LP: the warm HiGHS run, then the exact KPM's path solver.
 
-        Where the hinge-optimal coefficients are huge (1e5 to 1e13: few rough
-        eigenfunctions on nearly collinear samples, e.g. one-dimensional data), HiGHS's
-        warm dual simplex can end with a status 'Unknown' and a basis whose unscaled
-        primal infeasibility is far above its tolerance. The LP is then solved again
-        in a fresh model from no basis -- the dual simplex without scaling, then the
-        interior point method with crossover -- and the first optimal model carries
-        the warm start on. When those fail too, the working-set LP is solved by
+        Where the hinge-optimal coefficients are huge (1e5 to 1e13: rough
+        eigenfunctions of tiny eigenvalues on nearly collinear samples, e.g.
+        one-dimensional data), HiGHS's warm dual simplex can end with a status
+        'Unknown' and a basis whose unscaled primal infeasibility is far above its
+        tolerance; cold HiGHS runs on such LPs were seen to fail too, and warm runs
+        from the basis a failed run left to cycle for minutes on 100 points (hence an
+        iteration cap, and no basis after a failure). The working-set LP is then
+        solved by
         :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact KPM, with
-        its own fallbacks), the solver that does not depend on HiGHS's fixed
-        tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
-        estimators end the path there, loudly).
+        its own fallbacks), which does not depend on HiGHS's fixed tolerances; only
+        when it fails is :class:`~kpm.LPSolverError` raised (the estimators end the
+        path there, loudly).
         """
         h = self._h
         use_ipm = self.lp_solver == "ipm" or (
             self.lp_solver == "auto" and len(self._W) >= self.ipm_min_points and self._D <= 10
         )
-        optimal = self._hs.HighsModelStatus.kOptimal
         h.setOptionValue("solver", "ipm" if use_ipm else "simplex")
+        # a deterministic cap far above a healthy run's count (which is of the order of
+        # the LP's rows + columns); a run from a degenerate basis was seen to cycle
+        h.setOptionValue("simplex_iteration_limit", 100 * (self._D + 1 + len(self._W)) + 10000)
         h.run()
         iters = int(h.getInfo().simplex_iteration_count)
-        failed = []
-        for solver, scale in FALLBACKS:
-            if h.getModelStatus() == optimal:
-                break
-            failed.append(f"{h.modelStatusToString(h.getModelStatus())!r}")
-            self.fallbacks += 1
-            h = self._new_highs(solver, scale)
-            h.passModel(self._h.getLp())
-            h.run()
-            iters += int(h.getInfo().simplex_iteration_count)
-        if h.getModelStatus() != optimal:
-            failed.append(f"{h.modelStatusToString(h.getModelStatus())!r}")
-            return self._run_exact_solver(failed, iters)
-        if h is not self._h:  # a fallback solved it: continue warm from its basis
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("simplex_scale_strategy", self._scale_strategy)
-            self._h = h
+        status = h.getModelStatus()
+        if status != self._hs.HighsModelStatus.kOptimal:
+            h.clearSolver()  # the next round starts from no basis, not from this run's
+            return self._run_exact_solver(repr(h.modelStatusToString(status)), iters)
         sol = h.getSolution()
         pi = -np.asarray(sol.row_dual)
         info = h.getInfo()
         # LP value of the working set: max sum alpha = -(min -sum alpha)
         return pi, -float(info.objective_function_value), iters
 
-    def _run_exact_solver(self, failed, iters):
+    def _run_exact_solver(self, status, iters):
         """The working-set LP by the exact KPM's path solver, after HiGHS failed."""
         from ._lp_path import HingeLP
 
@@ -387,8 +364,7 @@ class ConstraintGenerationHingeLP:
         except LPSolverError as exc:
             raise LPSolverError(
                 f"no solver solved the working-set hinge LP at D={D} ({len(W)} working points): "
-                f"HiGHS (model status {' / '.join(failed)}: warm dual simplex, cold unscaled dual "
-                f"simplex, interior point with crossover), then the KPM's path solver ({exc})"
+                f"HiGHS's warm run (model status {status}), then the KPM's path solver ({exc})"
             ) from exc
         self.exact_solves += 1
         return np.concatenate([[b], beta]), float(objective), iters + int(it)
