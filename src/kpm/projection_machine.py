@@ -848,11 +848,12 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         basis = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups)
         if basis.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
+        centred = "centred " if self.centered else ""
         if self.max_dim is not None:
-            if self.max_dim > basis.rank:
+            # (a partial decomposition, up to a fixed D < max_dim, tells the rank up to D only)
+            if self.max_dim > basis.rank and (n_comp is None or n_comp >= self.max_dim):
                 raise ValueError(
-                    f"max_dim={self.max_dim} is larger than the rank {basis.rank} of the "
-                    f"{'centred ' if self.centered else ''}kernel matrix"
+                    f"max_dim={self.max_dim} is larger than the rank {basis.rank} of the {centred}kernel matrix"
                 )
             max_dim = int(self.max_dim)
         else:
@@ -862,6 +863,11 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 raise ValueError(
                     f"selection={self.selection} (a fixed D) is larger than "
                     f"{'max_dim' if self.max_dim is not None else 'the rank of the kernel matrix'} = {max_dim}"
+                )
+            if rule.fixed_dim > basis.rank:
+                raise ValueError(
+                    f"selection={self.selection} (a fixed D) is larger than the rank {basis.rank} "
+                    f"of the {centred}kernel matrix"
                 )
             max_dim = rule.fixed_dim
         return basis, max_dim
