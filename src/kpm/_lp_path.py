@@ -684,6 +684,26 @@ class PathGrower:
         )
 
 
+def _check_path_inputs(Z, y, max_dim, dims, on_failure):
+    """``Z`` and ``y`` as float arrays and the grid of dimensions, validated."""
+    if on_failure not in ("raise", "stop"):
+        raise ValueError(f"on_failure must be 'raise' or 'stop', got {on_failure!r}")
+    Z = np.asarray(Z, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
+        raise ValueError(f"Z must be (n, m) and y (n,); got {Z.shape} and {y.shape}")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must contain only -1 and +1")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite values")
+    m = Z.shape[1]
+    if max_dim is None:
+        max_dim = m
+    if not 1 <= int(max_dim) <= m:
+        raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
+    return Z, y, check_dims(dims, int(max_dim))
+
+
 def hinge_lp_path(
     Z,
     y,
@@ -744,22 +764,7 @@ def hinge_lp_path(
         message carries their statuses), e.g. ``solver='simplex'`` reporting
         numerical trouble.
     """
-    if on_failure not in ("raise", "stop"):
-        raise ValueError(f"on_failure must be 'raise' or 'stop', got {on_failure!r}")
-    Z = np.asarray(Z, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
-        raise ValueError(f"Z must be (n, m) and y (n,); got {Z.shape} and {y.shape}")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must contain only -1 and +1")
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z contains NaN or infinite values")
-    m = Z.shape[1]
-    if max_dim is None:
-        max_dim = m
-    if not 1 <= int(max_dim) <= m:
-        raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
-    grid = check_dims(dims, int(max_dim))
+    Z, y, grid = _check_path_inputs(Z, y, max_dim, dims, on_failure)
     lp = HingeLP(y, solver=solver, groups=groups, strategy=strategy, time_limit=time_limit,
                  iteration_limit=iteration_limit)
     grower = PathGrower(lp, Z, stop_at_zero=stop_at_zero, zero_tol=zero_tol, on_failure=on_failure)
