@@ -105,7 +105,13 @@ _SMALL_ENTRY = 1e-9
 
 
 class _Subspace:
-    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere."""
+    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere.
+
+    The basis of the paths: they use ``rank``, ``eigenvalues``, ``V`` (the training
+    points' coordinates), ``groups``, ``col_means`` and :meth:`features` only, and build
+    it in :meth:`KernelProjectionMachine._basis`, :func:`_fold_task` and
+    :class:`_LockstepFold`.
+    """
 
     def __init__(self, K, centered, n_components=None, random_state=None, groups=None):
         n = K.shape[0]
