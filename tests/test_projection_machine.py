@@ -270,3 +270,15 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     # its objective can miss the floor by that much per sample, on either side
     assert path.objective[-1] == pytest.approx(floor, abs=1e-7 * len(y))
     assert np.all(path.objective[:-1] > floor + 1e-9 * len(y))
+
+
+def test_fixed_D_below_max_dim(moons):
+    # a fixed D decomposes the kernel matrix up to D only: max_dim beyond D was compared
+    # with that partial rank and rejected ("max_dim=15 is larger than the rank 5")
+    X, y, Xt, _ = moons
+    m = KernelProjectionMachine(sigma=0.5, selection=5, max_dim=15).fit(X, y)
+    plain = KernelProjectionMachine(sigma=0.5, selection=5).fit(X, y)
+    assert m.dim_ == 5
+    np.testing.assert_array_equal(m.decision_function(Xt[:50]), plain.decision_function(Xt[:50]))
+    with pytest.raises(ValueError, match="larger than the rank 2"):
+        KernelProjectionMachine(kernel="linear", selection=4, max_dim=6).fit(X, y)

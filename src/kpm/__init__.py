@@ -30,6 +30,11 @@ _EXPORTS = {
     "KernelPCAL1": "kpm.pca_l1",
     # Kernel Projection Machine
     "KernelProjectionMachine": "kpm.projection_machine",
+    "SelectionRule": "kpm.rules",
+    "CV": "kpm.rules",
+    "Penalty": "kpm.rules",
+    "Slope": "kpm.rules",
+    "FixedD": "kpm.rules",
     # relevant dimensions, kernel PCR, kernel selection, string kernels
     "RelevantDimension": "kpm.relevance",
     "select_kernel": "kpm.relevance",

@@ -48,13 +48,23 @@ D and says why (``HingePath.failure``), and the KPM selects D among the solved o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ._highs import new_highs
 from .exceptions import LPSolverError
 
-__all__ = ["LPSolverError", "HingePath", "HingeLP", "IncrementalHingeLP", "hinge_lp_path", "check_dims"]
+__all__ = [
+    "LPSolverError",
+    "HingePath",
+    "HingeLP",
+    "IncrementalHingeLP",
+    "PathSolver",
+    "PathGrower",
+    "hinge_lp_path",
+    "check_dims",
+]
 
 SOLVERS = ("auto", "simplex", "highs")
 _STRATEGIES = {"auto": 0, "dual": 1, "primal": 4}  # HiGHS simplex_strategy codes
@@ -557,6 +567,143 @@ class HingeLP:
             return result
 
 
+
+class PathSolver(Protocol):
+    """What :class:`PathGrower` needs of the solver of one path (:class:`HingeLP` is one).
+
+    A path solver holds the hinge LP over the feature columns added so far and
+    re-optimises after each addition; another solver (constraint generation over the
+    points, say) plugs into the same loop by offering these members.
+    """
+
+    n_cols: int  #: feature columns added so far
+    floor: float  #: least objective any function attains (see the module docstring)
+    zero_level: float  #: rounding level at which the last solution was accepted at the floor
+    fallbacks: int  #: times the solver handed the path to another solver
+    restarts: int  #: warm starts that failed and were solved again from scratch
+
+    def add_columns(self, Zc) -> None:
+        """Append feature columns ``Zc`` (n, k)."""
+
+    def solve(self) -> tuple[np.ndarray, float, float, int]:
+        """Optimise; ``(beta, b, objective, iterations)``, or raise :class:`LPSolverError`."""
+
+    def at_floor(self, objective: float, zero_tol: float = 1e-9) -> bool:
+        """Has ``objective`` (of the last solve) reached the floor of the hinge risk?"""
+
+
+class PathGrower:
+    """Grows one hinge-LP path along increasing dimensions: the one loop behind
+    :func:`hinge_lp_path` and the KPM's cross-validation, which advances the paths of
+    all folds together, one dimension at a time.
+
+    Each :meth:`step` adds the feature columns up to D, solves, and records the
+    solution. The path stops at the floor of the hinge risk (``stop_at_zero``:
+    :attr:`at_floor`; every larger D has the same solution, see the module docstring)
+    or where no solver solves the LP (:attr:`failure`).
+
+    Parameters
+    ----------
+    lp : PathSolver
+        The solver of this path (e.g. :class:`HingeLP`), holding no columns yet.
+    columns : ndarray (n, m)
+        The feature columns in order (the eigenvectors ``V_1..V_m``).
+    stop_at_zero : bool, default=True
+    zero_tol : float, default=1e-9
+    on_failure : {'raise', 'stop'}, default='stop'
+        When no solver solves the LP at some D after the first: raise, or end the path
+        there (:attr:`failure` says why). A failure at the first D always raises.
+    """
+
+    def __init__(self, lp: PathSolver, columns, *, stop_at_zero=True, zero_tol=1e-9, on_failure="stop"):
+        self.lp = lp
+        self._columns = columns
+        self._stop_at_zero = stop_at_zero
+        self._zero_tol = zero_tol
+        self._raise = on_failure == "raise"
+        self.dims: list[int] = []  # the dimensions solved
+        self._coefs: list[np.ndarray] = []
+        self._intercepts: list[float] = []
+        self._objectives: list[float] = []
+        self._iterations: list[int] = []
+        self.at_floor = False
+        self.zero_level = 0.0
+        self.error: str | None = None  # the solvers' message when a step failed
+        self.failure: str | None = None  # the same, with the size of the last coefficients
+
+    @property
+    def last(self) -> tuple[np.ndarray, float]:
+        """``(beta, b)`` of the last dimension solved."""
+        return self._coefs[-1], self._intercepts[-1]
+
+    def step(self, D: int) -> bool:
+        """Add the columns up to D and solve there; False when no solver solved it."""
+        lp = self.lp
+        if lp.n_cols < D:
+            lp.add_columns(self._columns[:, lp.n_cols : D])
+        try:
+            beta, b, obj, it = lp.solve()
+        except LPSolverError as exc:
+            if self._raise or not self.dims:
+                raise
+            self.error = str(exc)
+            self.failure = (
+                f"{exc} [the largest coefficient at D={self.dims[-1]} was "
+                f"{np.max(np.abs(self._coefs[-1]), initial=abs(self._intercepts[-1])):.2g}]"
+            )
+            return False
+        self.dims.append(D)
+        self._coefs.append(beta)
+        self._intercepts.append(b)
+        self._objectives.append(obj)
+        self._iterations.append(it)
+        if self._stop_at_zero and lp.at_floor(obj, self._zero_tol):
+            self.at_floor = True
+            n = len(self._columns)
+            self.zero_level = 0.0 if obj <= lp.floor + self._zero_tol * n else float(lp.zero_level)
+        return True
+
+    def path(self, grid) -> HingePath:
+        """The solutions as a :class:`HingePath` on ``grid`` (whose first dimensions were solved)."""
+        n_solved = len(self.dims)
+        coef = np.zeros((n_solved, self.dims[-1]))
+        for k, beta in enumerate(self._coefs):
+            coef[k, : self.dims[k]] = beta
+        return HingePath(
+            dims=grid,
+            coef=coef,
+            intercept=np.asarray(self._intercepts, dtype=float),
+            objective=np.asarray(self._objectives, dtype=float),
+            n_samples=len(self._columns),
+            iterations=np.asarray(self._iterations, dtype=np.int64),
+            restarts=self.lp.restarts,
+            fallbacks=self.lp.fallbacks,
+            zero_level=self.zero_level,
+            floor=self.lp.floor,
+            failure=self.failure,
+        )
+
+
+def _check_path_inputs(Z, y, max_dim, dims, on_failure):
+    """``Z`` and ``y`` as float arrays and the grid of dimensions, validated."""
+    if on_failure not in ("raise", "stop"):
+        raise ValueError(f"on_failure must be 'raise' or 'stop', got {on_failure!r}")
+    Z = np.asarray(Z, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
+        raise ValueError(f"Z must be (n, m) and y (n,); got {Z.shape} and {y.shape}")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must contain only -1 and +1")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite values")
+    m = Z.shape[1]
+    if max_dim is None:
+        max_dim = m
+    if not 1 <= int(max_dim) <= m:
+        raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
+    return Z, y, check_dims(dims, int(max_dim))
+
+
 def hinge_lp_path(
     Z,
     y,
@@ -617,66 +764,11 @@ def hinge_lp_path(
         message carries their statuses), e.g. ``solver='simplex'`` reporting
         numerical trouble.
     """
-    if on_failure not in ("raise", "stop"):
-        raise ValueError(f"on_failure must be 'raise' or 'stop', got {on_failure!r}")
-    Z = np.asarray(Z, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if Z.ndim != 2 or y.ndim != 1 or len(y) != len(Z):
-        raise ValueError(f"Z must be (n, m) and y (n,); got {Z.shape} and {y.shape}")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must contain only -1 and +1")
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z contains NaN or infinite values")
-    n, m = Z.shape
-    if max_dim is None:
-        max_dim = m
-    if not 1 <= int(max_dim) <= m:
-        raise ValueError(f"max_dim must be in [1, {m}] (the number of columns of Z), got {max_dim}")
-    max_dim = int(max_dim)
-    grid = check_dims(dims, max_dim)
+    Z, y, grid = _check_path_inputs(Z, y, max_dim, dims, on_failure)
     lp = HingeLP(y, solver=solver, groups=groups, strategy=strategy, time_limit=time_limit,
                  iteration_limit=iteration_limit)
-
-    last = int(grid[-1])
-    coef = np.zeros((len(grid), last))
-    intercept = np.zeros(len(grid))
-    objective = np.zeros(len(grid))
-    iterations = np.zeros(len(grid), dtype=np.int64)
-    n_solved = 0
-    zero_level = 0.0
-    failure = None
-    for k, D in enumerate(grid):
-        if lp.n_cols < D:
-            lp.add_columns(Z[:, lp.n_cols : D])
-        try:
-            beta, b, obj, it = lp.solve()
-        except LPSolverError as exc:
-            if on_failure == "raise" or k == 0:
-                raise
-            failure = (
-                f"{exc} [the largest coefficient at D={int(grid[k - 1])} was "
-                f"{np.max(np.abs(coef[k - 1]), initial=abs(intercept[k - 1])):.2g}]"
-            )
+    grower = PathGrower(lp, Z, stop_at_zero=stop_at_zero, zero_tol=zero_tol, on_failure=on_failure)
+    for D in grid:
+        if not grower.step(int(D)) or grower.at_floor:
             break
-        coef[k, :D] = beta
-        intercept[k] = b
-        objective[k] = obj
-        iterations[k] = it
-        n_solved = k + 1
-        if stop_at_zero and lp.at_floor(obj, zero_tol):
-            zero_level = 0.0 if obj <= lp.floor + zero_tol * n else float(lp.zero_level)
-            break
-    width = int(grid[n_solved - 1])
-    return HingePath(
-        dims=grid,
-        coef=coef[:n_solved, :width],
-        intercept=intercept[:n_solved],
-        objective=objective[:n_solved],
-        n_samples=n,
-        iterations=iterations[:n_solved],
-        restarts=lp.restarts,
-        fallbacks=lp.fallbacks,
-        zero_level=zero_level,
-        floor=lp.floor,
-        failure=failure,
-    )
+    return grower.path(grid)

@@ -4,7 +4,13 @@ Hinge-loss empirical risk minimisation over the nested subspaces
 ``S_D = span{1, V_1, ..., V_D}`` spanned by the leading eigenvectors of the
 kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 ``lam * D`` on the clipped hinge risk (Zwald & Blanchard 2005) or by the slope
-heuristic. See :mod:`kpm._lp_path` (the LP path) and :mod:`kpm.selection` (the rules).
+heuristic. See :mod:`kpm._lp_path` (the LP path), :mod:`kpm.rules` (the rules) and
+:mod:`kpm.selection` (the functions they apply).
+
+A fit is basis x paths x rule: for each kernel the eigenvector basis of the kernel
+matrix (:class:`_Subspace`) and the CV folds' paths (:class:`FoldCurves`), then the
+full-data paths the rule needs (:class:`FullPath`), then the rule, applied to the
+family's curves (:class:`kpm.rules.ModelCurves`), then the chosen model's coefficients.
 
 Choices where the papers leave room (all documented on the class):
 
@@ -30,6 +36,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -41,9 +48,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from ._lp_path import SOLVERS as LP_SOLVERS
-from ._lp_path import HingeLP, HingePath, LPSolverError, hinge_lp_path
+from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
-from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
+from .rules import ModelCurves, SelectionRule, as_rule
 from .validation import (
     check_bool,
     check_int,
@@ -98,7 +105,13 @@ _SMALL_ENTRY = 1e-9
 
 
 class _Subspace:
-    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere."""
+    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere.
+
+    The basis of the paths: they use ``rank``, ``eigenvalues``, ``V`` (the training
+    points' coordinates), ``groups``, ``col_means`` and :meth:`features` only, and build
+    it in :meth:`KernelProjectionMachine._basis`, :func:`_fold_task` and
+    :class:`_LockstepFold`.
+    """
 
     def __init__(self, K, centered, n_components=None, random_state=None, groups=None):
         n = K.shape[0]
@@ -188,13 +201,93 @@ def _pad(v, length):
     return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
 
 
+@dataclass
+class FoldCurves:
+    """One CV fold's curves on the D grid (padded with their last value past the fold's end).
+
+    ``errors``: misclassified validation points; ``clipped``: the clipped training hinge
+    risk of the fold's solution; ``n_used``: grid points solved; ``n_valid``: grid
+    points at which the fold's paths are defined (all, unless no solver solved some
+    dimension: then the CV curve ends before it); ``fallbacks`` and ``failures`` as in
+    ``lp_fallbacks_`` and ``lp_failures_``.
+    """
+
+    errors: np.ndarray
+    clipped: np.ndarray
+    n_used: int
+    n_valid: int
+    fallbacks: int
+    failures: list
+
+
+@dataclass
+class FullPath:
+    """The full-data paths of one kernel (one per one-vs-rest problem) on ``dims``."""
+
+    paths: list
+    dims: np.ndarray
+    hinge_risk: np.ndarray
+    clipped_risk: np.ndarray
+    failures: list
+
+    @classmethod
+    def solve(cls, basis, grid, Y, solver):
+        """Solve the paths on ``grid``; they end before a dimension no solver solved."""
+        paths = _fit_paths(basis.V[:, : int(grid[-1])], Y, grid, solver, basis.groups)
+        n_ok = _n_valid(paths, len(grid))
+        F = _decisions(paths, basis.V[:, : _width(paths)])[:, :n_ok]
+        return cls(
+            paths=paths,
+            dims=grid[:n_ok],
+            hinge_risk=np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok],
+            clipped_risk=_clipped_risk(F, Y),
+            failures=_failures(paths, "full data"),
+        )
+
+
+@dataclass
+class KernelPaths:
+    """One kernel of the family: its basis, its D grid, the CV folds' curves and the full-data path.
+
+    ``n_used``: the grid points that are models (the CV sweep's end, or where a path
+    ended before a dimension no solver solved). ``full`` is solved by :meth:`solve_full`
+    (for the CV rule only the chosen kernel's, up to the chosen D).
+    """
+
+    basis: _Subspace
+    grid: np.ndarray
+    n_used: int
+    folds: list | None = None
+    full: FullPath | None = None
+    degeneracy: object = None
+
+    @property
+    def dims(self):
+        return self.grid[: self.n_used]
+
+    def solve_full(self, Y, upto, solver):
+        """Solve the full-data paths on the first ``upto`` grid points; no model exists
+        beyond a dimension that no solver solved (``n_used`` ends there)."""
+        self.full = FullPath.solve(self.basis, self.grid[:upto], Y, solver)
+        if len(self.full.dims) < upto:
+            self.n_used = min(self.n_used, len(self.full.dims))
+
+    @property
+    def failures(self):
+        """Records of ``lp_failures_``: the folds' first, then the full data's."""
+        folds = [rec for f in self.folds or [] for rec in f.failures]
+        return folds + (self.full.failures if self.full is not None else [])
+
+    @property
+    def fallbacks(self):
+        return sum(f.fallbacks for f in self.folds or []) + sum(
+            p.fallbacks for p in (self.full.paths if self.full is not None else [])
+        )
+
+
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
                fold=0):
-    """Fit the paths of one CV fold; return validation errors and risks on the grid.
-
-    ``n_valid``: the grid points at which the fold's paths are defined (all, unless no
-    solver solved some dimension: then the CV curve ends before it).
-    """
+    """Fit the paths of one CV fold; return its :class:`FoldCurves` on the grid."""
     sub = _Subspace(
         K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
         groups=None if groups is None else groups[tr],
@@ -211,103 +304,130 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
     F_tr = _decisions(paths, sub.V[:, :w])
     n_grid = len(grid)
-    errors = _pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid)
-    clipped = _pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid)
-    n_used = min(max(p.n_solved for p in paths), n_grid)
-    return {
-        "errors": errors,
-        "clipped": clipped,
-        "n_used": n_used,
-        "n_valid": _n_valid(paths, n_grid),
-        "fallbacks": sum(p.fallbacks for p in paths),
-        "failures": _failures(paths, f"fold {fold}"),
-    }
+    return FoldCurves(
+        errors=_pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid),
+        clipped=_pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid),
+        n_used=min(max(p.n_solved for p in paths), n_grid),
+        n_valid=_n_valid(paths, n_grid),
+        fallbacks=sum(p.fallbacks for p in paths),
+        failures=_failures(paths, f"fold {fold}"),
+    )
+
+
+class _LockstepFold:
+    """One CV fold advanced together with the others: its basis, one :class:`PathGrower`
+    per one-vs-rest problem, the decision values of the last solutions and the curves."""
+
+    def __init__(self, K, tr, va, Y, centered, max_dim, random_state, groups, solver):
+        sub = _Subspace(
+            K[np.ix_(tr, tr)], centered, random_state=random_state,
+            groups=None if groups is None else groups[tr],
+        )
+        self.m = min(max_dim, sub.rank)
+        if self.m < 1:
+            raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+        self.tr, self.va = tr, va
+        self.V = sub.V[:, : self.m]
+        self.Z_va = sub.features(K[np.ix_(va, tr)], self.m)
+        n_classes = Y.shape[1]
+        self.growers = [PathGrower(HingeLP(Y[tr, c], solver=solver, groups=sub.groups), self.V)
+                        for c in range(n_classes)]
+        self.F_va = np.zeros((len(va), n_classes))
+        self.F_tr = np.zeros((len(tr), n_classes))
+        self.errors, self.clipped = [], []
+
+    def advance(self, D, where):
+        """Solve every unfrozen path at D (capped by the fold's rank); the failures."""
+        D = min(int(D), self.m)
+        failures = []
+        for c, g in enumerate(self.growers):
+            if g.at_floor or g.lp.n_cols >= D:
+                continue
+            if not g.step(D):
+                failures.append({"path": where, "problem": c, "dim": D, "error": g.error})
+                continue
+            beta, b = g.last
+            self.F_va[:, c] = self.Z_va[:, :D] @ beta + b
+            self.F_tr[:, c] = self.V[:, :D] @ beta + b
+        return failures
+
+    def record(self, Y, codes):
+        """Append this grid point's validation errors and clipped training risk; the errors."""
+        err = int((_predict_codes(self.F_va) != codes[self.va]).sum())
+        self.errors.append(err)
+        self.clipped.append(float(np.maximum(0.0, 1.0 - Y[self.tr] * np.clip(self.F_tr, -1, 1)).mean()))
+        return err
+
+    @property
+    def frozen(self):
+        """Every path at its floor or at the fold's rank: no later D changes the fold."""
+        return all(g.at_floor or g.lp.n_cols >= self.m for g in self.growers)
+
+    def curves(self, n_grid, n_used, failures):
+        return FoldCurves(
+            errors=_pad(np.asarray(self.errors, dtype=float), n_grid),
+            clipped=_pad(np.asarray(self.clipped), n_grid),
+            n_used=n_used,
+            n_valid=n_used,
+            fallbacks=sum(g.lp.fallbacks for g in self.growers),
+            failures=failures,
+        )
 
 
 def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None, solver="auto"):
     """All folds' paths advanced together along the grid, with optional early stopping.
 
-    Returns the per-fold dicts of :func:`_fold_task` (padded to the grid) and the
-    number of grid points used. The sweep ends when every fold's paths are frozen
-    (training hinge risk at its floor -- zero, or the loss forced by duplicated
-    samples with both labels -- or the fold's rank: the CV curve is flat beyond,
-    so no later D can win the tie-broken argmin) or, with ``early_stopping``, at the
-    first grid D > 2 D_best + 20 (D_best the CV minimiser so far; a heuristic), or
-    before a grid D that no solver solved on some fold (its ``failures``).
+    Returns the folds' :class:`FoldCurves` (padded to the grid) and the number of grid
+    points used. The sweep ends when every fold's paths are frozen (training hinge risk
+    at its floor -- zero, or the loss forced by duplicated samples with both labels --
+    or the fold's rank: the CV curve is flat beyond, so no later D can win the
+    tie-broken argmin) or, with ``early_stopping``, at the first grid D > 2 D_best + 20
+    (D_best the CV minimiser so far; a heuristic), or before a grid D that no solver
+    solved on some fold (its ``failures``).
     """
-    n_classes = Y.shape[1]
-    states = []
-    for tr, va in splits:
-        sub = _Subspace(
-            K[np.ix_(tr, tr)], centered, random_state=random_state,
-            groups=None if groups is None else groups[tr],
-        )
-        m = min(int(grid[-1]), sub.rank)
-        if m < 1:
-            raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
-        states.append(
-            {
-                "tr": tr,
-                "va": va,
-                "V": sub.V[:, :m],
-                "Zva": sub.features(K[np.ix_(va, tr)], m),
-                "m": m,
-                "lps": [HingeLP(Y[tr, c], solver=solver, groups=sub.groups) for c in range(n_classes)],
-                "frozen": [False] * n_classes,
-                "F_va": np.zeros((len(va), n_classes)),
-                "F_tr": np.zeros((len(tr), n_classes)),
-                "errors": [],
-                "clipped": [],
-            }
-        )
+    folds = [_LockstepFold(K, tr, va, Y, centered, int(grid[-1]), random_state, groups, solver)
+             for tr, va in splits]
     best, best_D, n_used, failures = np.inf, None, len(grid), []
     for gi, D in enumerate(grid):
-        total = 0
-        for k, st in enumerate(states):
-            Deff = min(int(D), st["m"])
-            for c, lp in enumerate(st["lps"]):
-                if st["frozen"][c] or lp.n_cols >= Deff:
-                    continue
-                lp.add_columns(st["V"][:, lp.n_cols : Deff])
-                try:
-                    beta, b, obj, _ = lp.solve()
-                except LPSolverError as exc:
-                    if gi == 0:
-                        raise
-                    failures.append({"path": f"fold {k}", "problem": c, "dim": Deff, "error": str(exc)})
-                    continue
-                st["F_va"][:, c] = st["Zva"][:, :Deff] @ beta + b
-                st["F_tr"][:, c] = st["V"][:, :Deff] @ beta + b
-                st["frozen"][c] = lp.at_floor(obj)
+        for k, fold in enumerate(folds):
+            failures += fold.advance(D, f"fold {k}")
         if failures:  # the CV curve is defined on the solved grid points only
             n_used = gi
             break
-        for st in states:
-            err = int((_predict_codes(st["F_va"]) != codes[st["va"]]).sum())
-            ytr = Y[st["tr"]]
-            st["errors"].append(err)
-            st["clipped"].append(float(np.maximum(0.0, 1.0 - ytr * np.clip(st["F_tr"], -1, 1)).mean()))
-            total += err
+        total = sum(fold.record(Y, codes) for fold in folds)
         if total < best:
             best, best_D = total, int(D)
-        all_frozen = all(
-            all(f or lp.n_cols >= st["m"] for f, lp in zip(st["frozen"], st["lps"])) for st in states
-        )
-        if all_frozen or (early_stopping and D > 2 * best_D + 20):
+        if all(fold.frozen for fold in folds) or (early_stopping and D > 2 * best_D + 20):
             n_used = gi + 1
             break
-    folds = [
-        {
-            "errors": _pad(np.asarray(st["errors"], dtype=float), len(grid)),
-            "clipped": _pad(np.asarray(st["clipped"]), len(grid)),
-            "n_used": n_used,
-            "n_valid": n_used,
-            "fallbacks": sum(lp.fallbacks for lp in st["lps"]),
-            "failures": [f for f in failures if f["path"] == f"fold {k}"],
-        }
-        for k, st in enumerate(states)
+    curves = [
+        fold.curves(len(grid), n_used, [f for f in failures if f["path"] == f"fold {k}"])
+        for k, fold in enumerate(folds)
     ]
-    return folds, n_used
+    return curves, n_used
+
+
+def _model_curves(fits, n):
+    """The family's curves for the selection rules: every kernel's models, in kernel order."""
+    dims = np.concatenate([kp.dims for kp in fits])
+    kidx = np.concatenate([np.full(kp.n_used, i) for i, kp in enumerate(fits)])
+    hinge = np.full(len(dims), np.nan)
+    clipped = np.full(len(dims), np.nan)
+    pos = 0
+    for kp in fits:
+        if kp.full is not None:
+            m = len(kp.full.dims)
+            hinge[pos : pos + m] = kp.full.hinge_risk
+            clipped[pos : pos + m] = kp.full.clipped_risk
+        pos += kp.n_used
+    if fits[0].folds is None:
+        return ModelCurves(dims, kidx, np.full(len(dims), np.nan), hinge, clipped, n_samples=n)
+    cv_error = np.concatenate([(sum(f.errors for f in kp.folds) / n)[: kp.n_used] for kp in fits])
+    per_fold = [
+        [np.concatenate([getattr(kp.folds[k], name)[: kp.n_used] for kp in fits]) for k in range(len(fits[0].folds))]
+        for name in ("errors", "clipped")
+    ]
+    return ModelCurves(dims, kidx, cv_error, hinge, clipped, np.vstack(per_fold[0]), np.vstack(per_fold[1]), n)
 
 
 def auto_dim_grid(max_dim: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
@@ -345,11 +465,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Polynomial / sigmoid parameters.
     kernel_params : dict, optional
         Extra kernel parameters.
-    selection : {'cv', 'penalty', 'slope'} or int, default='cv'
+    selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
         How D is chosen: K-fold CV of the 0-1 error (ties -> smaller D); the
         penalised clipped hinge risk ``R_n(clip f_D) + lam D`` with ``lam =
         penalty``; the slope heuristic (``lam = slope_factor * lam_jump``); or a
-        fixed D.
+        fixed D. Or a rule object of :mod:`kpm.rules` (``CV()``, ``Penalty(lam)``,
+        ``Slope(factor)``, ``FixedD(d)``, or a new one); :meth:`select_dim` tells which
+        model another rule picks from a fitted model's curves.
     cv : int or CV splitter, default=5
         Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
         :class:`~sklearn.model_selection.StratifiedKFold` seeded by ``random_state``.
@@ -556,10 +678,15 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     def _validate_params(self):
         sel = self.selection
         if isinstance(sel, str):
-            if sel not in _SELECTIONS:
-                raise ValueError(f"selection must be one of {_SELECTIONS} or a positive int, got {sel!r}")
-        elif isinstance(sel, bool) or not isinstance(sel, numbers.Integral) or sel < 1:
-            raise ValueError(f"selection must be one of {_SELECTIONS} or a positive int, got {sel!r}")
+            ok = sel in _SELECTIONS
+        else:
+            ok = isinstance(sel, SelectionRule) or (
+                isinstance(sel, numbers.Integral) and not isinstance(sel, bool) and sel >= 1
+            )
+        if not ok:
+            raise ValueError(
+                f"selection must be one of {_SELECTIONS}, a positive int or a SelectionRule (kpm.rules), got {sel!r}"
+            )
         pen = self.penalty
         if not (isinstance(pen, str) and pen == "cv"):
             if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not np.isfinite(pen) or pen < 0:
@@ -616,6 +743,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     def fit(self, X, y):
         """Fit the path of every D, select D, and keep the selected function.
 
+        The algorithm: for each kernel the eigenvector basis and the CV folds' paths
+        (:meth:`_kernel_paths`), then the full-data paths the rule needs and the rule
+        (:meth:`_select`), then the coefficients of the chosen model.
+
         Parameters
         ----------
         X : array-like (n_samples, n_features), or (n_samples, n_samples) kernel
@@ -639,6 +770,21 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         """
         t0 = time.perf_counter()
         self._validate_params()
+        rule = as_rule(self.selection, self.penalty, self.slope_factor)
+        X, y, codes, Y = self._check_data(X, y)
+        kernels = self._kernel_list(X)
+        groups = _duplicate_groups(X, self._is_precomputed())
+        splits = self._splits(X, y, groups) if rule.needs_cv else None
+        fits = [self._kernel_paths(kern, X, Y, codes, splits, groups, rule) for kern in kernels]
+        choice = self._select(fits, rule, Y)
+        self._set_model(fits, kernels, choice, Y)
+        self.X_fit_ = X
+        self._warn_degenerate(fits[self.kernel_index_], y)
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def _check_data(self, X, y):
+        """Validated X, y, the class codes and the one-vs-rest targets Y in {-1, +1}."""
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -648,40 +794,16 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 f"y has only one class ({self.classes_[0]!r}); the Kernel Projection Machine "
                 "needs samples of at least 2 classes"
             )
-        n = X.shape[0]
         if self._is_precomputed():
             X = check_kernel_matrix(X)
-        # one-vs-rest targets in {-1, +1}; binary: one problem, classes_[1] positive
+        # binary: one problem, classes_[1] positive
         if n_classes == 2:
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]
         else:
             Y = np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+        return X, y, codes, Y
 
-        kernels = self._kernel_list(X)
-        sel = self.selection
-        use_cv = sel == "cv" or (sel == "penalty" and isinstance(self.penalty, str))
-        groups = _duplicate_groups(X, self._is_precomputed())
-        splits = self._splits(X, y, groups) if use_cv else None
-
-        results = []
-        for kern in kernels:
-            K = X if kern.is_precomputed else kern(X)
-            if kern.user_defined:
-                K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
-            results.append(self._fit_one_kernel(K, Y, codes, splits, n, groups))
-            results[-1]["degeneracy"] = kernel_degeneracy(K)
-
-        self._select(results, kernels, Y, n, splits)
-        self.lp_fallbacks_ = int(
-            sum(f.get("fallbacks", 0) for r in results for f in r.get("folds", []))
-            + sum(p.fallbacks for r in results for p in r.get("paths", []))
-        )
-        self.X_fit_ = X
-        self._warn_degenerate(results[self.kernel_index_], y)
-        self.fit_time_ = time.perf_counter() - t0
-        return self
-
-    def _warn_degenerate(self, res, y):
+    def _warn_degenerate(self, kp, y):
         """The fit's warnings: failed LPs, a degenerate kernel, a one-class model."""
         if self.lp_failures_:
             first = min(self.lp_failures_, key=lambda f: f["dim"])
@@ -694,10 +816,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        if res["degeneracy"] is not None:
-            warn_degenerate_kernel(res["degeneracy"], "KernelProjectionMachine", stacklevel=4)
+        if kp.degeneracy is not None:
+            warn_degenerate_kernel(kp.degeneracy, "KernelProjectionMachine", stacklevel=4)
         V = self._subspace.V[:, : self.dim_]
-        F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.dim_) for p in res["paths"])], axis=1)
+        F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.dim_) for p in kp.full.paths)], axis=1)
         warn_if_degenerate_model(
             self.classes_[_predict_codes(F)], y, self.classes_, "KernelProjectionMachine", stacklevel=4
         )
@@ -721,196 +843,190 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"no dimension of dim_grid is <= the largest usable D = {max_dim}")
         return grid
 
-    def _fit_one_kernel(self, K, Y, codes, splits, n, groups=None):
+    def _basis(self, K, groups, rule):
+        """The eigenvector basis of the full training set and the largest usable D."""
+        n = K.shape[0]
         # a partial eigendecomposition when the largest D is known in advance
-        known = self.max_dim if self.max_dim is not None else None
-        if not isinstance(self.selection, str):
-            known = int(self.selection) if known is None else min(known, int(self.selection))
+        known = self.max_dim
+        if rule.fixed_dim is not None:
+            known = rule.fixed_dim if known is None else min(known, rule.fixed_dim)
         n_comp = known if known is not None and known < n - 1 else None
-        full = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups)
-        if full.rank < 1:
+        basis = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups)
+        if basis.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
+        centred = "centred " if self.centered else ""
         if self.max_dim is not None:
-            if self.max_dim > full.rank:
+            # (a partial decomposition, up to a fixed D < max_dim, tells the rank up to D only)
+            if self.max_dim > basis.rank and (n_comp is None or n_comp >= self.max_dim):
                 raise ValueError(
-                    f"max_dim={self.max_dim} is larger than the rank {full.rank} of the "
-                    f"{'centred ' if self.centered else ''}kernel matrix"
+                    f"max_dim={self.max_dim} is larger than the rank {basis.rank} of the {centred}kernel matrix"
                 )
             max_dim = int(self.max_dim)
         else:
-            max_dim = full.rank
-        if not isinstance(self.selection, str):
-            if self.selection > max_dim:
+            max_dim = basis.rank
+        if rule.fixed_dim is not None:
+            if rule.fixed_dim > max_dim:
                 raise ValueError(
                     f"selection={self.selection} (a fixed D) is larger than "
                     f"{'max_dim' if self.max_dim is not None else 'the rank of the kernel matrix'} = {max_dim}"
                 )
-            max_dim = int(self.selection)
+            if rule.fixed_dim > basis.rank:
+                raise ValueError(
+                    f"selection={self.selection} (a fixed D) is larger than the rank {basis.rank} "
+                    f"of the {centred}kernel matrix"
+                )
+            max_dim = rule.fixed_dim
+        return basis, max_dim
+
+    def _kernel_paths(self, kern, X, Y, codes, splits, groups, rule):
+        """One kernel: its basis, its D grid and (with CV) the folds' curves."""
+        K = X if kern.is_precomputed else kern(X)
+        if kern.user_defined:
+            K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
+        basis, max_dim = self._basis(K, groups, rule)
         grid = self._grid(max_dim)
-        if not isinstance(self.selection, str) and grid[-1] != max_dim:
+        if rule.fixed_dim is not None and grid[-1] != max_dim:
             grid = np.append(grid, max_dim)
-        out = {"full": full, "grid": grid}
+        kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid))
         if splits is not None:
-            from joblib import Parallel, delayed
+            kp.folds, kp.n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
+        kp.degeneracy = kernel_degeneracy(K)
+        return kp
 
-            if self.early_stopping:
-                folds, n_used = _cv_lockstep(
-                    K, splits, Y, codes, self.centered, grid, True, self.random_state, groups,
-                    self.lp_solver,
-                )
-            else:
-                n_fold_comp = int(grid[-1]) if self.max_dim is not None else None
-                folds = Parallel(n_jobs=self.n_jobs)(
-                    delayed(_fold_task)(
-                        K, tr, va, Y, codes, self.centered, grid,
-                        n_fold_comp if n_fold_comp is not None and n_fold_comp < len(tr) - 1 else None,
-                        self.random_state,
-                        groups,
-                        self.lp_solver,
-                        k,
-                    )
-                    for k, (tr, va) in enumerate(splits)
-                )
-                # beyond the last grid point any fold solved, the CV curve is flat: ties
-                # go to the smaller D, so no later D can be selected; it ends before a
-                # dimension that no solver solved on some fold
-                n_used = min(max(f["n_used"] for f in folds), min(f["n_valid"] for f in folds))
-            out["folds"] = folds
-            out["cv_error"] = sum(f["errors"] for f in folds) / n
-            out["n_used"] = n_used
-            out["failures"] = [rec for f in folds for rec in f["failures"]]
-        else:
-            out["n_used"] = len(grid)
-            out["failures"] = []
-        return out
+    def _cv_paths(self, K, Y, codes, splits, grid, groups):
+        """The CV folds' curves on the grid and the number of grid points used."""
+        if self.early_stopping:
+            return _cv_lockstep(K, splits, Y, codes, self.centered, grid, True, self.random_state, groups,
+                                self.lp_solver)
+        from joblib import Parallel, delayed
 
-    def _full_path(self, res, Y, upto):
-        """Solve the full-data paths of one kernel on its grid up to grid index ``upto``.
+        n_comp = int(grid[-1]) if self.max_dim is not None else None
+        folds = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fold_task)(
+                K, tr, va, Y, codes, self.centered, grid,
+                n_comp if n_comp is not None and n_comp < len(tr) - 1 else None,
+                self.random_state, groups, self.lp_solver, k,
+            )
+            for k, (tr, va) in enumerate(splits)
+        )
+        # beyond the last grid point any fold solved, the CV curve is flat: ties go to
+        # the smaller D, so no later D can be selected; it ends before a dimension that
+        # no solver solved on some fold
+        return folds, min(max(f.n_used for f in folds), min(f.n_valid for f in folds))
 
-        Where no solver solves some dimension, the paths end before it and so does
-        the kernel's usable grid (``res['n_used']``): no model exists there.
-        """
-        full, grid = res["full"], res["grid"][:upto]
-        paths = _fit_paths(full.V[:, : int(grid[-1])], Y, grid, self.lp_solver, full.groups)
-        n_ok = _n_valid(paths, len(grid))
-        res["failures"] = [f for f in res["failures"] if f["path"] != "full data"] + _failures(paths, "full data")
-        if n_ok < len(grid):
-            res["n_used"] = min(res["n_used"], n_ok)
-        grid = grid[:n_ok]
-        F = _decisions(paths, full.V[:, : _width(paths)])[:, :n_ok]
-        res["paths"] = paths
-        res["path_grid"] = grid
-        res["hinge_risk"] = np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok]
-        res["clipped_risk"] = _clipped_risk(F, Y)
+    def _select(self, fits, rule, Y):
+        """Solve the full-data paths the rule needs and apply it: the chosen model."""
+        if rule.needs_training_risks:
+            for kp in fits:
+                kp.solve_full(Y, kp.n_used, self.lp_solver)
+            return rule.select(_model_curves(fits, len(Y)))
+        # the full-data path of the chosen kernel only, up to the chosen D: the rule needs
+        # nothing more (extend_path() solves further for figures); should it end before
+        # that D, choose again among the dimensions it reached
+        while True:
+            choice = rule.select(_model_curves(fits, len(Y)))
+            kp = fits[choice.kernel_index]
+            upto = int(np.searchsorted(kp.grid, choice.dim)) + 1
+            kp.solve_full(Y, upto, self.lp_solver)
+            if kp.n_used >= upto:
+                return choice
 
-    @staticmethod
-    def _curves(results, splits):
-        """The models (D, kernel index) of every kernel's usable grid, with their CV errors."""
-        dims = np.concatenate([r["grid"][: r["n_used"]] for r in results])
-        kidx = np.concatenate([np.full(r["n_used"], i) for i, r in enumerate(results)])
-        cv_err = np.full(len(dims), np.nan)
-        if splits is not None:
-            cv_err = np.concatenate([r["cv_error"][: r["n_used"]] for r in results])
-        return dims, kidx, cv_err
-
-    def _select(self, results, kernels, Y, n, splits):
-        sel = self.selection
-        self.penalty_ = None
-        self.slope_lambda_ = None
-        if sel == "cv":
-            # the full-data path of the winner only, up to the selected D: the selection
-            # needs nothing more (extend_path() solves further for figures); should it end
-            # before that D, select again among the dimensions it reached
-            while True:
-                dims, kidx, cv_err = self._curves(results, splits)
-                idx = select_cv(dims, cv_err)
-                r = results[int(kidx[idx])]
-                upto = int(np.searchsorted(r["grid"], int(dims[idx]))) + 1
-                self._full_path(r, Y, upto)
-                if r["n_used"] >= upto:
-                    break
-        else:
-            for r in results:
-                self._full_path(r, Y, r["n_used"])
-        dims, kidx, cv_err = self._curves(results, splits)
-        self.lp_failures_ = [dict(f, kernel=i) for i, r in enumerate(results) for f in r["failures"]]
-        hinge = np.full(len(dims), np.nan)
-        clipped = np.full(len(dims), np.nan)
-        pos = 0
-        for r in results:
-            if "paths" in r:
-                m = len(r["path_grid"])
-                hinge[pos : pos + m] = r["hinge_risk"]
-                clipped[pos : pos + m] = r["clipped_risk"]
-            pos += r["n_used"]
-        if not isinstance(sel, str):
-            hit = np.flatnonzero(dims == sel)  # none: the path ended before (lp_failures_)
-            idx = int(hit[0]) if len(hit) else int(np.argmax(dims))
-        elif sel == "slope":
-            idx, lam_jump, _ = slope_heuristic(dims, clipped, self.slope_factor)
-            self.slope_lambda_ = lam_jump
-            self.penalty_ = self.slope_factor * lam_jump
-        elif sel == "penalty":
-            if isinstance(self.penalty, str):
-                self.penalty_ = self._cv_penalty(results, splits, n)
-            else:
-                self.penalty_ = float(self.penalty)
-            idx = select_penalty(dims, clipped, self.penalty_)
-        crit = clipped + (self.penalty_ if self.penalty_ is not None else np.nan) * dims
+    def _set_model(self, fits, kernels, choice, Y):
+        """The fitted attributes: the curves, the rule's outputs and the chosen model's coefficients."""
+        self._curves = curves = _model_curves(fits, len(Y))
+        self.lp_failures_ = [dict(f, kernel=i) for i, kp in enumerate(fits) for f in kp.failures]
+        self.lp_fallbacks_ = int(sum(kp.fallbacks for kp in fits))
+        self.penalty_ = choice.penalty
+        self.slope_lambda_ = choice.slope_lambda
+        if choice.penalty_cv_curve is not None:
+            self.penalty_cv_curve_ = choice.penalty_cv_curve
         self.selection_curve_ = {
-            "D": dims,
-            "kernel": kidx,
-            "cv_error": cv_err,
-            "hinge_risk": hinge,
-            "clipped_risk": clipped,
-            "criterion": crit,
+            "D": curves.D,
+            "kernel": curves.kernel,
+            "cv_error": curves.cv_error,
+            "hinge_risk": curves.hinge_risk,
+            "clipped_risk": curves.clipped_risk,
+            "criterion": curves.clipped_risk + (self.penalty_ if self.penalty_ is not None else np.nan) * curves.D,
         }
-        k = int(kidx[idx])
-        D = int(dims[idx])
-        res = results[k]
-        self.kernel_ = kernels[k]
-        self.kernel_index_ = k
-        self.dim_ = D
-        full: _Subspace = res["full"]
-        self.eigenvalues_ = full.eigenvalues
+        k, D = choice.kernel_index, choice.dim
+        kp = fits[k]
+        self.kernel_, self.kernel_index_, self.dim_ = kernels[k], k, D
+        self.eigenvalues_ = kp.basis.eigenvalues
+        self.alpha_, self.intercept_ = self._expansion(kp, D)
+        self._Y = Y
+        self._grid_used = kp.dims
+        self._subspace = kp.basis
+        self._set_path(kp.full)
+
+    def _expansion(self, kp, D):
+        """``alpha``, ``b`` of ``f(x) = sum_i alpha_i k(x_i, x) + b`` at D (one per problem)."""
+        basis = kp.basis
         alphas, intercepts = [], []
-        for p in res["paths"]:
+        for p in kp.full.paths:
             beta, b = p.coef_at(D)
-            a = full.V[:, :D] @ (beta / full.eigenvalues[:D])
+            a = basis.V[:, :D] @ (beta / basis.eigenvalues[:D])
             if self.centered:
                 a = a - a.mean()
-                b = b - float(a @ full.col_means)
+                b = b - float(a @ basis.col_means)
             alphas.append(a)
             intercepts.append(b)
         if len(alphas) == 1:
-            self.alpha_ = alphas[0]
-            self.intercept_ = intercepts[0]
-        else:
-            self.alpha_ = np.vstack(alphas)
-            self.intercept_ = np.asarray(intercepts)
-        self._Y = Y
-        self._grid_used = res["grid"][: res["n_used"]]
-        self.path_dims_ = res["path_grid"]
-        self.coef_path_ = [p.coef for p in res["paths"]]
-        self.intercept_path_ = [p.intercept for p in res["paths"]]
-        self._subspace = full
+            return alphas[0], intercepts[0]
+        return np.vstack(alphas), np.asarray(intercepts)
 
-    def _cv_penalty(self, results, splits, n):
-        """lam minimising the pooled CV error of the penalty rule (ties -> larger lam)."""
-        fold_models = []  # per fold: dims, clipped risks, validation errors per model
-        dims = np.concatenate([r["grid"][: r["n_used"]] for r in results])
-        for k_fold in range(len(splits)):
-            clipped = np.concatenate([r["folds"][k_fold]["clipped"][: r["n_used"]] for r in results])
-            errs = np.concatenate([r["folds"][k_fold]["errors"][: r["n_used"]] for r in results])
-            fold_models.append((dims, clipped, errs))
-        paths = [penalty_path(d, c) for d, c, _ in fold_models]
-        cands = candidate_penalties(paths)
-        totals = np.array(
-            [sum(errs[p.selected(lam)] for (_, _, errs), p in zip(fold_models, paths)) for lam in cands]
-        )
-        best = np.flatnonzero(totals == totals.min())
-        self.penalty_cv_curve_ = {"penalty": cands, "cv_error": totals / n}
-        return float(cands[best[0]])  # cands decrease: the first minimiser is the largest lam
+    def _set_path(self, full):
+        self.path_dims_ = full.dims
+        self.coef_path_ = [p.coef for p in full.paths]
+        self.intercept_path_ = [p.intercept for p in full.paths]
+
+    def select_dim(self, rule):
+        """The model another selection rule picks from this fit's curves, without re-fitting.
+
+        The rule is applied to the curves the fit computed (``selection_curve_`` and
+        the CV folds' curves), exactly as :meth:`fit` applies its own rule: a model
+        fitted with ``selection='penalty', penalty='cv'`` holds every curve and answers
+        every rule. Two limits:
+
+        * The models are those of this fit: a fit with cross-validation considers the
+          dimensions up to the end of the CV sweep (every fold's training risk at its
+          floor), a fit without it those up to ``max_dim``. ``Penalty(lam)`` and
+          ``Slope`` answer as a fresh fit without CV only where the full-data path
+          reached its floor within this fit's dimensions (beyond, every D has the
+          same solution and neither rule picks it).
+        * A rule needs what it reads: :class:`~kpm.rules.CV` and ``Penalty('cv')`` the
+          CV curves (a fit that ran CV), the other rules the training risk of every
+          model (``selection='cv'`` solves the full-data path only up to the selected
+          D: :meth:`extend_path` solves the rest, for one kernel).
+
+        Parameters
+        ----------
+        rule : SelectionRule, {'cv', 'penalty', 'slope'} or int
+            A rule of :mod:`kpm.rules`, or a ``selection`` value (``'penalty'`` and
+            ``'slope'`` with this model's ``penalty`` and ``slope_factor``).
+
+        Returns
+        -------
+        Choice
+            ``dim``, ``kernel_index`` and ``index`` (the row of ``selection_curve_``) of
+            the chosen model, with the rule's ``penalty`` / ``slope_lambda``.
+        """
+        check_is_fitted(self)
+        rule = as_rule(rule, self.penalty, self.slope_factor)
+        curves = self._curves
+        if rule.needs_cv and not curves.has_cv:
+            raise ValueError(
+                f"{rule!r} needs the cross-validation curves; this model was fitted with "
+                f"selection={self.selection!r}, which runs no cross-validation"
+            )
+        if rule.needs_training_risks and np.isnan(curves.clipped_risk).any():
+            raise ValueError(
+                f"{rule!r} needs the training risk of every model; this fit solved the full-data "
+                "path only up to the selected D (call extend_path() first, or fit with a rule "
+                "that solves every model, e.g. selection='penalty')"
+            )
+        if rule.fixed_dim is not None and rule.fixed_dim not in curves.D:
+            raise ValueError(f"{rule!r}: D={rule.fixed_dim} is not one of this fit's models")
+        return rule.select(curves)
 
     def extend_path(self, max_dim=None):
         """Solve the winning kernel's full-data path further, for figures.
@@ -935,17 +1051,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 grid = self._grid_used[self._grid_used <= self.dim_]
         if len(grid) <= len(self.path_dims_):
             return self
-        res = {"full": self._subspace, "grid": grid, "n_used": len(grid), "failures": []}
-        self._full_path(res, self._Y, len(grid))
-        grid = res["path_grid"]
-        self.path_dims_ = res["path_grid"]
-        self.coef_path_ = [p.coef for p in res["paths"]]
-        self.intercept_path_ = [p.intercept for p in res["paths"]]
-        rows = np.flatnonzero(self.selection_curve_["kernel"] == self.kernel_index_)[: len(grid)]
-        self.selection_curve_["hinge_risk"][rows] = res["hinge_risk"]
-        self.selection_curve_["clipped_risk"][rows] = res["clipped_risk"]
+        full = FullPath.solve(self._subspace, grid, self._Y, self.lp_solver)
+        self._set_path(full)
+        rows = np.flatnonzero(self.selection_curve_["kernel"] == self.kernel_index_)[: len(full.dims)]
+        self.selection_curve_["hinge_risk"][rows] = full.hinge_risk
+        self.selection_curve_["clipped_risk"][rows] = full.clipped_risk
         if self.penalty_ is not None:
-            self.selection_curve_["criterion"][rows] = res["clipped_risk"] + self.penalty_ * grid
+            self.selection_curve_["criterion"][rows] = full.clipped_risk + self.penalty_ * full.dims
         return self
 
     # ------------------------------------------------------------ predict

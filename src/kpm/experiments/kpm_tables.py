@@ -298,11 +298,11 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     the CV error of every D (the 5 fold paths), the full-data path of every D and the
     λ chosen by CV. From the same fit:
 
-    * ``cv`` — D minimising the pooled 5-fold CV error (ties → smaller D), exactly what
-      ``selection='cv'`` selects (:func:`kpm.selection.select_cv` on the same curve);
+    * ``cv`` — D minimising the pooled 5-fold CV error (ties → smaller D): the fitted
+      model's answer for the rule :class:`kpm.rules.CV` (:meth:`select_dim`);
     * ``penalty`` — the estimator's own choice (λ by CV);
-    * ``slope`` — :func:`kpm.selection.slope_heuristic` on the same clipped-risk curve,
-      exactly what ``selection='slope'`` selects.
+    * ``slope`` — the fitted model's answer for :class:`kpm.rules.Slope` on the same
+      clipped-risk curve.
 
     The test error of each is read off :meth:`predict_path` (the solution for that D on the
     full training set). ``tests/test_reproduce_kpm.py`` checks that separate fits with
@@ -315,7 +315,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
         ``test_error_path`` and ``cv_error_path`` (% for D = 1..), ``published``, times.
     """
     from kpm.projection_machine import KernelProjectionMachine
-    from kpm.selection import select_cv, slope_heuristic
+    from kpm.rules import CV, Slope
 
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
@@ -330,14 +330,14 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     P = model.predict_path(s.X_test)  # (n_test, n_dims)
     test_path = 100.0 * np.mean(P != s.y_test[:, None], axis=0)
     err_at = lambda D: float(test_path[min(D, test_path.size) - 1])
-    d_cv = int(dims[select_cv(dims, curve["cv_error"])])
-    i_sl, lam_jump, _ = slope_heuristic(dims, curve["clipped_risk"], slope_factor)
-    d_sl = int(dims[i_sl])
+    d_cv = model.select_dim(CV()).dim
+    slope = model.select_dim(Slope(slope_factor))
+    d_sl = slope.dim
     d_pen = int(model.dim_)
     return {
         "cv": {"error": err_at(d_cv), "D": d_cv},
         "penalty": {"error": err_at(d_pen), "D": d_pen, "lambda": float(model.penalty_)},
-        "slope": {"error": err_at(d_sl), "D": d_sl, "lambda": float(slope_factor * lam_jump)},
+        "slope": {"error": err_at(d_sl), "D": d_sl, "lambda": float(slope.penalty)},
         "max_dim": int(dims.max()),
         "test_error_path": np.round(test_path, 4),
         "cv_error_path": np.round(100.0 * np.asarray(curve["cv_error"]), 4),
@@ -851,14 +851,13 @@ def _kpm_panel(ax, st, s, sigma, realization):
     """
     from kpm.plots import selection_curve
     from kpm.projection_machine import KernelProjectionMachine
-    from kpm.selection import select_cv
+    from kpm.rules import CV
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,
                                     random_state=realization, cv_duplicates="split",
                                     **st.kpm_params).fit(s.X_train, s.y_train)
-    curve = model.selection_curve_
-    d_cv = int(curve["D"][select_cv(curve["D"], curve["cv_error"])])
+    d_cv = model.select_dim(CV()).dim
     selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
                     title=f"KPM, flare_solar, realization {realization}")
     ax.axvline(d_cv, color="C1", lw=1.2, ls="--", label=f"D by 5-fold CV = {d_cv}")

@@ -1,0 +1,244 @@
+"""Selection rules of the Kernel Projection Machine as small objects.
+
+A rule picks one model from the curves a fit has computed (:class:`ModelCurves`: one
+entry per model, a dimension D of one kernel's grid, with its cross-validated error
+and training risks); it solves nothing. The rules apply the pure functions of
+:mod:`kpm.selection`, ties going to the smaller D:
+
+* :class:`CV` -- the smallest pooled K-fold CV error (Blanchard, Massart, Vert &
+  Zwald 2004);
+* :class:`Penalty` -- ``argmin_D R_n(clip f_D) + lam D`` (Zwald & Blanchard 2005, eq. 3),
+  ``lam`` given or chosen by K-fold CV over the exact breakpoints of the folds'
+  penalty paths;
+* :class:`Slope` -- the same penalty with ``lam = factor * lam_jump``, ``lam_jump`` the
+  penalty of the largest dimension jump (Birgé & Massart's slope heuristic);
+* :class:`FixedD` -- a given D.
+
+``KernelProjectionMachine(selection=rule)`` fits with a rule, and a fitted machine
+answers which model another rule picks from its curves without re-fitting
+(:meth:`kpm.KernelProjectionMachine.select_dim`). A new rule is a subclass of
+:class:`SelectionRule` with a :meth:`~SelectionRule.select` method.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
+from .validation import check_real
+
+__all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule"]
+
+
+@dataclass(frozen=True)
+class ModelCurves:
+    """The curves a selection rule reads, one entry per model (a D of one kernel's grid).
+
+    Attributes
+    ----------
+    D : ndarray of int (m,)
+        The dimension of each model.
+    kernel : ndarray of int (m,)
+        The index of its kernel (all 0 for one kernel).
+    cv_error : ndarray (m,)
+        Pooled K-fold CV 0-1 error (misclassified validation points of all folds / n);
+        NaN when no cross-validation was run.
+    hinge_risk, clipped_risk : ndarray (m,)
+        Training hinge risk ``R_n(f_D)`` and ``R_n(clip f_D)`` of the full-data
+        solution; NaN where the full-data path was not solved.
+    fold_errors, fold_clipped : ndarray (n_folds, m) or None
+        Per CV fold: misclassified validation points and the clipped training risk of
+        the fold's solution (None without cross-validation).
+    n_samples : int
+        Training samples (the denominator of the pooled CV errors).
+    """
+
+    D: np.ndarray
+    kernel: np.ndarray
+    cv_error: np.ndarray
+    hinge_risk: np.ndarray
+    clipped_risk: np.ndarray
+    fold_errors: np.ndarray | None = None
+    fold_clipped: np.ndarray | None = None
+    n_samples: int = 0
+
+    @property
+    def has_cv(self) -> bool:
+        return self.fold_errors is not None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The model a rule picks.
+
+    Attributes
+    ----------
+    index : int
+        Its position in the curves.
+    dim : int
+        Its dimension D.
+    kernel_index : int
+        Its kernel.
+    penalty : float or None
+        The ``lam`` of a penalty or slope rule.
+    slope_lambda : float or None
+        ``lam_jump`` of the slope heuristic.
+    penalty_cv_curve : dict or None
+        ``Penalty('cv')``: the candidate values of ``lam`` and their pooled CV errors.
+    """
+
+    index: int
+    dim: int
+    kernel_index: int
+    penalty: float | None = None
+    slope_lambda: float | None = None
+    penalty_cv_curve: dict | None = None
+
+
+class SelectionRule:
+    """Base of the selection rules: :meth:`select` picks a model from :class:`ModelCurves`.
+
+    Class attributes tell the estimator what to compute for a rule: ``needs_cv``
+    (the folds' curves) and ``needs_training_risks`` (the full-data path of every
+    model; without it only the chosen model's path is solved).
+    """
+
+    needs_cv = False
+    needs_training_risks = True
+
+    @property
+    def fixed_dim(self) -> int | None:
+        """The D the rule fixes in advance (the path ends there), else None."""
+        return None
+
+    def select(self, curves: ModelCurves) -> Choice:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _choice(self, curves, idx, **kw):
+        return Choice(int(idx), int(curves.D[idx]), int(curves.kernel[idx]), **kw)
+
+
+@dataclass(frozen=True)
+class CV(SelectionRule):
+    """The model with the smallest pooled K-fold cross-validated 0-1 error (ties -> smaller D)."""
+
+    needs_cv = True
+    needs_training_risks = False
+
+    def select(self, curves):
+        return self._choice(curves, select_cv(curves.D, curves.cv_error))
+
+
+@dataclass(frozen=True)
+class Penalty(SelectionRule):
+    """``argmin_D R_n(clip f_D) + lam D`` (Zwald & Blanchard 2005, eq. 3).
+
+    Parameters
+    ----------
+    lam : float >= 0 or 'cv', default='cv'
+        The penalty per dimension; ``'cv'`` chooses it by K-fold CV: every fold's
+        exact penalty path gives the D each ``lam`` selects there, and the ``lam`` with
+        the smallest pooled validation error wins (ties -> the larger ``lam``).
+    """
+
+    lam: float | str = "cv"
+
+    def __post_init__(self):
+        if not (isinstance(self.lam, str) and self.lam == "cv"):
+            if isinstance(self.lam, str):
+                raise ValueError(f"Penalty: lam must be a number >= 0 or 'cv', got {self.lam!r}")
+            object.__setattr__(self, "lam", check_real(self.lam, "Penalty: lam", low=0.0))
+
+    @property
+    def needs_cv(self):
+        return self.lam == "cv"
+
+    def select(self, curves):
+        cv_curve = None
+        if self.lam == "cv":
+            lam, cv_curve = _cv_penalty(curves)
+        else:
+            lam = self.lam
+        idx = select_penalty(curves.D, curves.clipped_risk, lam)
+        return self._choice(curves, idx, penalty=lam, penalty_cv_curve=cv_curve)
+
+
+def _cv_penalty(curves):
+    """``lam`` minimising the pooled CV error of the penalty rule (ties -> larger ``lam``)."""
+    paths = [penalty_path(curves.D, c) for c in curves.fold_clipped]
+    cands = candidate_penalties(paths)
+    totals = np.array([sum(errs[p.selected(lam)] for errs, p in zip(curves.fold_errors, paths)) for lam in cands])
+    best = np.flatnonzero(totals == totals.min())
+    # cands decrease: the first minimiser is the largest lam
+    return float(cands[best[0]]), {"penalty": cands, "cv_error": totals / curves.n_samples}
+
+
+@dataclass(frozen=True)
+class Slope(SelectionRule):
+    """The slope heuristic: the penalty rule with ``lam = factor * lam_jump``.
+
+    ``lam_jump`` is the penalty at which the selected D makes its largest jump as
+    ``lam`` decreases (Birgé & Massart; Zwald & Blanchard 2005).
+
+    Parameters
+    ----------
+    factor : float > 0, default=2.0
+        Birgé and Massart's factor between the minimal penalty and the one used.
+    """
+
+    factor: float = 2.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "factor", check_real(self.factor, "Slope: factor", low=0.0, low_open=True))
+
+    def select(self, curves):
+        idx, lam_jump, _ = slope_heuristic(curves.D, curves.clipped_risk, self.factor)
+        return self._choice(curves, idx, penalty=self.factor * lam_jump, slope_lambda=lam_jump)
+
+
+@dataclass(frozen=True)
+class FixedD(SelectionRule):
+    """A fixed dimension D (the first kernel of a list with that D).
+
+    Where the path ended before D (no LP solver solved some dimension: the fit warns),
+    the largest D solved.
+    """
+
+    d: int
+
+    def __post_init__(self):
+        d = self.d
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+            raise ValueError(f"FixedD: d must be a positive int, got {d!r}")
+        object.__setattr__(self, "d", int(d))
+
+    @property
+    def fixed_dim(self):
+        return self.d
+
+    def select(self, curves):
+        hit = np.flatnonzero(curves.D == self.d)
+        return self._choice(curves, int(hit[0]) if len(hit) else int(np.argmax(curves.D)))
+
+
+def as_rule(selection, penalty="cv", slope_factor=2.0) -> SelectionRule:
+    """The rule object of a ``selection`` parameter: a rule, 'cv', 'penalty', 'slope' or a D.
+
+    ``penalty`` and ``slope_factor`` parametrise the ``'penalty'`` and ``'slope'``
+    spellings (the estimator's parameters of those names).
+    """
+    if isinstance(selection, SelectionRule):
+        return selection
+    if isinstance(selection, str):
+        rules = {"cv": CV, "penalty": lambda: Penalty(penalty), "slope": lambda: Slope(slope_factor)}
+        if selection in rules:
+            return rules[selection]()
+    elif isinstance(selection, numbers.Integral) and not isinstance(selection, bool) and selection >= 1:
+        return FixedD(int(selection))
+    raise ValueError(
+        f"selection must be one of ('cv', 'penalty', 'slope'), a positive int or a "
+        f"SelectionRule (kpm.rules), got {selection!r}"
+    )
