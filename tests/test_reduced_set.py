@@ -359,3 +359,166 @@ def test_one_class_reduced_machine_warns():
     y = np.where(np.arange(60) < 55, y, 1 - y)
     with pytest.warns(DegenerateModelWarning, match="single class"):
         ReducedSetSVC(SVC(kernel="rbf", gamma=1e-9, C=1e-3), n_vectors=2).fit(X, y)
+
+
+# ------------------------------------------------------- shared budgets, Burges, ovo rules
+@pytest.fixture(scope="module")
+def blobs4():
+    X, y = make_blobs(n_samples=240, centers=4, cluster_std=2.0, random_state=3)
+    return X, y
+
+
+def test_shared_select_path_first_removal_is_the_cheapest_summed_over_machines():
+    from kpm.reduced_set import _select_path
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(14, 2))
+    A = rng.normal(size=(3, 14))
+    cost = []
+    for n in range(14):
+        rest = np.delete(np.arange(14), n)
+        B = optimal_coefficients(X[rest], X, A, RBF)
+        cost.append(np.sum(expansion_error(X, A, X[rest], B, RBF)))
+    keep, B = _select_path(RBF(X), A, 13)
+    assert np.setdiff1d(np.arange(14), keep).tolist() == [int(np.argmin(cost))]
+    # the rank-one coefficient updates agree with a direct solution, many steps on
+    keep, B = _select_path(RBF(X), A, 5)
+    np.testing.assert_allclose(B, optimal_coefficients(X[keep], X, A, RBF), rtol=1e-6, atol=1e-8)
+
+
+def test_joint_objective_gradient_for_several_machines():
+    rng = np.random.default_rng(12)
+    Xs, A = rng.normal(size=(30, 3)), rng.normal(size=(4, 30))
+    m, d = 3, 3
+    const = float(np.einsum("pi,ij,pj->", A, RBF(Xs), A))
+    p0 = np.concatenate([rng.normal(size=m * d), rng.normal(size=4 * m)])
+    fun = lambda p: _joint_objective(p, Xs, A, 0.5, m, d, const)[0]  # noqa: E731
+    jac = lambda p: _joint_objective(p, Xs, A, 0.5, m, d, const)[1]  # noqa: E731
+    assert check_grad(fun, jac, p0) < 1e-5 * (1 + np.linalg.norm(jac(p0)))
+    Z, B = p0[: m * d].reshape(m, d), p0[m * d :].reshape(4, m)
+    assert fun(p0) == pytest.approx(np.sum(expansion_error(Xs, A, Z, B, RBF)))
+
+
+def test_joint_fixed_point_ascends_to_a_stationary_point():
+    from kpm.reduced_set import _joint_fixed_point
+
+    rng = np.random.default_rng(13)
+    P, C = rng.normal(size=(40, 2)), rng.normal(size=(3, 40))
+    Z0 = P[:5]
+    F = lambda Z: np.sum((RBF(Z, P) @ C.T) ** 2, axis=1)  # noqa: E731
+    Z, logF = _joint_fixed_point(P, C, 0.5, Z0, max_iter=500, tol=1e-10)
+    np.testing.assert_allclose(np.exp(logF), F(Z), rtol=1e-10)
+    assert np.all(F(Z) >= F(Z0))
+    for z in Z:  # gradient of F vanishes at the end points
+        k = RBF(z[None], P)[0]
+        w = ((C @ k) @ C) * k
+        grad = -2 * (w.sum() * z - w @ P)
+        assert np.linalg.norm(grad) < 1e-6 * (1 + F(z[None])[0])
+
+
+@pytest.mark.parametrize("method", ["select", "select-l1", "construct", "burges"])
+def test_ovo_svc_shares_one_budget_of_distinct_vectors(blobs4, method):
+    X, y = blobs4
+    svc = SVC(gamma=0.1, C=10).fit(X, y)
+    n_sv = len(svc.support_)
+    r = reduce_svc(svc, 0.15, method=method, X=X, y=y, random_state=0)
+    assert r.shared_vectors_
+    assert r.n_expansion_vectors_ <= int(np.ceil(0.15 * n_sv))
+    assert np.all(r.n_vectors_ == r.n_expansion_vectors_)  # every machine uses the shared set
+    assert r.reduced_coef_.shape == (6, r.n_expansion_vectors_)
+    # each machine's coefficients are optimal over the shared set
+    B = optimal_coefficients(r.reduced_vectors_, svc.support_vectors_, r._expansion.A,
+                             make_kernel("rbf", gamma=0.1))
+    np.testing.assert_allclose(r.reduced_coef_, B, rtol=1e-6, atol=1e-8 * np.abs(B).max())
+
+
+def test_shared_construction_with_joint_descent_beats_selection_and_keeps_per_machine_option(blobs4):
+    X, y = blobs4
+    svc = SVC(gamma=0.1, C=10).fit(X, y)
+    total = {}
+    for method, g in (("select", 0), ("construct", 0), ("construct", 30)):
+        r = reduce_svc(svc, 8, method=method, gradient_maxiter=g, X=X, y=y, random_state=0)
+        total[method, g] = np.sum(r.approximation_error_)
+    assert total["construct", 30] < total["construct", 0]
+    assert total["construct", 30] < total["select", 0]
+    # the per-machine budget is still there: 8 vectors for each of the 6 machines
+    per = reduce_svc(svc, 8, method="construct", shared_vectors=False, X=X, y=y, random_state=0)
+    assert not per.shared_vectors_
+    assert per.n_vectors_.tolist() == [8] * 6 and per.n_expansion_vectors_ == 48
+
+
+def test_ovr_list_shares_a_budget_when_asked(blobs4):
+    X, y = blobs4
+    svms = [SVC(gamma=0.1, C=10).fit(X, np.where(y == k, 1, -1)) for k in range(4)]
+    per = reduce_svc(svms, 3, method="construct", X=X, y=y, random_state=0)
+    assert not per.shared_vectors_ and per.n_expansion_vectors_ == 12
+    shared = reduce_svc(svms, 12, method="construct", shared_vectors=True, X=X, y=y, random_state=0)
+    assert shared.n_expansion_vectors_ == 12 and np.all(shared.n_vectors_ == 12)
+    # the same number of kernel evaluations approximates the machines better when shared
+    assert np.sum(shared.approximation_error_) < np.sum(per.approximation_error_)
+
+
+@pytest.mark.parametrize("shape,break_ties", [("ovo", False), ("ovr", False), ("ovr", True)])
+def test_full_shared_expansion_predicts_like_the_svc_votes_and_ties(blobs4, shape, break_ties):
+    X, y = blobs4
+    svc = SVC(gamma=0.1, C=10, decision_function_shape=shape, break_ties=break_ties).fit(X, y)
+    T = np.random.default_rng(14).normal(scale=8, size=(3000, 2))
+    with pytest.warns(UserWarning, match="original expansion is kept"):
+        r = reduce_svc(svc, 1.0, method="construct", X=X, y=y, threshold="keep")
+    assert r.shared_vectors_
+    np.testing.assert_allclose(r.decision_function(T), svc.decision_function(T), atol=1e-9)
+    np.testing.assert_array_equal(r.predict(T), svc.predict(T))
+    # the points include tied votes, so the tie rule was exercised
+    D = svc.decision_function(T) if shape == "ovo" else r._raw(T)
+    votes = np.zeros((len(T), 4), dtype=int)
+    for p, (i, j) in enumerate(itertools.combinations(range(4), 2)):
+        votes[:, i] += D[:, p] > 0
+        votes[:, j] += D[:, p] <= 0
+    top = votes.max(axis=1)
+    assert np.sum(np.sum(votes == top[:, None], axis=1) > 1) >= 10
+
+
+def test_reduced_ovo_system_votes_with_sklearn_rules(blobs4):
+    # the reduced machines' own decision values, voted by scikit-learn's rule
+    from sklearn.utils.multiclass import _ovr_decision_function
+
+    X, y = blobs4
+    svc = SVC(gamma=0.1, C=10, decision_function_shape="ovo").fit(X, y)
+    r = reduce_svc(svc, 10, method="construct", X=X, y=y, random_state=0)
+    T = np.random.default_rng(15).normal(scale=8, size=(2000, 2))
+    D = r.decision_function(T)
+    votes = np.zeros((len(T), 4), dtype=int)
+    for p, (i, j) in enumerate(itertools.combinations(range(4), 2)):
+        votes[:, i] += D[:, p] > 0
+        votes[:, j] += D[:, p] <= 0
+    np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(votes, axis=1)])
+    r.set_params(estimator=SVC(gamma=0.1, C=10, break_ties=True).fit(X, y)).fit(X, y)
+    ovr = _ovr_decision_function(r._raw(T) < 0, -r._raw(T), 4)
+    np.testing.assert_allclose(r.decision_function(T), ovr)
+    np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(ovr, axis=1)])
+    bad = SVC(gamma=0.1, decision_function_shape="ovo", break_ties=True).fit(X, y)
+    with pytest.raises(ValueError, match="break_ties"):
+        reduce_svc(bad, 5, X=X, y=y)
+
+
+def test_burges_reduces_the_error_and_needs_an_rbf_kernel(moons):
+    X, y, svc = moons
+    errs = [reduce_svc(svc, m, method="burges", X=X, y=y, random_state=0).approximation_error_[0]
+            for m in (1, 3, 6)]
+    assert errs[0] > errs[1] > errs[2]
+    sel = reduce_svc(svc, 3, method="select", X=X, y=y).approximation_error_[0]
+    assert errs[1] < sel
+    poly = SVC(kernel="poly", degree=2).fit(X, y)
+    with pytest.raises(ValueError, match="burges.*RBF"):
+        reduce_svc(poly, 3, method="burges")
+    with pytest.raises(ValueError, match="shared_vectors"):
+        reduce_svc(svc, 3, shared_vectors="yes")
+
+
+def test_shared_l1_selection_hits_small_budgets(blobs4):
+    # the first step of the lasso grid already used more than 4 patterns: the search
+    # must bisect from the empty model instead of falling back to a single vector
+    X, y = blobs4
+    svc = SVC(gamma=0.1, C=10).fit(X, y)
+    for m in (4, 8):
+        assert reduce_svc(svc, m, method="select-l1", X=X, y=y).n_expansion_vectors_ == m
