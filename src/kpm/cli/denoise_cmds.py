@@ -1,4 +1,4 @@
-"""``kpm reproduce denoise-gaussians | denoise-2d | denoise-usps``: kernel PCA denoising
+"""``kpm reproduce denoise-gaussians | denoise-2d | denoise-usps | denoise-causes``: kernel PCA denoising
 (Schölkopf et al. 1999, Section VI-A; Mika et al. 1999)."""
 
 from __future__ import annotations
@@ -133,3 +133,31 @@ def register(app, reproduce):
         )
         stage_list = tuple(x.strip() for x in stages.split(",") if x.strip())
         _run(run_usps, st, stage_list, resume, resumable=True)
+
+    @reproduce.command("denoise-causes")
+    def denoise_causes(
+        seeds: str = typer.Option("1,2", "--seeds", help="Further USPS subset seeds."),
+        c_values: str = typer.Option("64,128,512", "--kernel-c-values",
+                                     help="Further widths c (the baseline uses the paper's rule)."),
+        kpca_components: str = typer.Option("16,32,64,128,256,512,1024", "--kpca-components",
+                                            help="Kernel PCA component counts."),
+        n_train: int = typer.Option(300, "--n-train-per-digit", min=2,
+                                    help="Training images per digit."),
+        n_test: int = typer.Option(50, "--n-test-per-digit", min=1,
+                                   help="Test images per digit."),
+        out: Path = options.out("report denoise_causes.*"),
+        data_dir: Optional[Path] = options.data_dir(),
+        quiet: bool = options.quiet(),
+    ):
+        """Candidate causes of the USPS denoising gaps (subset, MSE normalisation, speckle
+        model, width) varied one at a time, and the 2-D square's width/components/metric."""
+        from kpm.experiments.denoise import CausesSettings, run_causes
+
+        st = CausesSettings(
+            n_train_per_digit=n_train, n_test_per_digit=n_test,
+            seeds=parse_numbers(seeds, "--seeds", int, allow_empty=True),
+            c_values=parse_numbers(c_values, "--kernel-c-values", allow_empty=True),
+            kpca_components=parse_numbers(kpca_components, "--kpca-components", int),
+            data_dir=data_dir_str(data_dir), out=str(out), progress=not quiet,
+        )
+        _run(run_causes, st)
