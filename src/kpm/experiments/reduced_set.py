@@ -189,6 +189,8 @@ class Settings:
     also_at: tuple = ()
     also_methods: tuple = ("select", "construct", "construct+grad", "burges", "construct-shared")
     c_values: tuple = (128.0, 241.76, 512.0)  # SV counts / error of the full SVM vs c
+    # (C, c) pairs searched for the paper's SVMs (mean #SV and error of the full SVMs)
+    protocol_grid: tuple = tuple((C, c) for c in (128.0, 256.0, 512.0, 1024.0) for C in (10.0, 100.0, 1000.0))
     n_train: int | None = None  # first n training / test images (smoke tests)
     n_test: int | None = None
     n_restarts: int = 3
@@ -268,8 +270,10 @@ def _c_task(C, c, n_train, n_test, data_dir, use_cache):
     Xtr, ytr, Xte, yte, classes, svms, fit_s = _context(C, c, n_train, n_test, data_dir, use_cache)
     D = np.column_stack([s.decision_function(Xte) for s in svms])
     return {
+        "C": C,
         "c": c,
         "mean_n_sv": float(np.mean([s.n_support_.sum() for s in svms])),
+        "mean_n_bounded_sv": float(np.mean([np.sum(np.abs(s.dual_coef_) >= C * (1 - 1e-8)) for s in svms])),
         "error": float(np.mean(classes[np.argmax(D, axis=1)] != yte) * 100),
     }
 
@@ -376,8 +380,14 @@ def _prefix(C, c):
 
 
 def _tasks(st: Settings):
+    from .runner import Task
+
     grids = {m: getattr(st, g) for m, g in _GRIDS.items()}
     tasks = _protocol_tasks(st, st.C, st.c, st.methods, grids, "", st.c_values)
+    base = {"n_train": st.n_train, "n_test": st.n_test, "data_dir": st.data_dir,
+            "use_cache": st.use_cache}
+    for C, c in st.protocol_grid:
+        tasks.append(Task(f"search/{_prefix(C, c)}", _c_task, {**base, "C": C, "c": c}))
     for C, c in st.also_at:
         also = {m: st.construct_grid for m in _GRIDS}
         tasks += _protocol_tasks(st, C, c, st.also_methods, also, _prefix(C, c))
@@ -429,7 +439,8 @@ def _protocol_report(tasks, res, prefix):
         if not key.startswith(prefix) or key not in res:
             continue
         rest = key[len(prefix):]
-        if rest == "original" or rest.startswith("c/") or (not prefix and rest.startswith("C=")):
+        if (rest == "original" or rest.startswith("c/")
+                or (not prefix and rest.startswith(("C=", "search/")))):
             continue
         r = dict(res[key])
         r.setdefault("cost_per_machine", r["mean_n_vectors"])
@@ -461,7 +472,12 @@ def _report(st, tasks, res):
     for C, c in st.also_at:
         o, r, g = _protocol_report(tasks, res, _prefix(C, c))
         also.append({"C": C, "c": c, "original": o, "rows": r, "goal": g})
+    search = [res[t.key] for t in tasks if t.key.startswith("search/") and t.key in res]
+    for r in search:  # relative distance to the paper's SVMs
+        r["distance"] = (abs(r["mean_n_sv"] - PAPER["mean_n_sv"]) / PAPER["mean_n_sv"]
+                         + abs(r["error"] - PAPER["svm_error"]) / PAPER["svm_error"])
     return {"settings": st.config(), "paper": PAPER, "original": orig, "c_effect": c_rows,
+            "search": search,
             "rows": rows, "goal": goal, "also_at": also, "n_tasks": len(tasks),
             "n_done": sum(t.key in res for t in tasks)}
 
@@ -580,6 +596,17 @@ def _write(out, report):
         L += [f"| {r['c']:g} | {r['mean_n_sv']:.1f} | {r['error']:.2f} |" for r in report["c_effect"]]
         L += ["", "(c = 241.76 is the paper's denoising rule: twice the mean per-pixel variance "
                   "times 256.)", ""]
+    if report.get("search"):
+        best = min(report["search"], key=lambda r: r["distance"])
+        L += ["### Which (C, c) gives the paper's SVMs?", "",
+              f"Full SVMs (ten one-vs-rest machines) over a grid of (C, c); distance = "
+              f"|#SV − {PAPER['mean_n_sv']}|/{PAPER['mean_n_sv']} + |error − {PAPER['svm_error']}|/"
+              f"{PAPER['svm_error']} to the paper's machines.", "",
+              "| C | c | mean #SV | mean #SV at the bound C | error % | distance |", "|---|---|---|---|---|---|"]
+        L += [f"| {r['C']:g} | {r['c']:g} | {r['mean_n_sv']:.1f} | {r['mean_n_bounded_sv']:.1f} | "
+              f"{r['error']:.2f} | {r['distance']:.2f} |" for r in report["search"]]
+        L += ["", f"Closest: C = {best['C']:g}, c = {best['c']:g} ({best['mean_n_sv']:.1f} SVs, "
+              f"{best['error']:.2f} %).", ""]
     if report["rows"]:
         L += ["## Error versus number of expansion vectors", ""] + _table(orig, report["rows"])
     g = report["goal"]
