@@ -532,3 +532,33 @@ def test_shared_l1_selection_hits_small_budgets(blobs4):
     svc = SVC(gamma=0.1, C=10).fit(X, y)
     for m in (4, 8):
         assert reduce_svc(svc, m, method="select-l1", X=X, y=y).n_expansion_vectors_ == m
+
+
+def test_coef_fit_train_fits_the_decision_values_on_the_training_set(blobs4):
+    X, y = blobs4
+    svms = [SVC(gamma=0.1, C=10).fit(X, np.where(y == k, 1, -1)) for k in range(4)]
+    F = np.column_stack([s.decision_function(X) for s in svms])
+    fs = reduce_svc(svms, 12, method="construct", shared_vectors=True, X=X, y=y, random_state=0)
+    tr = reduce_svc(svms, 12, method="construct", shared_vectors=True, X=X, y=y, random_state=0,
+                    coef_fit="train")
+    np.testing.assert_array_equal(fs.reduced_vectors_, tr.reduced_vectors_)
+    # least squares with a free offset: the training residuals are orthogonal to every kernel
+    # column and to the constant (so threshold 'mean' keeps that offset)
+    R = F - tr.decision_function(X)
+    K = make_kernel("rbf", gamma=0.1)(X, tr.reduced_vectors_)
+    np.testing.assert_allclose(K.T @ R, 0, atol=1e-7 * np.abs(F).max() * len(X))
+    np.testing.assert_allclose(R.mean(axis=0), 0, atol=1e-9)
+    assert np.sum(R**2) < np.sum((F - fs.decision_function(X)) ** 2)
+    # refitting in place goes both ways without repeating the reduction
+    B_fs, B_tr = fs.reduced_coef_.copy(), tr.reduced_coef_.copy()
+    fs.refit_coefficients(X, y, "train")
+    np.testing.assert_allclose(fs.reduced_coef_, B_tr, rtol=1e-6, atol=1e-9)
+    fs.refit_coefficients(X, y, "feature-space")
+    np.testing.assert_allclose(fs.reduced_coef_, B_fs, rtol=1e-6, atol=1e-9)
+    # per machine: each machine keeps its own vectors
+    per = reduce_svc(svms, 3, method="construct", X=X, y=y, random_state=0, coef_fit="train")
+    assert per.n_vectors_.tolist() == [3] * 4
+    with pytest.raises(ValueError, match="coef_fit"):
+        reduce_svc(svms, 3, coef_fit="train")
+    with pytest.raises(ValueError, match="coef_fit must be"):
+        reduce_svc(svms, 3, coef_fit="data", X=X, y=y)

@@ -130,6 +130,7 @@ __all__ = [
 #: The reduction methods.
 METHODS = ("select", "select-l1", "construct", "burges")
 _THRESHOLDS = ("auto", "mean", "error", "keep")
+_COEF_FITS = ("feature-space", "train")
 
 
 # --------------------------------------------------------------------------- numerics
@@ -801,6 +802,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     gradient_maxiter : int, default=0
         L-BFGS iterations of the final joint descent over ``(z, beta)`` of all machines
         (``'construct'`` and ``'burges'``, whose second phase it is; 0: none).
+    coef_fit : {'feature-space', 'train'}, default='feature-space'
+        How the final coefficients over the reduced vectors are chosen: ``'feature-space'``
+        minimises ``||Psi - Psi'||^2`` (the paper's Proposition); ``'train'`` fits, machine
+        by machine over its own reduced vectors, the original decision values on the
+        training set ``X`` by least squares (offset included), i.e. approximates ``f``
+        where the data are (the closing remark of Schölkopf et al. 1999; not in their
+        experiments). Needs ``X``.
     random_state : int, RandomState or None, default=None
         Seeds the extra fixed-point starts and Burges' random starts.
 
@@ -848,6 +856,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         tol=1e-6,
         n_restarts=3,
         gradient_maxiter=0,
+        coef_fit="feature-space",
         random_state=None,
     ):
         self.estimator = estimator
@@ -861,6 +870,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.n_restarts = n_restarts
         self.gradient_maxiter = gradient_maxiter
+        self.coef_fit = coef_fit
         self.random_state = random_state
 
     # ------------------------------------------------------------ validation
@@ -869,6 +879,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
         if self.threshold not in _THRESHOLDS:
             raise ValueError(f"unknown threshold {self.threshold!r}; expected one of {_THRESHOLDS}")
+        if self.coef_fit not in _COEF_FITS:
+            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {self.coef_fit!r}")
         if self.shared_vectors not in (True, False, "auto"):
             raise ValueError(f"shared_vectors must be True, False or 'auto', got {self.shared_vectors!r}")
         if self.l1_weights not in ("uniform", "inverse"):
@@ -971,7 +983,11 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 "method='select' or 'select-l1'"
             )
 
+        if self.coef_fit == "train" and X is None:
+            raise ValueError("coef_fit='train' fits the coefficients on the training set X, y")
         V_red, B_red = self._reduce(exp)
+        if self.coef_fit == "train":
+            B_red = _fit_coef_on_data(exp, X, V_red, B_red)
         self.kernel_ = exp.kernel
         self.reduced_vectors_ = V_red
         self.reduced_coef_ = B_red
@@ -1016,6 +1032,37 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("y holds labels that are not among classes_")
         self.intercept_ = self._thresholds(self._expansion, X, y, threshold)
         return self
+
+    def refit_coefficients(self, X, y, coef_fit="train", threshold="mean"):
+        """Recompute the coefficients over the reduced vectors, in place (see ``coef_fit``),
+        then the offsets (``threshold``); the vectors are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        coef_fit : {'feature-space', 'train'}
+        threshold : {'mean', 'error', 'keep'}
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "reduced_coef_")
+        if coef_fit not in _COEF_FITS:
+            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {coef_fit!r}")
+        X = validate_data(self, X, dtype=float, reset=False)
+        exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
+        if coef_fit == "train":
+            B = _fit_coef_on_data(exp, X, V, self.reduced_coef_)
+        else:
+            B = np.zeros_like(self.reduced_coef_)
+            for p in range(len(B)):
+                cols = np.flatnonzero(used[p])
+                B[p, cols] = optimal_coefficients(V[cols], exp.V, exp.A[p], exp.kernel)
+        self.reduced_coef_ = B
+        self.approximation_error_ = np.atleast_1d(expansion_error(exp.V, exp.A, V, B, exp.kernel))
+        return self.refit_threshold(X, y, threshold)
 
     def _set_classes(self, exp, y):
         self._mode, self._pairs, self._ovr_shape = exp.mode, exp.pairs, exp.ovr_shape
@@ -1235,6 +1282,25 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             votes[pos, i] += 1
             votes[~pos, j] += 1
         return self.classes_[np.argmax(votes, axis=1)]
+
+
+def _fit_coef_on_data(exp, X, V, B):
+    """Least-squares fit of each machine's original decision values on ``X`` over the
+    reduced vectors it uses (with a free offset); machines using the same vectors share
+    one solve."""
+    F = exp.kernel.matvec(X, exp.A.T, exp.V)  # (n, M), without offsets
+    Kx = exp.kernel(X, V)
+    out = np.zeros_like(B)
+    used = B != 0
+    groups = {}
+    for p in range(len(B)):
+        groups.setdefault(used[p].tobytes(), []).append(p)
+    for rows in groups.values():
+        cols = np.flatnonzero(used[rows[0]])
+        D = np.hstack([Kx[:, cols], np.ones((len(X), 1))])
+        W = linalg.lstsq(D, F[:, rows], check_finite=False)[0]
+        out[np.ix_(rows, cols)] = W[:-1].T
+    return out
 
 
 def _min_error_offset(g, lab, b_ref):
