@@ -243,7 +243,7 @@ def run_gaussians(st: GaussiansSettings) -> dict:
             "",
         ]
     lines += [
-        "Paper (TARGETS.md; the stored text lost the digits): ratios > 1 for almost every cell, very "
+        "Paper (approx.; the stored text of the paper lost its digits): ratios > 1 for almost every cell, very "
         "large for small σ.",
         "",
         "![ratios](denoise_gaussians.png)",
@@ -289,17 +289,17 @@ def _square(rng, n, noise):
 
 def _curve_distance(Z, clean_dense):
     """Mean squared distance of each point of Z to the nearest point of the clean curve."""
-    from kpm.kernels import _sq_dists
+    from sklearn.metrics.pairwise import euclidean_distances
 
-    return float(np.mean(_sq_dists(Z, clean_dense).min(axis=1)))
+    return float(np.mean(euclidean_distances(Z, clean_dense, squared=True).min(axis=1)))
 
 
 def _chamfer(Z, clean_dense):
     """Symmetric (Chamfer) squared distance between the denoised points and the clean curve:
     on the curve *and* covering it (collapsing onto a few spots is penalised)."""
-    from kpm.kernels import _sq_dists
+    from sklearn.metrics.pairwise import euclidean_distances
 
-    D = _sq_dists(Z, clean_dense)
+    D = euclidean_distances(Z, clean_dense, squared=True)
     return float(0.5 * (np.mean(D.min(axis=1)) + np.mean(D.min(axis=0))))
 
 
@@ -1061,6 +1061,8 @@ def _usps_causes(st, bar):
 
 
 def _square_study(st, bar):
+    from sklearn.metrics.pairwise import euclidean_distances
+
     from kpm.denoise import KernelPCADenoiser
 
     rng = np.random.default_rng(0)  # the data of run_2d with its defaults (square second)
@@ -1077,10 +1079,10 @@ def _square_study(st, bar):
                 warnings.simplefilter("ignore")
                 Z = kd.denoise(noisy, q)
             # coverage: mean squared distance from a clean-curve point to the nearest denoised one
-            d2 = np.sum(Z**2, 1)[:, None] - 2 * Z @ dense.T + np.sum(dense**2, 1)[None, :]
+            d2 = euclidean_distances(Z, dense, squared=True)
             res["grid"].append({"c": c, "q": q, "chamfer": _chamfer(Z, dense),
                                 "curve_mse": _curve_distance(Z, dense),
-                                "coverage": float(np.mean(np.maximum(d2, 0).min(axis=0))),
+                                "coverage": float(np.mean(d2.min(axis=0))),
                                 "point_mse": _mse(Z, clean)})
         bar.advance()
     return res
@@ -1094,8 +1096,8 @@ def run_causes(st: CausesSettings) -> dict:
     n_steps = 1 + (len(st.speckle_models) - 1) + len(st.seeds) + len(st.c_values) + len(st.square_c)
     with _progress(st.progress) as p:
         bar = _Bar(p, "denoising: candidate causes", n_steps)
+        usps = _usps_causes(st, bar)  # first: missing data fail before any work
         square = _square_study(st, bar)
-        usps = _usps_causes(st, bar)
     report = {"settings": asdict(st), "usps": usps, "square": square,
               "seconds": time.perf_counter() - t0, "machine": _machine()}
     _write(out, "denoise_causes", report, _causes_markdown(st, report))

@@ -686,6 +686,55 @@ def _write(out, report):
         "RSC vectors are new points, one set per machine.",
         "- The timings were taken on a 2-core machine shared with other jobs (uptime in the "
         "JSON of each row); ratios come from interleaved runs in the same process.",
+        *_findings(report),
         "",
     ]
     open(Path(out) / "reduced_set.md", "w").write("\n".join(L) + "\n")
+
+
+def _findings(report):
+    """Notes computed from the rows: construction versus Burges, shared versus per machine,
+    and what the (C, c) search says about the paper's SVMs."""
+    out = []
+    by = {(r["method"], r["n"]): r for r in report["rows"]}
+    pairs = [(n, by[("construct+grad", n)], by[("burges", n)]) for (m, n) in by
+             if m == "burges" and ("construct+grad", n) in by]
+    if pairs:
+        out.append("- Fixed-point construction versus Burges' method, both with the same joint "
+                   "phase (error %, b: LS; relative ‖Ψ−Ψ'‖²): " + "; ".join(
+                       f"n = {n}: RSC+grad {a['error']['mean']:.2f} ({a['mean_rel_approx_error']:.3f}, "
+                       f"{a['t_reduce']:.0f} s) vs Burges {b['error']['mean']:.2f} "
+                       f"({b['mean_rel_approx_error']:.3f}, {b['t_reduce']:.0f} s)"
+                       for n, a, b in sorted(pairs, key=lambda t: t[0])) + ".")
+    shared = [r for r in report["rows"] if r["method"] == "construct-shared"]
+    for r in shared:
+        n = int(round(r["cost_per_machine"]))
+        per = by.get(("construct+grad", n))
+        if per:
+            out.append(
+                f"- Same cost, shared or not: {r['name']} ({n} kernel evaluations per machine) "
+                f"{r['error']['mean']:.2f} % against RSC-{n}+grad {per['error']['mean']:.2f} %; "
+                f"with the coefficients fitted on the training set {r['error']['train_ls']:.2f} % "
+                f"against {per['error']['train_ls']:.2f} %.")
+    search = report.get("search") or []
+    if search:
+        few = min(search, key=lambda r: r["mean_n_sv"])
+        acc = min(search, key=lambda r: r["error"])
+        out.append(
+            f"- (C, c) search: the fewest SVs on the grid are {few['mean_n_sv']:.1f} per machine "
+            f"(C = {few['C']:g}, c = {few['c']:g}, error {few['error']:.2f} %); the lowest error "
+            f"is {acc['error']:.2f} % (C = {acc['C']:g}, c = {acc['c']:g}, {acc['mean_n_sv']:.1f} "
+            f"SVs).")
+        big = [r for r in search if r["C"] >= 100]
+        if big:
+            out.append(f"  At C ≥ 100 at most {max(r['mean_n_bounded_sv'] for r in big):.1f} SVs per "
+                       "machine are at the bound: a larger C cannot remove more, only a wider kernel "
+                       "can, and it raises the error.")
+        hit = [r for r in search if r["mean_n_sv"] <= 1.1 * PAPER["mean_n_sv"]
+               and r["error"] <= PAPER["svm_error"] + 0.5]
+        out.append("  " + ("(C, c) on the grid within 10 % of the paper's SV count and 0.5 points of its "
+                           "error: " + ", ".join(f"C = {r['C']:g}, c = {r['c']:g}" for r in hit)
+                           if hit else
+                           f"No (C, c) of the grid comes within 10 % of the paper's {PAPER['mean_n_sv']} "
+                           f"SVs and 0.5 points of its {PAPER['svm_error']} % together."))
+    return out
