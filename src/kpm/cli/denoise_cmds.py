@@ -60,7 +60,7 @@ def register(app, reproduce):
         seed: int = options.seed(0, "Random seed of the noise"),
         n_components: int = typer.Option(4, "--n-components", min=1,
                                          help="Kernel PCA components."),
-        c_grid: str = typer.Option("0.05,0.1,0.2,0.5,1,2", "--kernel-c-grid",
+        c_grid: str = typer.Option("0.05,0.1,0.2,0.5,1,2,4,8,16,32", "--kernel-c-grid",
                                    help="Kernel widths c tried (comma-separated)."),
         alpha_grid: str = typer.Option("0.001,0.01,0.1,1", "--alpha-grid",
                                        help="Ridge alphas tried for the learned pre-image."),
