@@ -562,3 +562,19 @@ def test_coef_fit_train_fits_the_decision_values_on_the_training_set(blobs4):
         reduce_svc(svms, 3, coef_fit="train")
     with pytest.raises(ValueError, match="coef_fit must be"):
         reduce_svc(svms, 3, coef_fit="data", X=X, y=y)
+
+
+def test_burges_random_starts_too_far_for_a_narrow_kernel_still_give_every_vector():
+    # gamma = 1e5 on data of spread 3: k(random start, x) underflows to 0, the descent
+    # cannot move; the support vector with the largest residual is the start then
+    from kpm.reduced_set import _LOG_TINY, _burges_one_term
+
+    X, y = make_blobs(n_samples=80, centers=2, cluster_std=3.0, random_state=4)
+    svc = SVC(gamma=1e5, C=10).fit(X, y)
+    rng = np.random.default_rng(0)
+    starts = X.mean(0) + X.std(0) * rng.standard_normal((1, 2))
+    assert _burges_one_term(svc.support_vectors_, svc.dual_coef_, 1e5, starts, maxiter=50)[1][0] < _LOG_TINY
+    r = reduce_svc(svc, 5, method="burges", X=X, y=y, random_state=0, n_restarts=1)
+    assert r.n_expansion_vectors_ == 5
+    # each vector removes (at least) one support vector's share of the error
+    assert r.approximation_error_[0] < r.original_norm_sq_[0] * (1 - 4 / len(svc.support_))

@@ -53,8 +53,9 @@ Methods
     one-term-at-a-time construction, but each ``z_j`` (with its coefficient) found by
     unconstrained gradient descent (L-BFGS, at most ``preimage_max_iter`` iterations) on
     the residual error from ``n_restarts`` random starts (drawn from a Gaussian with the
-    support vectors' per-feature mean and standard deviation), the best kept; Burges'
-    second phase is the joint descent over all ``(z, beta)`` (``gradient_maxiter``).
+    support vectors' per-feature mean and standard deviation; from the support vector
+    where the residual is largest if the kernel underflows at all of them), the best kept;
+    Burges' second phase is the joint descent over all ``(z, beta)`` (``gradient_maxiter``).
     *Difference from Burges*: after each new vector all coefficients are recomputed
     optimally (the Proposition above), as in the construction.
 
@@ -524,6 +525,9 @@ def _joint_fixed_point(P, C, gamma, Z0, *, max_iter, tol):
     return Z, logF
 
 
+_LOG_TINY = float(np.log(np.finfo(float).tiny))
+
+
 def _burges_one_term(P, C, gamma, Z0, *, maxiter):
     """Burges (1996), first phase: maximise ``F(z) = sum_p <Psi_p, phi(z)>^2`` (the
     error decrease of one new term with optimal coefficients) by unconstrained
@@ -576,12 +580,14 @@ def _construct_shared(kernel, Xs, A, m, *, solver, max_iter, tol, n_restarts, rn
     for _ in range(m):
         P = np.vstack([Xs, Z])
         C = np.hstack([A, -B])
+        res = KA - Kzs.T @ B.T  # <R_p, phi(x_i)>
+        first = int(np.argmax(np.sum(res**2, axis=1)))
         if solver == "burges":
             starts = mu + sd * rng.standard_normal((n_restarts, d))
             Zc, logF = _burges_one_term(P, C, gamma, starts, maxiter=max_iter)
+            if not np.max(logF) > _LOG_TINY:  # every random start too far: the kernel underflows
+                Zc, logF = _burges_one_term(P, C, gamma, Xs[[first]], maxiter=max_iter)
         else:
-            res = KA - Kzs.T @ B.T  # <R_p, phi(x_i)>
-            first = int(np.argmax(np.sum(res**2, axis=1)))
             idx = [first]
             if n_restarts > 1:
                 pool = np.setdiff1d(np.arange(n), idx)
