@@ -11,9 +11,9 @@ Methods
 -------
 ``'select'``
     One-at-a-time removal of expansion vectors with optimal readjustment of the others
-    (Schölkopf et al. 1999, §V-C). With the current set T, its inverse Gram matrix
-    ``G = (K_TT)^{-1}`` and the optimal coefficients ``beta = G K_{T,S} alpha``, removing
-    pattern n and re-optimising the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
+    (Schölkopf et al. 1999, §V-C). With the current set T, its inverse Gram matrix ``G = (K_TT)^{-1}`` and the
+    optimal coefficients ``beta = G K_{T,S} alpha``, removing pattern n and re-optimising
+    the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
     the paper's ``alpha_n^2/(K^{-1})_nn``). The cheapest pattern is removed and ``G`` is
     *downdated* by a rank-one step ``G <- G_{-n,-n} - G_{-n,n} G_{n,-n} / G_nn``; it is
     refactorised only when the removed pivot was numerically degenerate (a duplicate or
@@ -33,15 +33,14 @@ Methods
     multi-task penalty is the row's Euclidean norm, the paper penalises its maximum
     modulus; both are zero exactly when the pattern is unused by every machine, which is
     what the selection needs. In all cases the selected patterns then get the optimal
-    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Schölkopf et al. 1999, §V: the
-    proposition on optimal coefficients).
+    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Schölkopf et al. 1999, Proposition in §V-B).
     Weights ``c_i``: ``'uniform'`` (``c_i = 1``) or ``'inverse'``
     (``c_i = mean_j |alpha_j| / |alpha_i|``, the paper's choice that shrinks small
     coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
 ``'construct'``
     Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
-    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`; Schölkopf et al. 1999,
-    §IV-B) of the current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
+    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`; Schölkopf et al. 1999, §IV-B) of the
+    current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
     vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
     The start of each fixed-point run is the support vector where the residual's value
     ``|<residual, phi(x_i)>|`` is largest (the quantity a new unit-norm term reduces the
@@ -49,6 +48,38 @@ Methods
     Optionally (``gradient_maxiter > 0``) a final joint descent over ``(z, beta)`` of
     ``||Psi - Psi'||^2`` with :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient),
     followed by optimal ``beta`` for the final ``z``.
+``'burges'``
+    Burges' (1996) reduced-set method, the baseline of Schölkopf et al. (1999): the same
+    one-term-at-a-time construction, but each ``z_j`` (with its coefficient) found by
+    unconstrained gradient descent (L-BFGS, at most ``preimage_max_iter`` iterations) on
+    the residual error from ``n_restarts`` random starts (drawn from a Gaussian with the
+    support vectors' per-feature mean and standard deviation; from the support vector
+    where the residual is largest if the kernel underflows at all of them), the best kept;
+    Burges' second phase is the joint descent over all ``(z, beta)`` (``gradient_maxiter``).
+    *Difference from Burges*: after each new vector all coefficients are recomputed
+    optimally (the Proposition above), as in the construction.
+
+Shared budget (several machines)
+--------------------------------
+A multi-class system is several machines ``Psi_p`` (one-vs-one: scikit-learn's ``SVC``
+has ``K(K-1)/2`` machines over one pool of support vectors; one-vs-rest: ``K`` machines).
+Its cost per test point is the number of *distinct* expansion vectors. With
+``shared_vectors`` (the default for a one-vs-one ``SVC``) the budget ``n_vectors`` counts
+distinct vectors, all machines use all of them, each with its own optimal coefficients
+``B = (K^z)^{-1} K^{zx} A'``, and the criterion is the total error
+``sum_p ||Psi_p - Psi'_p||^2``:
+
+* ``'select'`` removes the pattern whose removal costs least summed over the machines,
+  ``sum_p beta_pn^2 / G_nn`` (the machines share ``G``);
+* ``'select-l1'`` is the multi-task lasso described above;
+* ``'construct'`` adds, one at a time, the ``z`` maximising the total error decrease
+  ``sum_p <R_p, phi(z)>^2`` over the machines' residuals ``R_p`` by a fixed-point
+  iteration (``z = sum_i w_i k(z, x_i) x_i / sum_i w_i k(z, x_i)`` with
+  ``w = sum_p <R_p, phi(z)> c_p``, the one-machine iteration with the residuals weighted
+  by their overlap with ``phi(z)``; steps halved until the decrease grows), then
+  recomputes every machine's coefficients; ``'burges'`` finds the same ``z`` by L-BFGS
+  from random starts; the joint descent then runs over the shared ``z`` and all
+  machines' coefficients.
 
 Threshold
 ---------
@@ -98,8 +129,9 @@ __all__ = [
 ]
 
 #: The reduction methods.
-METHODS = ("select", "select-l1", "construct")
+METHODS = ("select", "select-l1", "construct", "burges")
 _THRESHOLDS = ("auto", "mean", "error", "keep")
+_COEF_FITS = ("feature-space", "train")
 
 
 # --------------------------------------------------------------------------- numerics
@@ -209,36 +241,42 @@ def expansion_error(X, alpha, Z, beta, kernel):
 def _select_path(K, alpha, m, *, eps_rel=1e-10, refresh=1e8):
     """One-at-a-time removal with optimal readjustment down to ``m`` vectors.
 
-    Returns the kept indices (sorted) and the optimal coefficients on them.
+    ``alpha`` is one machine's coefficients ``(n,)`` or several machines' ``(M, n)``
+    sharing the patterns: removing pattern n then costs the sum over the machines,
+    ``sum_p beta_pn^2 / G_nn`` (the machines share ``G``). Returns the kept indices
+    (sorted) and the optimal coefficients on them (``(m,)`` or ``(M, m)``).
     """
-    n = len(alpha)
-    c = K @ alpha  # right-hand side K_{T,S} alpha of the optimal coefficients, per pattern
+    A = np.atleast_2d(alpha)
+    n = A.shape[1]
+    c = K @ A.T  # right-hand sides K_{T,S} alpha of the optimal coefficients, (n, M)
     eps = eps_rel * max(float(np.max(np.diag(K))), 1e-300)
     idx = np.arange(n)
 
     def factor(sub):
         Ks = K[np.ix_(sub, sub)] + eps * np.eye(len(sub))
         cf = linalg.cho_factor(Ks, lower=True, check_finite=False)
-        return linalg.cho_solve(cf, np.eye(len(sub)), check_finite=False)
+        G = linalg.cho_solve(cf, np.eye(len(sub)), check_finite=False)
+        return G, G @ c[sub]
 
-    G = factor(idx)
+    G, beta = factor(idx)
     while len(idx) > m:
-        beta = G @ c[idx]
         d = np.diag(G)
-        j = int(np.argmin(beta**2 / d))
+        j = int(np.argmin(np.sum(beta**2, axis=1) / d))
         degenerate = d[j] * K[idx[j], idx[j]] > refresh
-        u = G[:, j].copy()
         keep = np.ones(len(idx), dtype=bool)
         keep[j] = False
+        u = G[keep, j]
+        bj = beta[j]
         idx = idx[keep]
         if degenerate:
-            G = factor(idx)
+            G, beta = factor(idx)
         else:
-            u = u[keep]
             G = G[np.ix_(keep, keep)]
             G -= np.outer(u, u) / d[j]
+            # optimal coefficients of the others after the removal (rank-one update)
+            beta = beta[keep] - np.outer(u, bj) / d[j]
     beta = G @ c[idx]
-    return idx, beta
+    return idx, (beta[:, 0] if np.ndim(alpha) == 1 else beta.T)
 
 
 def _l1_weights(A, weights):
@@ -296,7 +334,8 @@ def _select_l1_shared(K, A, m, weights, *, max_iter=1000, tol=1e-4):
             )
         return cs[:, :, 0]  # (n_machines, n)
 
-    lo = hi = None
+    # at alpha_max no pattern is used: the lower end of the first bracket
+    lo, hi, lo_coef = alpha_max, None, np.zeros((A.shape[0], n))
     for a in grid:  # decreasing alpha: the support grows (roughly)
         coef = fit(a, coef)
         k = int(np.count_nonzero(np.any(coef != 0, axis=0)))
@@ -376,49 +415,209 @@ def _construct_single(kernel, Xs, alpha, m, *, max_iter, tol, n_restarts, rng):
 
 
 def _joint_objective(params, Xs, alpha, gamma, m, d, const):
+    """``sum_p ||Psi_p - Psi'_p||^2`` and its gradient in ``(Z, B)`` (Gaussian kernel).
+
+    ``params`` = ``Z.ravel()`` then ``B.ravel()`` with ``B`` of shape ``(M, m)`` (one row
+    per machine, all sharing ``Z``); ``alpha`` is ``(n,)`` or ``(M, n)``; ``const`` is
+    ``sum_p alpha_p' K alpha_p``. With ``dk(z, x)/dz = -2 gamma (z - x) k(z, x)``:
+    ``d/dz_j = 4 gamma [z_j (sum_i W1_ji - sum_l W2_jl) - sum_i W1_ji x_i + sum_l W2_jl z_l]``
+    with ``W1 = K^{zx} * (B'A)`` and ``W2 = K^z * (B'B)`` (Burges 1996).
+    """
+    A = np.atleast_2d(alpha)
     Z = params[: m * d].reshape(m, d)
-    beta = params[m * d :]
+    B = params[m * d :].reshape(len(A), m)
     kz = Kernel("rbf", gamma=gamma)
     Kzx = kz(Z, Xs)
     Kzz = kz(Z)
-    Kzx_a = Kzx @ alpha
-    f = const - 2 * beta @ Kzx_a + beta @ Kzz @ beta
-    g_beta = -2 * Kzx_a + 2 * Kzz @ beta
-    W1 = Kzx * alpha[None, :]
-    W2 = Kzz * beta[None, :]
+    KA = Kzx @ A.T  # (m, M)
+    KB = Kzz @ B.T
+    f = const - 2 * np.sum(B.T * KA) + np.sum(B.T * KB)
+    g_B = (2 * (KB - KA)).T
+    W1 = Kzx * (B.T @ A)
+    W2 = Kzz * (B.T @ B)
     gZ = Z * (W1.sum(1) - W2.sum(1))[:, None] - W1 @ Xs + W2 @ Z
-    gZ *= 4 * gamma * beta[:, None]
-    return f, np.concatenate([gZ.ravel(), g_beta])
+    gZ *= 4 * gamma
+    return f, np.concatenate([gZ.ravel(), g_B.ravel()])
 
 
 def _joint_gradient(kernel, Xs, alpha, Z, beta, maxiter):
+    """Joint L-BFGS descent over ``(Z, beta)`` of all machines, then optimal ``beta``;
+    the starting point is kept when the descent does not lower the total error."""
     from scipy.optimize import minimize
 
     m, d = Z.shape
-    const = float(alpha @ kernel(Xs) @ alpha)
-    x0 = np.concatenate([Z.ravel(), beta])
+    A = np.atleast_2d(alpha)
+    const = float(np.einsum("pi,ij,pj->", A, kernel(Xs), A))
+    x0 = np.concatenate([Z.ravel(), np.ravel(beta)])
     res = minimize(
         _joint_objective,
         x0,
-        args=(Xs, alpha, kernel.gamma, m, d, const),
+        args=(Xs, A, kernel.gamma, m, d, const),
         jac=True,
         method="L-BFGS-B",
         options={"maxiter": int(maxiter)},
     )
     Z_new = res.x[: m * d].reshape(m, d)
     beta_new = optimal_coefficients(Z_new, Xs, alpha, kernel)
-    old = expansion_error(Xs, alpha, Z, beta, kernel)
-    new = expansion_error(Xs, alpha, Z_new, beta_new, kernel)
+    old = np.sum(expansion_error(Xs, alpha, Z, beta, kernel))
+    new = np.sum(expansion_error(Xs, alpha, Z_new, beta_new, kernel))
     return (Z_new, beta_new) if new <= old else (Z, beta)
+
+
+# ------------------------------------------------------- shared (multi-machine) construction
+def _log_gain(Z, P, C, gamma):
+    """``log sum_p <Psi_p, phi(z)>^2`` for each row z of ``Z``, where ``Psi_p = sum_i
+    C[p, i] phi(P[i])`` (the Gaussian kernel, computed with the row's smallest distance
+    factored out so that far points do not underflow); also the pieces of the gradient."""
+    sq = np.maximum(
+        np.sum(Z**2, 1)[:, None] - 2 * Z @ P.T + np.sum(P**2, 1)[None, :], 0.0
+    )
+    dmin = sq.min(axis=1)
+    Ks = np.exp(-gamma * (sq - dmin[:, None]))  # k(z, x_i) * exp(gamma dmin)
+    G = Ks @ C.T  # <Psi_p, phi(z)> * exp(gamma dmin), (S, M)
+    g2 = np.sum(G**2, axis=1)
+    with np.errstate(divide="ignore"):
+        logF = np.log(g2) - 2 * gamma * dmin
+    return logF, Ks, G, g2
+
+
+def _joint_fixed_point(P, C, gamma, Z0, *, max_iter, tol):
+    """Maximise ``F(z) = sum_p <Psi_p, phi(z)>^2`` over z, from every row of ``Z0``.
+
+    ``F`` is the decrease of the total error ``sum_p ||Psi_p - beta_p phi(z)||^2`` when
+    each machine adds ``phi(z)`` with its optimal coefficient ``beta_p = <Psi_p, phi(z)>``
+    (Gaussian kernel: ``k(z, z) = 1``). Setting its gradient to zero gives the fixed
+    point ``z = sum_i w_i k(z, x_i) x_i / sum_i w_i k(z, x_i)`` with ``w = sum_p
+    <Psi_p, phi(z)> C[p]``: the one-machine iteration of Schölkopf et al. (1999, §IV-B)
+    with the machines' expansions weighted by their current overlap with ``phi(z)``.
+    Its denominator is ``F(z) >= 0``. The step ``z_new - z`` is an ascent direction
+    (``grad F / (4 gamma F)``); it is halved until ``F`` does not decrease.
+
+    Returns ``Z`` and ``log F`` at the end points.
+    """
+    Z = np.array(Z0, dtype=float, copy=True)
+    width = 1.0 / np.sqrt(gamma)
+    logF, Ks, G, g2 = _log_gain(Z, P, C, gamma)
+    active = np.isfinite(logF)
+    for _ in range(max_iter):
+        if not active.any():
+            break
+        W = (G[active] @ C) * Ks[active]
+        den = W.sum(axis=1)  # = g2 > 0 (scaled)
+        step = (W @ P) / den[:, None] - Z[active]
+        z_old, f_old = Z[active], logF[active]
+        t = np.ones(len(z_old))
+        for _half in range(30):
+            cand = z_old + t[:, None] * step
+            f_c, Ks_c, G_c, _ = _log_gain(cand, P, C, gamma)
+            bad = ~(f_c >= f_old - 1e-12)
+            if not bad.any():
+                break
+            t[bad] *= 0.5
+        ok = f_c >= f_old - 1e-12
+        rows = np.flatnonzero(active)
+        upd = rows[ok]
+        Z[upd], logF[upd] = cand[ok], f_c[ok]
+        Ks[upd], G[upd] = Ks_c[ok], G_c[ok]
+        moved = np.linalg.norm(t[:, None] * step, axis=1)
+        done = ~ok | (moved <= tol * width)
+        active[rows[done]] = False
+    return Z, logF
+
+
+_LOG_TINY = float(np.log(np.finfo(float).tiny))
+
+
+def _burges_one_term(P, C, gamma, Z0, *, maxiter):
+    """Burges (1996), first phase: maximise ``F(z) = sum_p <Psi_p, phi(z)>^2`` (the
+    error decrease of one new term with optimal coefficients) by unconstrained
+    quasi-Newton descent (L-BFGS) from each row of ``Z0``; returns the end points and
+    ``log F`` there."""
+    from scipy.optimize import minimize
+
+    out = np.empty_like(Z0, dtype=float)
+    logF = np.empty(len(Z0))
+    for s, z0 in enumerate(np.asarray(Z0, dtype=float)):
+        f0 = float(np.exp(_log_gain(z0[None], P, C, gamma)[0][0]))
+        scale = 1.0 / f0 if np.isfinite(f0) and f0 > 0 else 1.0
+
+        def fun(z):
+            k = np.exp(-gamma * np.sum((P - z) ** 2, axis=1))
+            g = C @ k
+            w = (g @ C) * k
+            F = float(g @ g)
+            grad = -4 * gamma * (w.sum() * z - w @ P)  # dF/dz
+            return -F * scale, -grad * scale
+
+        res = minimize(fun, z0, jac=True, method="L-BFGS-B", options={"maxiter": int(maxiter)})
+        out[s] = res.x
+        logF[s] = _log_gain(res.x[None], P, C, gamma)[0][0]
+    return out, logF
+
+
+def _construct_shared(kernel, Xs, A, m, *, solver, max_iter, tol, n_restarts, rng):
+    """Expansion vectors shared by all machines (rows of ``A``), built one at a time.
+
+    Each new ``z`` maximises the total error decrease ``sum_p <R_p, phi(z)>^2`` over the
+    machines' current residuals ``R_p = Psi_p - sum_l B_pl phi(z_l)`` (``solver``:
+    ``'fixed-point'`` started at the support vector where this sum is largest plus
+    random support vectors, or ``'burges'``: L-BFGS from random points drawn from a
+    Gaussian fitted to the support vectors, Burges 1996); then every machine's
+    coefficients are recomputed optimally over the shared set (Schölkopf et al. 1999,
+    Proposition in §V-B). Works for one machine too (``A`` of shape ``(1, n)``).
+    """
+    gamma = kernel.gamma
+    A = np.atleast_2d(A)
+    M, n = A.shape
+    d = Xs.shape[1]
+    KA = kernel(Xs) @ A.T  # <Psi_p, phi(x_i)>, (n, M)
+    norm2 = float(np.sum(A.T * KA))
+    mu, sd = Xs.mean(axis=0), Xs.std(axis=0) + 1e-12
+    Z = np.empty((0, d))
+    Kzs = np.empty((0, n))
+    Kzz = np.empty((0, 0))
+    B = np.empty((M, 0))
+    for _ in range(m):
+        P = np.vstack([Xs, Z])
+        C = np.hstack([A, -B])
+        res = KA - Kzs.T @ B.T  # <R_p, phi(x_i)>
+        first = int(np.argmax(np.sum(res**2, axis=1)))
+        if solver == "burges":
+            starts = mu + sd * rng.standard_normal((n_restarts, d))
+            Zc, logF = _burges_one_term(P, C, gamma, starts, maxiter=max_iter)
+            if not np.max(logF) > _LOG_TINY:  # every random start too far: the kernel underflows
+                Zc, logF = _burges_one_term(P, C, gamma, Xs[[first]], maxiter=max_iter)
+        else:
+            idx = [first]
+            if n_restarts > 1:
+                pool = np.setdiff1d(np.arange(n), idx)
+                idx += [int(s) for s in rng.choice(pool, size=min(n_restarts - 1, len(pool)), replace=False)]
+            Zc, logF = _joint_fixed_point(P, C, gamma, Xs[idx], max_iter=max_iter, tol=tol)
+        logF = np.where(np.all(np.isfinite(Zc), axis=1), logF, -np.inf)
+        best = int(np.argmax(logF))
+        if not np.isfinite(logF[best]):
+            break  # nothing left to approximate
+        z = Zc[best]
+        kzz = kernel(z[None, :], Z) if len(Z) else np.empty((1, 0))
+        Z = np.vstack([Z, z])
+        Kzs = np.vstack([Kzs, kernel(z[None, :], Xs)])
+        Kzz = np.block([[Kzz, kzz.T], [kzz, np.ones((1, 1))]])
+        rhs = Kzs @ A.T  # (j, M)
+        B = _solve_psd(Kzz, rhs).T
+        err = norm2 - 2 * np.sum(B.T * rhs) + np.sum(B.T * (Kzz @ B.T))
+        if err <= 1e-12 * norm2:
+            break
+    return Z, np.atleast_2d(optimal_coefficients(Z, Xs, A, kernel))
 
 
 # ------------------------------------------------------------------- input expansion
 class _Expansion:
     """Vectors ``V`` (N, d), coefficients ``A`` (M, N), offsets ``b`` (M,), machine layout."""
 
-    def __init__(self, V, A, b, kernel, mode, classes, pairs=None, ovr_shape=True):
+    def __init__(self, V, A, b, kernel, mode, classes, pairs=None, ovr_shape=True, break_ties=False):
         self.V, self.A, self.b, self.kernel = V, A, b, kernel
         self.mode, self.classes, self.pairs, self.ovr_shape = mode, classes, pairs, ovr_shape
+        self.break_ties = break_ties
 
 
 def _svc_kernel(svc):
@@ -481,7 +680,8 @@ def _from_svc(svc):
         A[p, sj] = dual[i, sj]
     b = np.asarray(svc.intercept_, dtype=float).ravel()
     ovr = getattr(svc, "decision_function_shape", "ovr") == "ovr"
-    return _Expansion(V, A, b, kernel, "ovo", classes, pairs, ovr)
+    ties = bool(getattr(svc, "break_ties", False))
+    return _Expansion(V, A, b, kernel, "ovo", classes, pairs, ovr, ties)
 
 
 def _union(Vs, coefs, n_machines):
@@ -575,20 +775,26 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         or multi-class in its one-vs-one layout), a list of fitted binary ``SVC`` (one-vs-
         rest) or a kernel expansion ``(support_vectors, coef, intercept, kernel)``.
     n_vectors : int or float, default=0.1
-        Expansion vectors per machine: an int ``m >= 1``, or a float in ``(0, 1]``, the
-        fraction of each machine's support vectors (rounded up). With ``method='select-l1'``
-        and ``shared_vectors=True`` it counts the vectors shared by all machines (a float:
-        fraction of the union of support vectors). ``m`` at least the number of support
-        vectors keeps that machine's original expansion, with a warning.
-    method : {'select', 'select-l1', 'construct'}, default='select'
+        The budget. Per machine (``shared_vectors`` false): expansion vectors per machine,
+        an int ``m >= 1`` or a float in ``(0, 1]``, the fraction of each machine's support
+        vectors (rounded up). Shared (several machines, ``shared_vectors`` true): the
+        number of *distinct* expansion vectors of the whole system, i.e. kernel
+        evaluations per test point (a float: fraction of the distinct support vectors of
+        all machines). A budget at least the number of support vectors keeps the original
+        expansion, with a warning.
+    method : {'select', 'select-l1', 'construct', 'burges'}, default='select'
         See the module docstring.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted.
     threshold : {'auto', 'mean', 'error', 'keep'}, default='auto'
         How the offset of each reduced machine is recomputed on the training set (module
         docstring); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
-    shared_vectors : bool, default=False
-        ``'select-l1'`` only: select one set of vectors for all machines (multi-task lasso).
+    shared_vectors : bool or 'auto', default='auto'
+        Whether the machines of a multi-machine system (one-vs-one ``SVC``, list of one-vs-
+        rest machines, expansion with several rows) share one budget of expansion vectors,
+        each machine keeping its own optimal coefficients over the shared set. ``'auto'``:
+        shared for a one-vs-one ``SVC`` (its machines already share one pool of support
+        vectors), per machine otherwise. No effect on a binary machine.
     l1_weights : {'uniform', 'inverse'}, default='inverse'
         Weights ``c_i`` of the shrinkage penalty (``'inverse'``: ``mean|alpha|/|alpha_i|``).
     preimage_max_iter : int, default=300
@@ -600,10 +806,17 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).
     gradient_maxiter : int, default=0
-        L-BFGS iterations of the final joint descent over ``(z, beta)`` (``'construct'``;
-        0: none).
+        L-BFGS iterations of the final joint descent over ``(z, beta)`` of all machines
+        (``'construct'`` and ``'burges'``, whose second phase it is; 0: none).
+    coef_fit : {'feature-space', 'train'}, default='feature-space'
+        How the final coefficients over the reduced vectors are chosen: ``'feature-space'``
+        minimises ``||Psi - Psi'||^2`` (the paper's Proposition); ``'train'`` fits, machine
+        by machine over its own reduced vectors, the original decision values on the
+        training set ``X`` by least squares (offset included), i.e. approximates ``f``
+        where the data are (the closing remark of Schölkopf et al. 1999; not in their
+        experiments). Needs ``X``.
     random_state : int, RandomState or None, default=None
-        Seeds the extra fixed-point starts.
+        Seeds the extra fixed-point starts and Burges' random starts.
 
     Attributes
     ----------
@@ -626,6 +839,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         Support vectors per machine before reduction.
     n_expansion_vectors_ : int
         Distinct vectors, i.e. kernel evaluations per test point.
+    shared_vectors_ : bool
+        Whether the budget was shared by the machines.
     approximation_error_ : ndarray of shape (n_machines,)
         ``||Psi - Psi'||^2`` per machine, from kernels.
     original_norm_sq_ : ndarray of shape (n_machines,)
@@ -662,12 +877,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         *,
         prefit=False,
         threshold="auto",
-        shared_vectors=False,
+        shared_vectors="auto",
         l1_weights="inverse",
         preimage_max_iter=300,
         tol=1e-6,
         n_restarts=3,
         gradient_maxiter=0,
+        coef_fit="feature-space",
         random_state=None,
     ):
         self.estimator = estimator
@@ -681,6 +897,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.n_restarts = n_restarts
         self.gradient_maxiter = gradient_maxiter
+        self.coef_fit = coef_fit
         self.random_state = random_state
 
     # ------------------------------------------------------------ validation
@@ -689,6 +906,10 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
         if self.threshold not in _THRESHOLDS:
             raise ValueError(f"unknown threshold {self.threshold!r}; expected one of {_THRESHOLDS}")
+        if self.coef_fit not in _COEF_FITS:
+            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {self.coef_fit!r}")
+        if self.shared_vectors not in (True, False, "auto"):
+            raise ValueError(f"shared_vectors must be True, False or 'auto', got {self.shared_vectors!r}")
         if self.l1_weights not in ("uniform", "inverse"):
             raise ValueError(f"l1_weights must be 'uniform' or 'inverse', got {self.l1_weights!r}")
         nv = self.n_vectors
@@ -782,14 +1003,18 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             threshold = "mean" if X is not None else "keep"
         if threshold != "keep" and X is None:
             raise ValueError(f"threshold={threshold!r} needs the training set X, y")
-        if self.method == "construct" and exp.kernel.name != "rbf":
+        if self.method in ("construct", "burges") and exp.kernel.name != "rbf":
             raise ValueError(
-                f"method='construct' uses the Gaussian fixed-point pre-image and needs an RBF "
-                f"kernel; this machine's kernel is {exp.kernel.name!r}: use method='select' "
-                "or 'select-l1'"
+                f"method={self.method!r} constructs new vectors for the Gaussian kernel and "
+                f"needs an RBF kernel; this machine's kernel is {exp.kernel.name!r}: use "
+                "method='select' or 'select-l1'"
             )
 
+        if self.coef_fit == "train" and X is None:
+            raise ValueError("coef_fit='train' fits the coefficients on the training set X, y")
         V_red, B_red = self._reduce(exp)
+        if self.coef_fit == "train":
+            B_red = _fit_coef_on_data(exp, X, V_red, B_red)
         self.kernel_ = exp.kernel
         self.reduced_vectors_ = V_red
         self.reduced_coef_ = B_red
@@ -797,6 +1022,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.n_vectors_ = np.count_nonzero(B_red, axis=1)
         self.original_n_vectors_ = np.count_nonzero(exp.A, axis=1)
         self.n_expansion_vectors_ = int(len(V_red))
+        self.shared_vectors_ = self._shared(exp)
         self.approximation_error_ = np.atleast_1d(
             expansion_error(exp.V, exp.A, V_red, B_red, exp.kernel)
         )
@@ -836,8 +1062,40 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = self._thresholds(self._expansion, X, y, threshold)
         return self
 
+    def refit_coefficients(self, X, y, coef_fit="train", threshold="mean"):
+        """Recompute the coefficients over the reduced vectors, in place (see ``coef_fit``),
+        then the offsets (``threshold``); the vectors are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        coef_fit : {'feature-space', 'train'}
+        threshold : {'mean', 'error', 'keep'}
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "reduced_coef_")
+        if coef_fit not in _COEF_FITS:
+            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {coef_fit!r}")
+        X = validate_data(self, X, dtype=float, reset=False)
+        exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
+        if coef_fit == "train":
+            B = _fit_coef_on_data(exp, X, V, self.reduced_coef_)
+        else:
+            B = np.zeros_like(self.reduced_coef_)
+            for p in range(len(B)):
+                cols = np.flatnonzero(used[p])
+                B[p, cols] = optimal_coefficients(V[cols], exp.V, exp.A[p], exp.kernel)
+        self.reduced_coef_ = B
+        self.approximation_error_ = np.atleast_1d(expansion_error(exp.V, exp.A, V, B, exp.kernel))
+        return self.refit_threshold(X, y, threshold)
+
     def _set_classes(self, exp, y):
         self._mode, self._pairs, self._ovr_shape = exp.mode, exp.pairs, exp.ovr_shape
+        self._break_ties = exp.break_ties
         M = len(exp.A)
         if exp.classes is not None:
             self.classes_ = exp.classes
@@ -869,32 +1127,56 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 f"of machine(s) {full.tolist()} ({n_sv[full].tolist()}): their original "
                 "expansion is kept",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         return np.minimum(targets, n_sv)
 
+    def _shared(self, exp):
+        if len(exp.A) == 1:
+            return False
+        if self.shared_vectors == "auto":
+            return exp.mode == "ovo"
+        return bool(self.shared_vectors)
+
     def _reduce(self, exp):
-        K_all = None
+        if self._shared(exp):
+            return self._reduce_shared(exp)
+        return self._reduce_per_machine(exp)
+
+    def _reduce_shared(self, exp):
+        """One budget of distinct vectors for all machines, optimal coefficients each."""
+        kernel = exp.kernel
+        used = np.flatnonzero(np.any(exp.A != 0, axis=0))
+        nv = self.n_vectors
+        m = int(nv) if isinstance(nv, numbers.Integral) else max(1, int(np.ceil(nv * len(used) - 1e-9)))
+        if m >= len(used):
+            warnings.warn(
+                f"n_vectors={nv} is not smaller than the {len(used)} distinct support "
+                "vectors: the original expansion is kept",
+                UserWarning,
+                stacklevel=4,
+            )
+            return exp.V[used], exp.A[:, used]
+        Xs, A = exp.V[used], exp.A[:, used]
+        if self.method == "select":
+            keep, _ = _select_path(_unit_scale(kernel(Xs)), A, m)
+            Z = Xs[keep]
+        elif self.method == "select-l1":
+            Z = Xs[_select_l1_shared(_unit_scale(kernel(Xs)), A, m, self.l1_weights)]
+        else:
+            Z, B = _construct_shared(
+                kernel, Xs, A, m, solver="burges" if self.method == "burges" else "fixed-point",
+                max_iter=self.preimage_max_iter, tol=self.tol, n_restarts=self.n_restarts,
+                rng=check_random_state(self.random_state),
+            )
+            if self.gradient_maxiter > 0:
+                Z, B = _joint_gradient(kernel, Xs, A, Z, B, self.gradient_maxiter)
+            return Z, np.atleast_2d(B)
+        return Z, np.atleast_2d(optimal_coefficients(Z, Xs, A, kernel))
+
+    def _reduce_per_machine(self, exp):
         M, N = exp.A.shape
         kernel = exp.kernel
-        if self.method == "select-l1" and self.shared_vectors and M > 1:
-            used = np.flatnonzero(np.any(exp.A != 0, axis=0))
-            nv = self.n_vectors
-            m = int(nv) if isinstance(nv, numbers.Integral) else max(1, int(np.ceil(nv * len(used))))
-            if m >= len(used):
-                warnings.warn(
-                    f"n_vectors={nv} is not smaller than the {len(used)} distinct support "
-                    "vectors: the original expansion is kept",
-                    UserWarning,
-                    stacklevel=3,
-                )
-                return exp.V[used], exp.A[:, used]
-            K = _unit_scale(kernel(exp.V[used]))
-            sel = _select_l1_shared(K, exp.A[:, used], m, self.l1_weights)
-            Z = exp.V[used][sel]
-            B = optimal_coefficients(Z, exp.V[used], exp.A[:, used], kernel)
-            return Z, np.atleast_2d(B)
-
         targets = self._machine_targets(exp)
         rng = check_random_state(self.random_state)
         if self.method in ("select", "select-l1"):
@@ -917,7 +1199,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             used = np.flatnonzero(np.any(B_full != 0, axis=0))
             return exp.V[used], B_full[:, used]
 
-        # construct: new vectors per machine
+        # construct / burges: new vectors per machine
         Zs, Bs = [], []
         for p in range(M):
             sup = np.flatnonzero(exp.A[p])
@@ -926,10 +1208,18 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             if m >= len(sup):
                 Z, beta = Xs, alpha
             else:
-                Z, beta = _construct_single(
-                    kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.tol,
-                    n_restarts=self.n_restarts, rng=rng,
-                )
+                if self.method == "burges":
+                    Z, beta = _construct_shared(
+                        kernel, Xs, alpha[None, :], m, solver="burges",
+                        max_iter=self.preimage_max_iter, tol=self.tol,
+                        n_restarts=self.n_restarts, rng=rng,
+                    )
+                    beta = beta[0]
+                else:
+                    Z, beta = _construct_single(
+                        kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.tol,
+                        n_restarts=self.n_restarts, rng=rng,
+                    )
                 if self.gradient_maxiter > 0:
                     Z, beta = _joint_gradient(kernel, Xs, alpha, Z, beta, self.gradient_maxiter)
             Zs.append(Z)
@@ -997,7 +1287,19 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         return D
 
     def predict(self, X):
-        """Class labels (one-vs-one machines vote like libsvm: ties go to the lower class)."""
+        """Class labels, by scikit-learn's rules for the input machine.
+
+        One-vs-one machines vote like libsvm (a positive decision value is a vote for the
+        first class of the pair; ties go to the class listed first in ``classes_``), or,
+        for an ``SVC`` with ``break_ties=True`` and ``decision_function_shape='ovr'``,
+        the argmax of :meth:`decision_function`; one-vs-rest: argmax of the decision
+        values; binary: ``classes_[1]`` where the decision value is positive.
+        """
+        check_is_fitted(self, "reduced_coef_")
+        if self._mode == "ovo" and self._break_ties:
+            if not self._ovr_shape:
+                raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         D = self._raw(X)
         if self._mode == "binary":
             return self.classes_[(D[:, 0] > 0).astype(int)]
@@ -1009,6 +1311,25 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             votes[pos, i] += 1
             votes[~pos, j] += 1
         return self.classes_[np.argmax(votes, axis=1)]
+
+
+def _fit_coef_on_data(exp, X, V, B):
+    """Least-squares fit of each machine's original decision values on ``X`` over the
+    reduced vectors it uses (with a free offset); machines using the same vectors share
+    one solve."""
+    F = exp.kernel.matvec(X, exp.A.T, exp.V)  # (n, M), without offsets
+    Kx = exp.kernel(X, V)
+    out = np.zeros_like(B)
+    used = B != 0
+    groups = {}
+    for p in range(len(B)):
+        groups.setdefault(used[p].tobytes(), []).append(p)
+    for rows in groups.values():
+        cols = np.flatnonzero(used[rows[0]])
+        D = np.hstack([Kx[:, cols], np.ones((len(X), 1))])
+        W = linalg.lstsq(D, F[:, rows], check_finite=False)[0]
+        out[np.ix_(rows, cols)] = W[:-1].T
+    return out
 
 
 def _min_error_offset(g, lab, b_ref):

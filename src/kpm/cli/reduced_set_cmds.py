@@ -19,6 +19,20 @@ def _require_usps(data_dir):
     load_usps(data_dir)
 
 
+def _pairs(text):
+    """``'C:c,C:c'`` -> ((C, c), ...); a bad item is a usage error naming it."""
+    out = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        try:
+            C, c = (float(v) for v in item.split(":"))
+        except ValueError:
+            raise typer.BadParameter(f"{item!r} is not 'C:c' (two numbers)", param_hint="--also-at") from None
+        if C <= 0 or c <= 0:
+            raise typer.BadParameter(f"{item!r}: C and c must be positive", param_hint="--also-at")
+        out.append((C, c))
+    return tuple(out)
+
+
 def register(app, reproduce):
     """Add ``reduced-set-usps`` to ``kpm reproduce``."""
 
@@ -34,9 +48,19 @@ def register(app, reproduce):
                                              help="Iterations of the joint gradient phase."),
         shared_grid: str = typer.Option("250,500", "--shared-grid",
                                         help="Total shared vectors of the RSS-L1-shared-N rows."),
+        shared_construct_grid: str = typer.Option(
+            "10,25,50", "--shared-construct-grid",
+            help="Vectors per machine on average of the RSC-shared rows (10 n shared in all)."),
         methods: str = typer.Option(
-            "select,select-l1,construct,construct+grad,select-l1-shared", "--methods",
-            help="Subset of select, select-l1, construct, construct+grad, select-l1-shared."),
+            "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared",
+            "--methods",
+            help="Subset of select, select-l1, construct, construct+grad, burges, "
+                 "select-l1-shared, construct-shared."),
+        also_at: str = typer.Option(
+            "", "--also-at",
+            help="Further protocols 'C:c' (comma-separated), each with a table of the select, "
+                 "construct, construct+grad, burges and construct-shared rows on the construct "
+                 "grid; empty: none."),
         C: float = typer.Option(10.0, "--C", callback=positive,
                                 help="SVM box constraint C."),
         c: float = typer.Option(128.0, "--kernel-c", callback=positive,
@@ -69,6 +93,8 @@ def register(app, reproduce):
             gradient_grid=parse_numbers(gradient_grid, "--gradient-grid", int),
             gradient_maxiter=gradient_maxiter,
             shared_grid=parse_numbers(shared_grid, "--shared-grid", int),
+            shared_construct_grid=parse_numbers(shared_construct_grid, "--shared-construct-grid", int),
+            also_at=_pairs(also_at),
             methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
             c_values=parse_numbers(c_values, "--kernel-c-values"), n_train=n_train,
             n_test=n_test, n_restarts=restarts, repeats=repeats,
@@ -97,6 +123,6 @@ def register(app, reproduce):
         err.print(f"  SVM: mean #SV {o['mean_n_sv']:.1f}, error {o['error']:.2f} %"
                   f"   (paper approx. 254 SVs, 4.4 %)", highlight=False)
         for r in report["rows"]:
-            err.print(f"  {r['name']:20s} {r['mean_n_vectors']:6.1f} vectors/machine  "
+            err.print(f"  {r['name']:20s} {r['cost_per_machine']:6.1f} vectors/machine  "
                       f"error {r['error']['mean']:5.2f} %  speed-up {r['speedup']:5.1f}x",
                       highlight=False)
