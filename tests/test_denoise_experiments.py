@@ -28,6 +28,48 @@ def test_denoise_gaussians_smoke(tmp_path):
     assert "| 0.05 |" in md and (tmp_path / "denoise_gaussians.png").stat().st_size > 0
 
 
+def test_denoise_gaussians_resume_after_interrupt(tmp_path, monkeypatch):
+    """Ctrl-C keeps the finished (factor, sigma, seed) tasks; --resume computes only the
+    others, says so, and gives the numbers of an uninterrupted run; other settings are
+    refused."""
+    import kpm.experiments.denoise as dn
+
+    args = ["reproduce", "denoise-gaussians", "--sigmas", "0.05,0.4", "--components", "1,3",
+            "--seeds", "0", "--n-train", "12", "--n-test", "3", "--extra-kernel-c-factors", "",
+            "--quiet"]
+    _ok(runner.invoke(app, args + ["--out", str(tmp_path / "whole")]))
+    whole = json.loads((tmp_path / "whole" / "denoise_gaussians.json").read_text())
+
+    task, calls = dn.gaussians_task, []
+
+    def interrupted(**kw):
+        calls.append(kw["sigma"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return task(**kw)
+
+    out = tmp_path / "parts"
+    monkeypatch.setattr(dn, "gaussians_task", interrupted)
+    res = runner.invoke(app, args + ["--out", str(out)])
+    assert res.exit_code == 130 and "--resume" in res.output, res.output
+    saved = json.loads((out / "runs" / "denoise_gaussians.json").read_text())
+    assert not saved["complete"] and list(saved["results"]) == ["c_factor=20/sigma=0.05/seed=0"]
+    assert not (out / "denoise_gaussians.json").exists()
+
+    calls.clear()
+    res = runner.invoke(app, args + ["--out", str(out), "--resume"])
+    _ok(res)
+    assert "1 of 2 tasks already done" in res.output and calls == [0.4]
+    rep = json.loads((out / "denoise_gaussians.json").read_text())
+    assert rep["tables"] == whole["tables"]
+
+    calls.clear()  # everything done: a second resume recomputes nothing
+    _ok(runner.invoke(app, args + ["--out", str(out), "--resume"]))
+    assert calls == []
+    res = runner.invoke(app, args[:-1] + ["--n-test", "4", "--quiet", "--out", str(out), "--resume"])
+    assert res.exit_code == 2 and "different settings" in res.output, res.output
+
+
 def test_denoise_2d_smoke(tmp_path):
     res = runner.invoke(app, ["reproduce", "denoise-2d", "--n-points", "40", "--kernel-c-grid", "0.2,1",
                               "--alpha-grid", "0.1", "--out", str(tmp_path), "--quiet"])
@@ -50,7 +92,12 @@ def test_denoise_usps_smoke(tmp_path, data_dir):
     md = (tmp_path / "denoise_usps.md").read_text()
     assert "PARTIAL RESULTS" in md and "perf, learned, gradient, widths" in md
     first = json.loads((tmp_path / "denoise_usps.json").read_text())
-    _ok(runner.invoke(app, args + ["--resume"]))
+    res = runner.invoke(app, args + ["--resume"])
+    _ok(res)
+    assert "resuming" in res.output and "2 of 4 tasks already done" in res.output
+    saved = json.loads((tmp_path / "runs" / "denoise_usps.json").read_text())
+    assert saved["complete"] and set(saved["results"]) == {
+        "linear", "kernel", "perf", "widths/c=128", "learned/q=32", "gradient/q=32"}
     assert "PARTIAL" not in (tmp_path / "denoise_usps.md").read_text()
     rep = json.loads((tmp_path / "denoise_usps.json").read_text())
     c_key = next(iter(first["kpca"]))  # the main width: finished stage kept, not recomputed

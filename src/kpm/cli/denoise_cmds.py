@@ -12,13 +12,13 @@ from kpm.cli.common import (data_dir_str, err_console, options, parse_numbers, p
                             run_command)
 
 
-def _run(fn, settings, *args, resumable=False):
-    run_command(lambda: fn(settings, *args), resumable=resumable, out=settings.out)
+def _run(fn, settings):
+    run_command(lambda: fn(settings), resumable=True, out=settings.out)
     err_console().print(f"results written to {settings.out}")
 
 
 def register(app, reproduce):
-    """Add the three denoising reproductions to ``kpm reproduce``."""
+    """Add the four denoising reproductions to ``kpm reproduce``."""
 
     @reproduce.command("denoise-gaussians")
     def denoise_gaussians(
@@ -36,6 +36,7 @@ def register(app, reproduce):
             "2", "--extra-kernel-c-factors",
             help="Further factors for the effect-of-c tables ('' for none)."),
         out: Path = options.out("report and figure denoise_gaussians.*"),
+        resume: bool = options.resume(),
         quiet: bool = options.quiet(),
     ):
         """11 Gaussians in R^10: ratio of linear-PCA to kernel-PCA denoising MSE (Table I)."""
@@ -48,7 +49,7 @@ def register(app, reproduce):
             n_test=n_test, c_factor=c_factor,
             extra_c_factors=parse_numbers(extra_c_factors, "--extra-kernel-c-factors",
                                           allow_empty=True),
-            out=str(out), progress=not quiet,
+            out=str(out), progress=not quiet, resume=resume,
         )
         _run(run_gaussians, st)
 
@@ -65,6 +66,7 @@ def register(app, reproduce):
         alpha_grid: str = typer.Option("0.001,0.01,0.1,1", "--alpha-grid",
                                        help="Ridge alphas tried for the learned pre-image."),
         out: Path = options.out("report and figure denoise_2d.*"),
+        resume: bool = options.resume(),
         quiet: bool = options.quiet(),
     ):
         """Half circle and square: kernel PCA, linear PCA and the learned pre-image in one figure."""
@@ -73,7 +75,7 @@ def register(app, reproduce):
         st = TwoDSettings(n_points=n_points, noise=noise, seed=seed, n_components=n_components,
                           c_grid=parse_numbers(c_grid, "--kernel-c-grid"),
                           alpha_grid=parse_numbers(alpha_grid, "--alpha-grid"),
-                          out=str(out), progress=not quiet)
+                          out=str(out), progress=not quiet, resume=resume)
         _run(run_2d, st)
 
     @reproduce.command("denoise-usps")
@@ -129,10 +131,10 @@ def register(app, reproduce):
             learned_alphas=parse_numbers(learned_alphas, "--learned-alphas"),
             gradient_images=gradient_images, perf_images=perf_images,
             perf_components=perf_components, data_dir=data_dir_str(data_dir), out=str(out),
-            progress=not quiet,
+            progress=not quiet, resume=resume,
+            stages=tuple(x.strip() for x in stages.split(",") if x.strip()),
         )
-        stage_list = tuple(x.strip() for x in stages.split(",") if x.strip())
-        _run(run_usps, st, stage_list, resume, resumable=True)
+        _run(run_usps, st)
 
     @reproduce.command("denoise-causes")
     def denoise_causes(
@@ -147,6 +149,7 @@ def register(app, reproduce):
                                    help="Test images per digit."),
         out: Path = options.out("report denoise_causes.*"),
         data_dir: Optional[Path] = options.data_dir(),
+        resume: bool = options.resume(),
         quiet: bool = options.quiet(),
     ):
         """Candidate causes of the USPS denoising gaps (subset, MSE normalisation, speckle
@@ -158,6 +161,6 @@ def register(app, reproduce):
             seeds=parse_numbers(seeds, "--seeds", int, allow_empty=True),
             c_values=parse_numbers(c_values, "--kernel-c-values", allow_empty=True),
             kpca_components=parse_numbers(kpca_components, "--kpca-components", int),
-            data_dir=data_dir_str(data_dir), out=str(out), progress=not quiet,
+            data_dir=data_dir_str(data_dir), out=str(out), progress=not quiet, resume=resume,
         )
         _run(run_causes, st)

@@ -1,6 +1,6 @@
 """Kernel PCA denoising experiments (Schölkopf et al. 1999 §VI-A; Mika et al. 1999).
 
-Three reproductions, each writing markdown + JSON + PNG under ``out``:
+Four reproductions, each writing markdown + JSON (+ PNG) under ``out``:
 
 * :func:`run_gaussians` — ``kpm reproduce denoise-gaussians``: 11 Gaussians in R^10,
   ratio (linear-PCA MSE to the true centres) / (kernel-PCA MSE) for sigma x components.
@@ -10,9 +10,17 @@ Three reproductions, each writing markdown + JSON + PNG under ``out``:
   noise; digit grid, MSE-versus-components curves, the optimal-count and equal-count
   ratios, the effect of the width c, the fixed-point versus learned pre-image comparison
   and the 1000-image timing.
+* :func:`run_causes` — ``kpm reproduce denoise-causes``: the candidate causes of the gaps
+  to the paper varied one at a time, and the 2-D square's width/components/metric study.
 
 All randomness comes from ``numpy.random.default_rng(seed)`` with the seeds stated in
 the outputs.
+
+Every driver follows the protocol of the other reproductions: settings -> a list of
+:class:`~kpm.experiments.runner.Task` -> :func:`~kpm.experiments.runner.run_tasks`, which
+saves each finished task in ``<out>/runs/<name>.json`` (``resume`` reuses the finished tasks
+of an earlier run with the same settings) -> a summary and a report built from the task
+results.
 """
 
 from __future__ import annotations
@@ -22,11 +30,12 @@ import os
 import platform
 import time
 import warnings
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+
+from kpm.experiments.runner import Task, load_results, run_tasks
 
 __all__ = [
     "GaussiansSettings",
@@ -52,27 +61,6 @@ def _machine():
         f"{platform.node() or 'machine'}: {os.cpu_count()} CPU cores, load average "
         f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (1/5/15 min) when the run ended"
     )
-
-
-def _progress(enabled):
-    if not enabled:
-        return nullcontext(None)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(), TimeRemainingColumn(),
-    )
-
-
-class _Bar:
-    def __init__(self, progress, description, total):
-        self.p = progress
-        self.task = progress.add_task(description, total=total) if progress is not None else None
-
-    def advance(self, k=1):
-        if self.p is not None:
-            self.p.advance(self.task, k)
 
 
 def _agg():
@@ -113,7 +101,9 @@ class GaussiansSettings:
     ``c = c_factor * sigma^2`` is the kernel width ``exp(-||x-y||^2/c)``; the default
     ``c_factor = 2 * dim = 20`` scales c with the expected squared distance ``dim sigma^2``
     of a noisy point to its centre (the paper ties c to sigma; its exact factor is lost in
-    the stored text). ``extra_c_factors`` rerun the table with other factors.
+    the stored text). ``extra_c_factors`` rerun the table with other factors. One task per
+    (factor, sigma, seed), saved in ``<out>/runs/denoise_gaussians.json``; ``resume`` reuses
+    the finished tasks of an earlier run with the same settings.
     """
 
     sigmas: tuple = (0.05, 0.1, 0.2, 0.4, 0.8)
@@ -127,48 +117,90 @@ class GaussiansSettings:
     extra_c_factors: tuple = (2.0,)
     max_iter: int = 500
     tol: float = 1e-6
-    out: str = "docs/results"
+    out: str = "kpm-results"
     progress: bool = True
+    resume: bool = False
+
+    def factors(self):
+        """The main width factor first, then the other ones."""
+        return (self.c_factor,) + tuple(f for f in self.extra_c_factors if f != self.c_factor)
+
+    def protocol(self):
+        """What the task results depend on (the keyword arguments of :func:`gaussians_task`)."""
+        return {k: getattr(self, k) for k in ("components", "n_centres", "dim", "n_train",
+                                              "n_test", "max_iter", "tol")}
 
 
-def _gaussian_data(seed, sigma, st: GaussiansSettings):
+def _config(st, name):
+    """The settings a resumed run must match: everything but where and how it is shown."""
+    skip = {"out", "progress", "resume", "stages"}
+    return {"protocol": f"{name}/1", **{k: v for k, v in asdict(st).items() if k not in skip}}
+
+
+def _run_file(st, name):
+    return Path(st.out) / "runs" / f"{name}.json"
+
+
+def _gaussian_data(seed, sigma, n_centres, dim, n_train, n_test):
     rng = np.random.default_rng(seed)
-    centres = rng.uniform(-1.0, 1.0, size=(st.n_centres, st.dim))
-    tr_lab = np.repeat(np.arange(st.n_centres), st.n_train)
-    te_lab = np.repeat(np.arange(st.n_centres), st.n_test)
-    X = centres[tr_lab] + sigma * rng.standard_normal((tr_lab.size, st.dim))
-    T = centres[te_lab] + sigma * rng.standard_normal((te_lab.size, st.dim))
+    centres = rng.uniform(-1.0, 1.0, size=(n_centres, dim))
+    tr_lab = np.repeat(np.arange(n_centres), n_train)
+    te_lab = np.repeat(np.arange(n_centres), n_test)
+    X = centres[tr_lab] + sigma * rng.standard_normal((tr_lab.size, dim))
+    T = centres[te_lab] + sigma * rng.standard_normal((te_lab.size, dim))
     return X, T, centres[te_lab]
 
 
-def _gaussian_table(st: GaussiansSettings, c_factor, bar):
+def gaussians_task(seed, sigma, c_factor, components, n_centres, dim, n_train, n_test,
+                   max_iter, tol):
+    """One (width factor, sigma, seed) cell row: the MSEs of linear and kernel PCA
+    denoising to the true centres for every number of components."""
     from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
 
-    qmax = max(st.components)
-    mse_lin = np.zeros((len(st.sigmas), len(st.components), len(st.seeds)))
-    mse_k = np.zeros_like(mse_lin)
-    not_conv = 0
-    total = 0
+    qmax = max(components)
+    X, T, C = _gaussian_data(seed, sigma, n_centres, dim, n_train, n_test)
+    kd = KernelPCADenoiser(qmax, kernel_params={"c": c_factor * sigma**2},
+                           preimage_max_iter=max_iter, tol=tol).fit(X)
+    ld = LinearPCADenoiser(min(qmax, dim)).fit(X)
+    mse_k, mse_lin, not_conv = [], [], 0
+    for q in components:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Z, info = kd.denoise(T, q, return_info=True)
+        not_conv += int(np.sum(~info.converged))
+        mse_k.append(_mse(Z, C))
+        mse_lin.append(_mse(ld.denoise(T, min(q, dim)), C))
+    return {"mse_linear": mse_lin, "mse_kernel": mse_k, "not_converged": not_conv,
+            "n_preimages": len(components) * len(T)}
+
+
+def _gaussians_key(f, sigma, seed):
+    return f"c_factor={f:g}/sigma={sigma:g}/seed={seed}"
+
+
+def _gaussian_tasks(st):
+    schema = {"mse_linear": [float], "mse_kernel": [float], "not_converged": int,
+              "n_preimages": int}
+    return [Task(_gaussians_key(f, sigma, seed), gaussians_task,
+                 {"seed": seed, "sigma": sigma, "c_factor": f, **st.protocol()}, schema)
+            for f in st.factors() for sigma in st.sigmas for seed in st.seeds]
+
+
+def _gaussian_table(st, c_factor, results):
+    """The table of one width factor from the task results."""
+    shape = (len(st.sigmas), len(st.components), len(st.seeds))
+    mse_lin, mse_k = np.zeros(shape), np.zeros(shape)
+    not_conv = total = 0
     for a, sigma in enumerate(st.sigmas):
         for s, seed in enumerate(st.seeds):
-            X, T, C = _gaussian_data(seed, sigma, st)
-            c = c_factor * sigma**2
-            kd = KernelPCADenoiser(qmax, kernel_params={"c": c}, preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
-            ld = LinearPCADenoiser(min(qmax, st.dim)).fit(X)
-            for b, q in enumerate(st.components):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    Z, info = kd.denoise(T, q, return_info=True)
-                not_conv += int(np.sum(~info.converged))
-                total += len(T)
-                mse_k[a, b, s] = _mse(Z, C)
-                mse_lin[a, b, s] = _mse(ld.denoise(T, min(q, st.dim)), C)
-            bar.advance()
-    ratio = mse_lin.mean(axis=2) / mse_k.mean(axis=2)
+            r = results[_gaussians_key(c_factor, sigma, seed)]
+            mse_lin[a, :, s], mse_k[a, :, s] = r["mse_linear"], r["mse_kernel"]
+            not_conv += r["not_converged"]
+            total += r["n_preimages"]
     per_seed = mse_lin / mse_k
     return {
         "c_factor": c_factor,
-        "ratio": ratio,
+        "ratio": mse_lin.mean(axis=2) / mse_k.mean(axis=2),
         "ratio_min_over_seeds": per_seed.min(axis=2),
         "ratio_max_over_seeds": per_seed.max(axis=2),
         "mse_linear": mse_lin.mean(axis=2),
@@ -182,17 +214,19 @@ def _fmt_ratio(r):
     return f"{r:.3g}" if r < 1000 else f"{r:.0f}"
 
 
+def _task_seconds(results):
+    """Compute time summed over the tasks (resumed tasks count with their own time)."""
+    return float(sum(r.get("_elapsed_s", 0.0) for r in results.values()))
+
+
 def run_gaussians(st: GaussiansSettings) -> dict:
     """Run the 11-Gaussians table and write ``denoise_gaussians.{md,json,png}``."""
     out = Path(st.out)
-    t0 = time.perf_counter()
-    factors = (st.c_factor,) + tuple(f for f in st.extra_c_factors if f != st.c_factor)
-    tables = []
-    with _progress(st.progress) as p:
-        bar = _Bar(p, "11 Gaussians", len(factors) * len(st.sigmas) * len(st.seeds))
-        for f in factors:
-            tables.append(_gaussian_table(st, f, bar))
-    elapsed = time.perf_counter() - t0
+    results = run_tasks(_gaussian_tasks(st), _run_file(st, "denoise_gaussians"), resume=st.resume,
+                        config=_config(st, "denoise-gaussians"), progress=st.progress,
+                        description="11 Gaussians")
+    tables = [_gaussian_table(st, f, results) for f in st.factors()]
+    elapsed = _task_seconds(results)
     report = {"settings": asdict(st), "tables": tables, "seconds": elapsed, "machine": _machine()}
 
     plt = _agg()
@@ -248,7 +282,7 @@ def run_gaussians(st: GaussiansSettings) -> dict:
         "",
         "![ratios](denoise_gaussians.png)",
         "",
-        f"Run time {elapsed:.0f} s on {_machine()}.",
+        f"Compute time {elapsed:.0f} s (summed over the tasks, resumed ones included) on {_machine()}.",
         "",
     ]
     _write(out, "denoise_gaussians", report, "\n".join(lines))
@@ -266,8 +300,9 @@ class TwoDSettings:
     n_components: int = 4
     c_grid: tuple = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
     alpha_grid: tuple = (1e-3, 1e-2, 1e-1, 1.0)
-    out: str = "docs/results"
+    out: str = "kpm-results"
     progress: bool = True
+    resume: bool = False
 
 
 def _half_circle(rng, n, noise):
@@ -303,55 +338,98 @@ def _chamfer(Z, clean_dense):
     return float(0.5 * (np.mean(D.min(axis=1)) + np.mean(D.min(axis=0))))
 
 
-def run_2d(st: TwoDSettings) -> dict:
-    """Denoise a half circle and a square; write ``denoise_2d.{md,json,png}``."""
-    from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
-
-    out = Path(st.out)
-    rng = np.random.default_rng(st.seed)
-    problems = {}
+def _two_d_problems(n_points, noise, seed):
+    """``{name: (clean, noisy, dense)}``: the half circle and the square drawn in this order
+    from one generator; ``dense`` is a noise-free sample of the curve (4000 points)."""
+    rng = np.random.default_rng(seed)
     dense_rng = np.random.default_rng(12345)
+    problems = {}
     for name, gen in (("half circle", _half_circle), ("square", _square)):
-        clean, noisy = gen(rng, st.n_points, st.noise)
+        clean, noisy = gen(rng, n_points, noise)
         dense, _ = gen(dense_rng, 4000, 0.0)
         problems[name] = (clean, noisy, dense)
-    t0 = time.perf_counter()
-    results = {}
-    with _progress(st.progress) as p:
-        bar = _Bar(p, "2-D toys", len(problems) * len(st.c_grid) * (1 + len(st.alpha_grid)))
-        for name, (clean, noisy, dense) in problems.items():
-            best_k, best_l = None, None
-            for c in st.c_grid:
-                kd = KernelPCADenoiser(st.n_components, kernel_params={"c": c}).fit(noisy)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    Zk, info = kd.denoise(noisy, return_info=True)
-                err = _chamfer(Zk, dense)
-                if best_k is None or err < best_k["chamfer"]:
-                    best_k = {"c": c, "chamfer": err, "curve_mse": _curve_distance(Zk, dense),
-                              "point_mse": _mse(Zk, clean), "Z": Zk,
-                              "not_converged": int(np.sum(~info.converged))}
-                bar.advance()
-                for alpha in st.alpha_grid:
-                    ld = KernelPCADenoiser(st.n_components, kernel_params={"c": c}, preimage="learned",
-                                           alpha=alpha).fit(noisy)
-                    Zl = ld.transform(noisy)
-                    err = _chamfer(Zl, dense)
-                    if best_l is None or err < best_l["chamfer"]:
-                        best_l = {"c": c, "alpha": alpha, "chamfer": err, "curve_mse": _curve_distance(Zl, dense),
-                                  "point_mse": _mse(Zl, clean), "Z": Zl}
-                    bar.advance()
-            lin = LinearPCADenoiser(1).fit(noisy)
-            Zp = lin.transform(noisy)
-            results[name] = {
-                "kernel_pca": best_k,
-                "learned": best_l,
-                "linear_pca": {"chamfer": _chamfer(Zp, dense), "curve_mse": _curve_distance(Zp, dense),
-                               "point_mse": _mse(Zp, clean), "Z": Zp},
-                "noisy": {"chamfer": _chamfer(noisy, dense), "curve_mse": _curve_distance(noisy, dense),
-                          "point_mse": _mse(noisy, clean)},
-            }
-    elapsed = time.perf_counter() - t0
+    return problems
+
+
+def _scores(Z, clean, dense):
+    return {"chamfer": _chamfer(Z, dense), "curve_mse": _curve_distance(Z, dense),
+            "point_mse": _mse(Z, clean)}
+
+
+def two_d_task(problem, c, n_points, noise, seed, n_components, alpha_grid):
+    """Kernel PCA with width ``c`` on one 2-D problem: the fixed-point pre-images and the
+    learned pre-images for every ridge alpha, with their scores and denoised points."""
+    from kpm.denoise import KernelPCADenoiser
+
+    clean, noisy, dense = _two_d_problems(n_points, noise, seed)[problem]
+    kd = KernelPCADenoiser(n_components, kernel_params={"c": c}).fit(noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Zk, info = kd.denoise(noisy, return_info=True)
+    learned = []
+    for alpha in alpha_grid:
+        ld = KernelPCADenoiser(n_components, kernel_params={"c": c}, preimage="learned",
+                               alpha=alpha).fit(noisy)
+        Zl = ld.transform(noisy)
+        learned.append({"c": c, "alpha": alpha, **_scores(Zl, clean, dense), "Z": Zl})
+    return {"kernel_pca": {"c": c, **_scores(Zk, clean, dense), "Z": Zk,
+                           "not_converged": int(np.sum(~info.converged))},
+            "learned": learned}
+
+
+def two_d_baselines_task(problem, n_points, noise, seed):
+    """Linear PCA (one component) and the noisy input on one 2-D problem."""
+    from kpm.denoise import LinearPCADenoiser
+
+    clean, noisy, dense = _two_d_problems(n_points, noise, seed)[problem]
+    Zp = LinearPCADenoiser(1).fit(noisy).transform(noisy)
+    return {"linear_pca": {**_scores(Zp, clean, dense), "Z": Zp},
+            "noisy": _scores(noisy, clean, dense)}
+
+
+def _two_d_tasks(st, problems):
+    data = {"n_points": st.n_points, "noise": st.noise, "seed": st.seed}
+    tasks = []
+    for name in problems:
+        tasks.append(Task(f"{name}/baselines", two_d_baselines_task, {"problem": name, **data},
+                          {"linear_pca": {"chamfer": float}, "noisy": {"chamfer": float}}))
+        tasks += [Task(f"{name}/c={c:g}", two_d_task,
+                       {"problem": name, "c": c, **data, "n_components": st.n_components,
+                        "alpha_grid": st.alpha_grid},
+                       {"kernel_pca": {"chamfer": float, "Z": [[float]]},
+                        "learned": [{"chamfer": float, "Z": [[float]]}]})
+                  for c in st.c_grid]
+    return tasks
+
+
+def _with_points(d):
+    return {k: np.asarray(v) if k == "Z" else v for k, v in d.items()}
+
+
+def _two_d_best(st, name, results):
+    """Each method at the parameters of its smallest Chamfer distance (first of ties)."""
+    best_k = best_l = None
+    for c in st.c_grid:
+        r = results[f"{name}/c={c:g}"]
+        if best_k is None or r["kernel_pca"]["chamfer"] < best_k["chamfer"]:
+            best_k = r["kernel_pca"]
+        for lr in r["learned"]:
+            if best_l is None or lr["chamfer"] < best_l["chamfer"]:
+                best_l = lr
+    base = results[f"{name}/baselines"]
+    return {"kernel_pca": _with_points(best_k), "learned": _with_points(best_l),
+            "linear_pca": _with_points(base["linear_pca"]), "noisy": base["noisy"]}
+
+
+def run_2d(st: TwoDSettings) -> dict:
+    """Denoise a half circle and a square; write ``denoise_2d.{md,json,png}``."""
+    out = Path(st.out)
+    problems = _two_d_problems(st.n_points, st.noise, st.seed)
+    done = run_tasks(_two_d_tasks(st, problems), _run_file(st, "denoise_2d"), resume=st.resume,
+                     config=_config(st, "denoise-2d"), progress=st.progress,
+                     description="2-D toys")
+    results = {name: _two_d_best(st, name, done) for name in problems}
+    elapsed = _task_seconds(done)
 
     plt = _agg()
     fig, axes = plt.subplots(2, 3, figsize=(11, 7))
@@ -438,7 +516,7 @@ def run_2d(st: TwoDSettings) -> dict:
         "",
         "![2-D denoising](denoise_2d.png)",
         "",
-        f"Run time {elapsed:.0f} s on {_machine()}.",
+        f"Compute time {elapsed:.0f} s (summed over the tasks, resumed ones included) on {_machine()}.",
         "",
     ]
     report = {
@@ -458,7 +536,8 @@ class USPSSettings:
 
     ``c=None`` uses the paper's rule ``c = 2 * (mean per-pixel variance of the training
     images) * 256``; ``extra_c`` are further widths whose kernel PCA curves show the
-    effect of c.
+    effect of c. ``stages`` selects what is computed (a subset of :data:`STAGES`); with
+    ``resume``, the finished tasks of an earlier run with the same settings are reused.
     """
 
     n_train_per_digit: int = 300
@@ -479,8 +558,10 @@ class USPSSettings:
     max_iter: int = 500
     tol: float = 1e-6
     data_dir: str | None = None
-    out: str = "docs/results"
+    out: str = "kpm-results"
     progress: bool = True
+    stages: tuple = ("linear", "kernel", "perf", "learned", "gradient", "widths")
+    resume: bool = False
 
 
 def _load_usps_pm1(data_dir):
@@ -540,210 +621,276 @@ def _time_best(fn, repeats=1):
 STAGES = ("linear", "kernel", "perf", "learned", "gradient", "widths")
 
 
-def _state_path(out):
-    return Path(out) / "denoise_usps_state.json"
+def _c_rule(X):
+    """The paper's width: 2 x (mean per-pixel variance of the training images) x dimension."""
+    return float(2.0 * X.var(axis=0).mean() * X.shape[1])
 
 
-def _load_state(st, out):
-    """Finished stages of an earlier run with the same protocol (``--resume``)."""
-    path = _state_path(out)
-    if not path.is_file():
-        return None
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    keys = ("n_train_per_digit", "n_test_per_digit", "seed", "gaussian_sigma", "speckle_p", "c", "data_dir")
-    if any(state.get("protocol", {}).get(k) != getattr(st, k) for k in keys):
-        return None
-    return state
+def _usps_problem(data_dir, n_train_per_digit, n_test_per_digit, seed, gaussian_sigma, speckle_p):
+    """Training images, clean and noisy test images, and the first test image of each digit."""
+    X, _, T, yt = usps_subset(data_dir, n_train_per_digit, n_test_per_digit, seed)
+    rng = np.random.default_rng(seed + 1)
+    noisy = {
+        "gaussian": add_noise(T, "gaussian", gaussian_sigma, rng),
+        "speckle": add_noise(T, "speckle", speckle_p, rng),
+    }
+    first = [int(np.flatnonzero(yt == k)[0]) for k in range(10) if np.any(yt == k)]
+    return X, T, noisy, first
 
 
-def _save_state(out, state):
-    path = _state_path(out)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, default=_jsonable))
-    tmp.replace(path)
+def usps_linear_task(components, grid_components, **data):
+    """Linear PCA MSE curves, the noisy-input MSE and the digit-grid reconstructions."""
+    from kpm.denoise import LinearPCADenoiser
+
+    X, T, noisy, first = _usps_problem(**data)
+    lin = LinearPCADenoiser(max(components)).fit(X)
+    return {
+        "linear": {nz: {str(q): _mse_pixels(lin.denoise(Tn, q), T) for q in components}
+                   for nz, Tn in noisy.items()},
+        "noisy_mse": {nz: _mse_pixels(Tn, T) for nz, Tn in noisy.items()},
+        "recon": {nz: {str(q): lin.denoise(Tn[first], q) for q in grid_components
+                       if q in components} for nz, Tn in noisy.items()},
+    }
 
 
-def run_usps(st: USPSSettings, stages=STAGES, resume=False) -> dict:
+def _fit_kernel(X, c, q, max_iter, tol, **kw):
+    from kpm.denoise import KernelPCADenoiser
+
+    t = time.perf_counter()
+    kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, tol=tol,
+                           **kw).fit(X)
+    return kd, time.perf_counter() - t
+
+
+def usps_kernel_task(c, components, grid_components, max_iter, tol, **data):
+    """Kernel PCA MSE curves of width ``c`` for every noise type (and the digit-grid
+    reconstructions at ``grid_components``)."""
+    X, T, noisy, first = _usps_problem(**data)
+    kd, fit_s = _fit_kernel(X, c, max(components), max_iter, tol)
+    curves, not_conv, recon = {}, {}, {}
+    for nz, Tn in noisy.items():
+        curves[nz], not_conv[nz] = {}, {}
+        for q in components:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Z, info = kd.denoise(Tn, q, return_info=True)
+            curves[nz][str(q)] = _mse_pixels(Z, T)
+            not_conv[nz][str(q)] = int(np.sum(~info.converged))
+            if q in grid_components:
+                recon.setdefault(nz, {})[str(q)] = Z[first]
+    return {"c": c, "curves": curves, "not_converged": not_conv, "recon": recon,
+            "fit_seconds": fit_s}
+
+
+def usps_perf_task(c, components, n_images, alpha, max_iter, tol, **data):
+    """Wall and CPU time of denoising ``n_images`` noisy test images (fixed point and
+    scikit-learn's learned pre-image, same kernel and components)."""
+    from kpm.denoise import KernelPCADenoiser
+
+    X = _usps_problem(**data)[0]
+    q = components
+    cpu0 = time.process_time()
+    kd, fit_wall = _fit_kernel(X, c, q, max_iter, tol)
+    fit_cpu = time.process_time() - cpu0
+    _, _, Xte_all, _ = _load_usps_pm1(data["data_dir"])
+    prng = np.random.default_rng(data["seed"] + 2)
+    P = Xte_all[prng.choice(len(Xte_all), min(n_images, len(Xte_all)), replace=False)]
+    Pn = add_noise(P, "gaussian", data["gaussian_sigma"], prng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cpu0 = time.process_time()
+        (Z, info), t_perf = _time_best(lambda: kd.denoise(Pn, q, return_info=True))
+        cpu = time.process_time() - cpu0
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    ld = KernelPCADenoiser(q, kernel_params={"c": c}, preimage="learned", alpha=alpha).fit(X)
+    l_fit_wall, l_fit_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    cpu0 = time.process_time()
+    Zl, l_wall = _time_best(lambda: ld.transform(Pn))
+    l_cpu = time.process_time() - cpu0
+    return {
+        "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu,
+        "learned": {"alpha": alpha, "fit_seconds": l_fit_wall, "fit_cpu_seconds": l_fit_cpu,
+                    "seconds": l_wall, "cpu_seconds": l_cpu, "mse": _mse_pixels(Zl, P)},
+        "n_images": len(P), "components": q, "seconds": t_perf, "cpu_seconds": cpu,
+        "mean_iter": float(np.mean(info.n_iter)), "max_iter_used": int(np.max(info.n_iter)),
+        "not_converged": int(np.sum(~info.converged)), "mse": _mse_pixels(Z, P),
+        "noisy_mse": _mse_pixels(Pn, P), "machine": _machine(), "nice": os.nice(0)}
+
+
+def usps_learned_task(c, q, n_fit, alphas, max_iter, tol, **data):
+    """Fixed-point (kernel PCA fitted with ``n_fit`` components) against learned pre-images
+    at ``q`` components, for every noise type."""
+    from kpm.denoise import KernelPCADenoiser
+
+    X, T, noisy, _ = _usps_problem(**data)
+    kd, kd_fit_s = _fit_kernel(X, c, n_fit, max_iter, tol)
+    rows = []
+    for nz, Tn in noisy.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (Z, info), t_fp = _time_best(lambda: kd.denoise(Tn, q, return_info=True))
+        rows.append({"method": "fixed-point", "q": q, "noise": nz, "alpha": None,
+                     "mse": _mse_pixels(Z, T), "transform_s": t_fp, "fit_s": kd_fit_s,
+                     "not_converged": int(np.sum(~info.converged)),
+                     "mean_iter": float(np.mean(info.n_iter))})
+    for alpha in alphas:
+        t = time.perf_counter()
+        ld = KernelPCADenoiser(q, kernel_params={"c": c}, preimage="learned", alpha=alpha).fit(X)
+        fit_s = time.perf_counter() - t
+        for nz, Tn in noisy.items():
+            Z, t_l = _time_best(lambda: ld.transform(Tn))
+            rows.append({"method": "learned", "q": q, "noise": nz, "alpha": alpha,
+                         "mse": _mse_pixels(Z, T), "transform_s": t_l, "fit_s": fit_s})
+    return {"rows": rows}
+
+
+def usps_gradient_task(c, q, n_fit, n_images, max_iter, tol, **data):
+    """Gradient (L-BFGS) against fixed-point pre-images on the first ``n_images`` images."""
+    X, T, noisy, _ = _usps_problem(**data)
+    kd, _ = _fit_kernel(X, c, n_fit, max_iter, tol)
+    gd, _ = _fit_kernel(X, c, q, max_iter, tol, preimage="gradient")
+    rows = []
+    for nz, Tn in noisy.items():
+        sub = slice(0, min(n_images, len(Tn)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (Zg, info_g), t_g = _time_best(lambda: gd.denoise(Tn[sub], q, return_info=True))
+            nc_g = int(np.sum(~info_g.converged))
+            Zf, t_f = _time_best(lambda: kd.denoise(Tn[sub], q))
+        rows.append({"method": "gradient", "q": q, "noise": nz, "alpha": None,
+                     "n_images": len(Zg), "mse": _mse_pixels(Zg, T[sub]),
+                     "fixed_point_mse_same_images": _mse_pixels(Zf, T[sub]),
+                     "fixed_point_s_same_images": t_f,
+                     "max_abs_diff_to_fixed_point": float(np.abs(Zg - Zf).max()),
+                     "transform_s": t_g, "not_converged": nc_g})
+    return {"rows": rows}
+
+
+_ROWS = {"rows": [{"method": str, "mse": float}]}
+
+
+def _usps_first_tasks(st, data, c_main, kq, lq, widths_extra):
+    """The tasks that need no other task's result: one per stage, one per extra width."""
+    fit = {"max_iter": st.max_iter, "tol": st.tol, **data}
+    curves = {"c": float, "curves": {"gaussian": {}, "speckle": {}}}
+    tasks = {
+        "linear": [Task("linear", usps_linear_task, {"components": lq, "grid_components":
+                                                     st.grid_components, **data},
+                        {"linear": {"gaussian": {}, "speckle": {}}, "noisy_mse": {}})],
+        "kernel": [Task("kernel", usps_kernel_task, {"c": c_main, "components": kq,
+                                                     "grid_components": st.grid_components,
+                                                     **fit}, curves)],
+        "perf": [Task("perf", usps_perf_task,
+                      {"c": c_main, "components": min(st.perf_components, max(kq)),
+                       "n_images": st.perf_images, "alpha": st.learned_alphas[0], **fit},
+                      {"seconds": float, "mse": float})] if st.perf_images > 0 else [],
+        "widths": [Task(f"widths/c={c:.6g}", usps_kernel_task,
+                        {"c": c, "components": kq, "grid_components": (), **fit}, curves)
+                   for c in widths_extra],
+    }
+    return [t for s in st.stages if s in tasks for t in tasks[s]]
+
+
+def _learned_counts(st, kernel, kq):
+    """Component counts of the pre-image comparison (default: kernel PCA's best count for
+    Gaussian noise at the main width)."""
+    if st.learned_components:
+        counts = st.learned_components
+    else:
+        curve = {int(q): v for q, v in kernel["curves"]["gaussian"].items()}
+        counts = (min(curve, key=curve.get),)
+    return tuple(q for q in counts if q <= max(kq))
+
+
+def _usps_second_tasks(st, data, c_main, kq, kernel):
+    """The pre-image comparison tasks (their component count comes from the kernel curves)."""
+    fit = {"c": c_main, "n_fit": max(kq), "max_iter": st.max_iter, "tol": st.tol, **data}
+    tasks = []
+    for q in _learned_counts(st, kernel, kq):
+        if "learned" in st.stages:
+            tasks.append(Task(f"learned/q={q}", usps_learned_task,
+                              {"q": q, "alphas": st.learned_alphas, **fit}, _ROWS))
+        if "gradient" in st.stages and st.gradient_images > 0:
+            tasks.append(Task(f"gradient/q={q}", usps_gradient_task,
+                              {"q": q, "n_images": st.gradient_images, **fit}, _ROWS))
+    return tasks
+
+
+def run_usps(st: USPSSettings) -> dict:
     """USPS denoising; write ``denoise_usps.{md,json}`` and two figures.
 
-    The work is split into stages (``'linear'`` curves, main-width ``'kernel'`` curves,
-    ``'perf'`` timing, ``'learned'`` and ``'gradient'`` pre-image comparisons, extra
-    ``'widths'``); each finished stage is saved to ``denoise_usps_state.json`` and the
-    markdown is rewritten (marked PARTIAL while stages are missing). With ``resume``,
-    finished stages of an earlier run of the same protocol are kept.
+    The work is split into tasks (``'linear'`` curves, main-width ``'kernel'`` curves,
+    ``'perf'`` timing, ``'learned'`` and ``'gradient'`` pre-image comparisons per component
+    count, one ``'widths'`` task per extra width), saved one by one in
+    ``<out>/runs/denoise_usps.json``; ``st.stages`` selects the stages to run, and the report
+    is marked PARTIAL while stages are missing. With ``st.resume``, finished tasks of an
+    earlier run with the same settings are kept (also those of stages not selected now).
     """
-    from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
-
-    unknown = set(stages) - set(STAGES)
+    unknown = set(st.stages) - set(STAGES)
     if unknown:
         raise ValueError(f"unknown stages {sorted(unknown)}; expected a subset of {STAGES}")
     out = Path(st.out)
-    out.mkdir(parents=True, exist_ok=True)
-    X, y, T, yt = usps_subset(st.data_dir, st.n_train_per_digit, st.n_test_per_digit, st.seed)
+    data = {k: getattr(st, k) for k in ("data_dir", "n_train_per_digit", "n_test_per_digit",
+                                        "seed", "gaussian_sigma", "speckle_p")}
+    X, T, noisy, first = _usps_problem(**data)  # first: missing data fail before any work
     n = len(X)
-    c_main = st.c if st.c is not None else float(2.0 * X.var(axis=0).mean() * X.shape[1])
+    c_main = st.c if st.c is not None else _c_rule(X)
     kq = tuple(q for q in st.kpca_components if q <= n - 1)
     lq = tuple(q for q in st.linear_components if q <= min(n - 1, X.shape[1]))
-    rng = np.random.default_rng(st.seed + 1)
-    noisy = {
-        "gaussian": add_noise(T, "gaussian", st.gaussian_sigma, rng),
-        "speckle": add_noise(T, "speckle", st.speckle_p, rng),
-    }
-    first = [int(np.flatnonzero(yt == k)[0]) for k in range(10) if np.any(yt == k)]
-    state = _load_state(st, out) if resume else None
-    if state is None:
-        state = {"protocol": {k: getattr(st, k) for k in ("n_train_per_digit", "n_test_per_digit", "seed",
-                                                          "gaussian_sigma", "speckle_p", "c", "data_dir")},
-                 "done": [], "c_main": c_main, "kpca": {}, "not_converged": {}, "fit_seconds": {},
-                 "recon": {}, "comparison": [], "performance": None}
-    state["c_main"] = c_main
-    fitted = {}
-
-    def fit_kernel(c, q):
-        key = (c, q)
-        if key not in fitted:
-            t = time.perf_counter()
-            fitted[key] = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
-            if q == max(kq):
-                state["fit_seconds"][f"{c:.6g}"] = time.perf_counter() - t
-        return fitted[key]
-
-    def kernel_curves(c):
-        """MSE-versus-components curves of kernel PCA with width c, for every noise type."""
-        kd = fit_kernel(c, max(kq))
-        ck = f"{c:.6g}"
-        for nz, Tn in noisy.items():
-            curve, nc = {}, {}
-            for q in kq:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    Z, info = kd.denoise(Tn, q, return_info=True)
-                curve[str(q)] = _mse_pixels(Z, T)
-                nc[str(q)] = int(np.sum(~info.converged))
-                if c == c_main and q in st.grid_components:
-                    state["recon"].setdefault("kernel", {}).setdefault(nz, {})[str(q)] = Z[first]
-            state["kpca"].setdefault(ck, {})[nz] = curve
-            state["not_converged"].setdefault(ck, {})[nz] = nc
-
-    def finish(stage):
-        if stage not in state["done"]:
-            state["done"].append(stage)
-        _save_state(out, state)
-        _usps_outputs(st, out, T, noisy, first, state, kq, lq, X)
-
-    t_start = time.perf_counter()
-    todo = [s for s in STAGES if s in stages and s not in state["done"]]
     widths_extra = [c for c in st.extra_c if not np.isclose(c, c_main)]
-    with _progress(st.progress) as p:
-        bar = _Bar(p, "USPS denoising stages", len(todo))
-        lin = LinearPCADenoiser(max(lq)).fit(X)
-        if "linear" in todo:
-            state["linear"] = {nz: {str(q): _mse_pixels(lin.denoise(Tn, q), T) for q in lq} for nz, Tn in noisy.items()}
-            state["noisy_mse"] = {nz: _mse_pixels(Tn, T) for nz, Tn in noisy.items()}
-            state["recon"]["linear"] = {nz: {str(q): lin.denoise(Tn[first], q) for q in st.grid_components if q in lq}
-                                        for nz, Tn in noisy.items()}
-            finish("linear")
-            bar.advance()
-        if "kernel" in todo:
-            kernel_curves(c_main)
-            finish("kernel")
-            bar.advance()
-
-        if "perf" in todo and st.perf_images > 0:
-            q = min(st.perf_components, max(kq))
-            cpu0, t0 = time.process_time(), time.perf_counter()
-            kd = fit_kernel(c_main, q) if (c_main, max(kq)) not in fitted else fitted[(c_main, max(kq))]
-            fit_wall, fit_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-            _, _, Xte_all, _ = _load_usps_pm1(st.data_dir)
-            prng = np.random.default_rng(st.seed + 2)
-            P = Xte_all[prng.choice(len(Xte_all), min(st.perf_images, len(Xte_all)), replace=False)]
-            Pn = add_noise(P, "gaussian", st.gaussian_sigma, prng)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cpu0 = time.process_time()
-                (Z, info), t_perf = _time_best(lambda: kd.denoise(Pn, q, return_info=True))
-                cpu = time.process_time() - cpu0
-            # the same task with scikit-learn's learned pre-image (same kernel, components)
-            cpu0, t0 = time.process_time(), time.perf_counter()
-            ld = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="learned", alpha=st.learned_alphas[0]).fit(X)
-            l_fit_wall, l_fit_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-            cpu0 = time.process_time()
-            Zl, l_wall = _time_best(lambda: ld.transform(Pn))
-            l_cpu = time.process_time() - cpu0
-            state["performance"] = {
-                "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu,
-                "learned": {"alpha": st.learned_alphas[0], "fit_seconds": l_fit_wall, "fit_cpu_seconds": l_fit_cpu,
-                            "seconds": l_wall, "cpu_seconds": l_cpu, "mse": _mse_pixels(Zl, P)},
-                "n_images": len(P), "components": q, "seconds": t_perf, "cpu_seconds": cpu,
-                "mean_iter": float(np.mean(info.n_iter)), "max_iter_used": int(np.max(info.n_iter)),
-                "not_converged": int(np.sum(~info.converged)), "mse": _mse_pixels(Z, P),
-                "noisy_mse": _mse_pixels(Pn, P), "machine": _machine(), "nice": os.nice(0)}
-            finish("perf")
-            bar.advance()
-
-        if ("learned" in todo or "gradient" in todo) and "kernel" in state["done"]:
-            ratios = _usps_ratios(state, lq)
-            default_q = ratios["gaussian"]["kernel_best_q"] if "gaussian" in ratios else st.perf_components
-            lcomp = st.learned_components or (default_q,)
-            lcomp = tuple(q for q in lcomp if q <= max(kq))
-            kd = fit_kernel(c_main, max(kq))
-            comp = [r for r in state["comparison"]
-                    if not ((r["method"] in ("fixed-point", "learned") and "learned" in todo)
-                            or (r["method"] == "gradient" and "gradient" in todo))]
-            for q in lcomp:
-                if "learned" in todo:
-                    for nz, Tn in noisy.items():
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            (Z, info), t_fp = _time_best(lambda: kd.denoise(Tn, q, return_info=True))
-                        comp.append({"method": "fixed-point", "q": q, "noise": nz, "alpha": None,
-                                     "mse": _mse_pixels(Z, T), "transform_s": t_fp,
-                                     "fit_s": state["fit_seconds"].get(f"{c_main:.6g}"),
-                                     "not_converged": int(np.sum(~info.converged)),
-                                     "mean_iter": float(np.mean(info.n_iter))})
-                    for alpha in st.learned_alphas:
-                        t = time.perf_counter()
-                        ld = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="learned", alpha=alpha).fit(X)
-                        fit_s = time.perf_counter() - t
-                        for nz, Tn in noisy.items():
-                            Z, t_l = _time_best(lambda: ld.transform(Tn))
-                            comp.append({"method": "learned", "q": q, "noise": nz, "alpha": alpha,
-                                         "mse": _mse_pixels(Z, T), "transform_s": t_l, "fit_s": fit_s})
-                if "gradient" in todo and st.gradient_images > 0:
-                    gd = KernelPCADenoiser(q, kernel_params={"c": c_main}, preimage="gradient",
-                                           preimage_max_iter=st.max_iter, tol=st.tol).fit(X)
-                    for nz, Tn in noisy.items():
-                        sub = slice(0, min(st.gradient_images, len(Tn)))
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            (Zg, info_g), t_g = _time_best(lambda: gd.denoise(Tn[sub], q, return_info=True))
-                            nc_g = int(np.sum(~info_g.converged))
-                            Zf, t_f = _time_best(lambda: kd.denoise(Tn[sub], q))
-                        comp.append({"method": "gradient", "q": q, "noise": nz, "alpha": None,
-                                     "n_images": len(Zg), "mse": _mse_pixels(Zg, T[sub]),
-                                     "fixed_point_mse_same_images": _mse_pixels(Zf, T[sub]),
-                                     "fixed_point_s_same_images": t_f,
-                                     "max_abs_diff_to_fixed_point": float(np.abs(Zg - Zf).max()),
-                                     "transform_s": t_g, "not_converged": nc_g})
-            state["comparison"] = comp
-            for s in ("learned", "gradient"):
-                if s in todo:
-                    finish(s)
-                    bar.advance()
-        for c in widths_extra if "widths" in todo else []:
-            kernel_curves(c)
-            fitted.pop((c, max(kq)), None)
-            _save_state(out, state)
-        if "widths" in todo:
-            finish("widths")
-            bar.advance()
-
-    state["seconds_last_run"] = time.perf_counter() - t_start
-    _save_state(out, state)
+    path, config = _run_file(st, "denoise_usps"), _config(st, "denoise-usps")
+    common = {"config": config, "progress": st.progress, "description": "USPS denoising"}
+    run_tasks(_usps_first_tasks(st, data, c_main, kq, lq, widths_extra), path,
+              resume=st.resume, **common)
+    done = load_results(path)["results"]
+    if "kernel" in done and {"learned", "gradient"} & set(st.stages):
+        run_tasks(_usps_second_tasks(st, data, c_main, kq, done["kernel"]), path, resume=True,
+                  **common)
+        done = load_results(path)["results"]
+    state = _usps_state(st, done, c_main, kq, widths_extra)
     _usps_outputs(st, out, T, noisy, first, state, kq, lq, X)
+    return state
+
+
+def _without_bookkeeping(result):
+    """A task result without the runner's ``_elapsed_s`` and ``_worker`` fields."""
+    if result is None:
+        return None
+    return {k: v for k, v in result.items() if not k.startswith("_")}
+
+
+def _usps_state(st, done, c_main, kq, widths_extra):
+    """What the report and figures are built from, gathered from the task results."""
+    state = {"done": [], "c_main": c_main, "kpca": {}, "not_converged": {}, "fit_seconds": {},
+             "recon": {}, "comparison": [], "performance": _without_bookkeeping(done.get("perf")),
+             "seconds": _task_seconds(done)}
+    if "linear" in done:
+        state["done"].append("linear")
+        lin = done["linear"]
+        state.update(linear=lin["linear"], noisy_mse=lin["noisy_mse"])
+        state["recon"]["linear"] = lin["recon"]
+    kernels = [("kernel", done.get("kernel"))]
+    kernels += [("widths", done.get(f"widths/c={c:.6g}")) for c in widths_extra]
+    for stage, r in kernels:
+        if r is not None:
+            ck = f"{r['c']:.6g}"
+            state["kpca"][ck], state["not_converged"][ck] = r["curves"], r["not_converged"]
+            state["fit_seconds"][ck] = r["fit_seconds"]
+    if "kernel" in done:
+        state["done"].append("kernel")
+        state["recon"]["kernel"] = done["kernel"]["recon"]
+        counts = _learned_counts(st, done["kernel"], kq)
+        for stage in ("learned", "gradient"):
+            if all(f"{stage}/q={q}" in done for q in counts):
+                state["done"].append(stage)
+        for q in counts:
+            for stage in ("learned", "gradient"):
+                state["comparison"] += done.get(f"{stage}/q={q}", {}).get("rows", [])
+    if "perf" in done:
+        state["done"].append("perf")
+    if all(r is not None for stage, r in kernels[1:]):
+        state["done"].append("widths")
+    state["done"].sort(key=STAGES.index)
     return state
 
 
@@ -925,7 +1072,7 @@ def _usps_markdown(st, state, ratios, kq, lq, missing):
             L += [f"Same task, same conditions: fit (kernel PCA with {perf['components']} components on the "
                   f"{st.n_train_per_digit * 10} training images) {fs:.1f} s wall / {perf['fit_cpu_seconds']:.1f} s CPU "
                   f"for the fixed-point denoiser"
-                  + (" (includes the eigendecomposition; reused from the curves if already fitted)" if fs is not None else "")
+                  + (" (includes the eigendecomposition)" if fs is not None else "")
                   + f"; scikit-learn learned pre-image (alpha={lp['alpha']:g}): fit {lp['fit_seconds']:.1f} s wall / "
                   f"{lp['fit_cpu_seconds']:.1f} s CPU, denoising {lp['seconds']:.2f} s wall / {lp['cpu_seconds']:.2f} s "
                   f"CPU, MSE {lp['mse']:.2f} (fixed point: {perf['mse']:.2f}).", ""]
@@ -964,8 +1111,9 @@ class CausesSettings:
     max_iter: int = 500
     tol: float = 1e-6
     data_dir: str | None = None
-    out: str = "docs/results"
+    out: str = "kpm-results"
     progress: bool = True
+    resume: bool = False
 
 
 def speckle(X, p, model, rng):
@@ -984,14 +1132,14 @@ def speckle(X, p, model, rng):
     return np.where(hit, val, X)
 
 
-def _curves(X, T, noisy, c, kq, lq, st):
-    """MSE curves (summed over pixels, mean over images) of linear and kernel PCA, and the
-    reconstructions themselves (for the normalisation variants)."""
+def _curves(X, noisy, c, kq, lq, max_iter, tol):
+    """Reconstructions of linear and kernel PCA for every noise and component count (for the
+    MSE curves and their normalisation variants), and the fitted denoisers."""
     from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
 
     lin = LinearPCADenoiser(max(lq)).fit(X)
-    kd = KernelPCADenoiser(max(kq), kernel_params={"c": c}, preimage_max_iter=st.max_iter,
-                           tol=st.tol).fit(X)
+    kd = KernelPCADenoiser(max(kq), kernel_params={"c": c}, preimage_max_iter=max_iter,
+                           tol=tol).fit(X)
     rec = {}
     for nz, Tn in noisy.items():
         rec[nz] = {"linear": {q: lin.denoise(Tn, q) for q in lq}, "kernel": {}}
@@ -1019,103 +1167,138 @@ def _ratios(rec, T, noisy, err=None):
     return out
 
 
-def _usps_causes(st, bar):
-    X, _, T, _ = usps_subset(st.data_dir, st.n_train_per_digit, st.n_test_per_digit, st.seed)
-    c_rule = float(2.0 * X.var(axis=0).mean() * X.shape[1])
-    kq = tuple(q for q in st.kpca_components if q <= len(X) - 1)
-    lq = tuple(q for q in st.linear_components if q <= min(len(X) - 1, X.shape[1]))
+#: The MSE normalisations compared on the baseline's reconstructions.
+NORMALISATIONS = {
+    "mean over pixels (/256)": lambda Z, T: float(np.mean(np.mean((Z - T) ** 2, axis=1))),
+    "pixels in [0, 1] ((x+1)/2)": lambda Z, T: float(np.mean(np.sum(((Z - T) / 2) ** 2, axis=1))),
+    "relative ‖z−x‖²/‖x‖² per image": lambda Z, T: float(np.mean(np.sum((Z - T) ** 2, 1) / np.sum(T**2, 1))),
+    "median over images": lambda Z, T: float(np.median(np.sum((Z - T) ** 2, axis=1))),
+    "clipped to [-1, 1] first": lambda Z, T: float(np.mean(np.sum((np.clip(Z, -1, 1) - T) ** 2, axis=1))),
+}
 
-    def noisy_for(T, seed, model="random"):
-        rng = np.random.default_rng(seed + 1)
-        return {"gaussian": add_noise(T, "gaussian", st.gaussian_sigma, rng),
-                "speckle": speckle(T, st.speckle_p, model, rng)}
 
-    rows = []
-    noisy = noisy_for(T, st.seed)
-    rec, lin, kd = _curves(X, T, noisy, c_rule, kq, lq, st)
-    base = _ratios(rec, T, noisy)
-    rows.append({"factor": "baseline", "setting": f"seed {st.seed}, c = {c_rule:.2f}, speckle "
-                 "random, MSE summed over pixels", "ratios": base})
-    bar.advance()
-    # MSE normalisation, on the same reconstructions
-    norms = {
-        "mean over pixels (/256)": lambda Z, T: float(np.mean(np.mean((Z - T) ** 2, axis=1))),
-        "pixels in [0, 1] ((x+1)/2)": lambda Z, T: float(np.mean(np.sum(((Z - T) / 2) ** 2, axis=1))),
-        "relative ‖z−x‖²/‖x‖² per image": lambda Z, T: float(np.mean(np.sum((Z - T) ** 2, 1) / np.sum(T**2, 1))),
-        "median over images": lambda Z, T: float(np.median(np.sum((Z - T) ** 2, axis=1))),
-        "clipped to [-1, 1] first": lambda Z, T: float(np.mean(np.sum((np.clip(Z, -1, 1) - T) ** 2, axis=1))),
-    }
-    for name, fn in norms.items():
-        rows.append({"factor": "MSE normalisation", "setting": name, "ratios": _ratios(rec, T, noisy, fn)})
-    # speckle model (the baseline's fits reused: only the test noise changes)
-    for model in st.speckle_models:
+def _causes_problem(data_dir, n_train_per_digit, n_test_per_digit, seed, gaussian_sigma,
+                    speckle_p, model="random"):
+    """Training images, clean test images and their Gaussian / speckle noisy versions."""
+    X, _, T, _ = usps_subset(data_dir, n_train_per_digit, n_test_per_digit, seed)
+    rng = np.random.default_rng(seed + 1)
+    noisy = {"gaussian": add_noise(T, "gaussian", gaussian_sigma, rng),
+             "speckle": speckle(T, speckle_p, model, rng)}
+    return X, T, noisy
+
+
+def causes_baseline_task(kq, lq, speckle_models, max_iter, tol, **data):
+    """The baseline (width by the paper's rule), its MSE normalisation variants and the
+    other speckle models (the baseline's fits reused: only the test noise changes)."""
+    X, T, noisy = _causes_problem(**data)
+    c_rule = _c_rule(X)
+    rec, lin, kd = _curves(X, noisy, c_rule, kq, lq, max_iter, tol)
+    rows = [{"factor": "baseline", "setting": f"seed {data['seed']}, c = {c_rule:.2f}, speckle "
+             "random, MSE summed over pixels", "ratios": _ratios(rec, T, noisy)}]
+    for name, fn in NORMALISATIONS.items():
+        rows.append({"factor": "MSE normalisation", "setting": name,
+                     "ratios": _ratios(rec, T, noisy, fn)})
+    for model in speckle_models:
         if model == "random":
             continue
-        Tn = noisy_for(T, st.seed, model)["speckle"]
+        Tn = _causes_problem(**data, model=model)[2]["speckle"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = {"speckle": {"linear": {q: lin.denoise(Tn, q) for q in lq},
                              "kernel": {q: kd.denoise(Tn, q) for q in kq}}}
         rows.append({"factor": "speckle model", "setting": model,
                      "ratios": _ratios(r, T, {"speckle": Tn})})
-        bar.advance()
-    del kd
-    # subset
-    for seed in st.seeds:
-        Xs, _, Ts, _ = usps_subset(st.data_dir, st.n_train_per_digit, st.n_test_per_digit, seed)
-        ns = noisy_for(Ts, seed)
-        cs = float(2.0 * Xs.var(axis=0).mean() * Xs.shape[1])
-        rows.append({"factor": "subset", "setting": f"seed {seed} (c = {cs:.2f})",
-                     "ratios": _ratios(_curves(Xs, Ts, ns, cs, kq, lq, st)[0], Ts, ns)})
-        bar.advance()
-    # width
-    for c in st.c_values:
-        rows.append({"factor": "width", "setting": f"c = {c:g}",
-                     "ratios": _ratios(_curves(X, T, noisy, c, kq, lq, st)[0], T, noisy)})
-        bar.advance()
-    return {"c_rule": c_rule, "rows": rows, "kpca_components": kq, "linear_components": lq}
+    return {"rows": rows}
 
 
-def _square_study(st, bar):
+def causes_variant_task(factor, c, kq, lq, max_iter, tol, **data):
+    """One varied factor: another subset (``factor='subset'``, width by the paper's rule on
+    it; ``c`` unused) or another width ``c`` (``factor='width'``)."""
+    X, T, noisy = _causes_problem(**data)
+    if factor == "subset":
+        c = _c_rule(X)
+        setting = f"seed {data['seed']} (c = {c:.2f})"
+    else:
+        setting = f"c = {c:g}"
+    rec = _curves(X, noisy, c, kq, lq, max_iter, tol)[0]
+    return {"rows": [{"factor": factor, "setting": setting, "ratios": _ratios(rec, T, noisy)}]}
+
+
+def _square_data():
+    """The square of :func:`run_2d` with its defaults (drawn second) and its dense clean curve."""
+    rng = np.random.default_rng(0)
+    _half_circle(rng, 150, 0.1)
+    clean, noisy = _square(rng, 150, 0.1)
+    dense, _ = _square(np.random.default_rng(12345), 4000, 0.0)
+    return clean, noisy, dense
+
+
+def square_noisy_task():
+    """The scores of the noisy square itself."""
+    clean, noisy, dense = _square_data()
+    ch, cm = _chamfer(noisy, dense), _curve_distance(noisy, dense)
+    return {"chamfer": ch, "curve_mse": cm, "coverage": 2 * ch - cm,
+            "point_mse": _mse(noisy, clean)}
+
+
+def square_task(c, components):
+    """Kernel PCA of width ``c`` on the square, denoised with each number of components;
+    coverage = mean squared distance from a clean-curve point to the nearest denoised one."""
     from sklearn.metrics.pairwise import euclidean_distances
 
     from kpm.denoise import KernelPCADenoiser
 
-    rng = np.random.default_rng(0)  # the data of run_2d with its defaults (square second)
-    _half_circle(rng, 150, 0.1)
-    clean, noisy = _square(rng, 150, 0.1)
-    dense, _ = _square(np.random.default_rng(12345), 4000, 0.0)
-    ch, cm = _chamfer(noisy, dense), _curve_distance(noisy, dense)
-    res = {"noisy": {"chamfer": ch, "curve_mse": cm, "coverage": 2 * ch - cm,
-                     "point_mse": _mse(noisy, clean)}, "grid": []}
-    for c in st.square_c:
-        kd = KernelPCADenoiser(max(st.square_components), kernel_params={"c": c}).fit(noisy)
-        for q in st.square_components:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                Z = kd.denoise(noisy, q)
-            # coverage: mean squared distance from a clean-curve point to the nearest denoised one
-            d2 = euclidean_distances(Z, dense, squared=True)
-            res["grid"].append({"c": c, "q": q, "chamfer": _chamfer(Z, dense),
-                                "curve_mse": _curve_distance(Z, dense),
-                                "coverage": float(np.mean(d2.min(axis=0))),
-                                "point_mse": _mse(Z, clean)})
-        bar.advance()
-    return res
+    clean, noisy, dense = _square_data()
+    kd = KernelPCADenoiser(max(components), kernel_params={"c": c}).fit(noisy)
+    grid = []
+    for q in components:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Z = kd.denoise(noisy, q)
+        d2 = euclidean_distances(Z, dense, squared=True)
+        grid.append({"c": c, "q": q, "chamfer": _chamfer(Z, dense),
+                     "curve_mse": _curve_distance(Z, dense),
+                     "coverage": float(np.mean(d2.min(axis=0))), "point_mse": _mse(Z, clean)})
+    return {"grid": grid}
+
+
+def _causes_tasks(st, kq, lq):
+    data = {k: getattr(st, k) for k in ("data_dir", "n_train_per_digit", "n_test_per_digit",
+                                        "gaussian_sigma", "speckle_p")}
+    fit = {"kq": kq, "lq": lq, "max_iter": st.max_iter, "tol": st.tol}
+    rows = {"rows": [{"factor": str, "setting": str, "ratios": {}}]}
+    tasks = [Task("usps/baseline", causes_baseline_task,
+                  {**fit, "speckle_models": st.speckle_models, **data, "seed": st.seed}, rows)]
+    tasks += [Task(f"usps/subset/seed={s}", causes_variant_task,
+                   {"factor": "subset", "c": None, **fit, **data, "seed": s}, rows)
+              for s in st.seeds]
+    tasks += [Task(f"usps/width/c={c:g}", causes_variant_task,
+                   {"factor": "width", "c": c, **fit, **data, "seed": st.seed}, rows)
+              for c in st.c_values]
+    tasks.append(Task("square/noisy", square_noisy_task, {}, {"chamfer": float}))
+    tasks += [Task(f"square/c={c:g}", square_task, {"c": c, "components": st.square_components},
+                   {"grid": [{"chamfer": float}]}) for c in st.square_c]
+    return tasks
 
 
 def run_causes(st: CausesSettings) -> dict:
-    """Run the study; write ``denoise_causes.{md,json}`` in ``st.out``."""
+    """Run the study (one task per varied USPS factor and per square width, saved in
+    ``<out>/runs/denoise_causes.json``); write ``denoise_causes.{md,json}`` in ``st.out``."""
     out = Path(st.out)
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    n_steps = 1 + (len(st.speckle_models) - 1) + len(st.seeds) + len(st.c_values) + len(st.square_c)
-    with _progress(st.progress) as p:
-        bar = _Bar(p, "denoising: candidate causes", n_steps)
-        usps = _usps_causes(st, bar)  # first: missing data fail before any work
-        square = _square_study(st, bar)
+    # first: missing data fail before any work
+    X, _, _, _ = usps_subset(st.data_dir, st.n_train_per_digit, st.n_test_per_digit, st.seed)
+    kq = tuple(q for q in st.kpca_components if q <= len(X) - 1)
+    lq = tuple(q for q in st.linear_components if q <= min(len(X) - 1, X.shape[1]))
+    tasks = _causes_tasks(st, kq, lq)
+    done = run_tasks(tasks, _run_file(st, "denoise_causes"), resume=st.resume,
+                     config=_config(st, "denoise-causes"), progress=st.progress,
+                     description="denoising: candidate causes")
+    usps = {"c_rule": _c_rule(X), "kpca_components": kq, "linear_components": lq,
+            "rows": [row for t in tasks if t.key.startswith("usps/") for row in done[t.key]["rows"]]}
+    square = {"noisy": _without_bookkeeping(done["square/noisy"]),
+              "grid": [g for c in st.square_c for g in done[f"square/c={c:g}"]["grid"]]}
     report = {"settings": asdict(st), "usps": usps, "square": square,
-              "seconds": time.perf_counter() - t0, "machine": _machine()}
+              "seconds": _task_seconds(done), "machine": _machine()}
     _write(out, "denoise_causes", report, _causes_markdown(st, report))
     return report
 
@@ -1160,5 +1343,6 @@ def _causes_markdown(st, rep):
     for g in sq["grid"]:
         L.append(f"| {g['c']:g} | {g['q']} | {g['chamfer']:.4f} | {g['curve_mse']:.4f} | "
                  f"{g['coverage']:.4f} | {g['point_mse']:.4f} |")
-    L += ["", f"Run time {rep['seconds']:.0f} s on {rep['machine']}.", ""]
+    L += ["", f"Compute time {rep['seconds']:.0f} s (summed over the tasks, resumed ones "
+          f"included) on {rep['machine']}.", ""]
     return "\n".join(L)
