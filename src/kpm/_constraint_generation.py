@@ -231,9 +231,14 @@ class ConstraintGenerationHingeLP:
         self._inf = highspy.kHighsInf
         self._hs = highspy
 
-        self._lp_tol = float(lp_tol)
         self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
-        h = self._new_highs()
+        h = new_highs()
+        h.setOptionValue("primal_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("dual_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
+        h.setOptionValue("simplex_strategy", 1)  # dual simplex
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
         # row 0: sum_i alpha_i y_i = 0 (the intercept b)
         h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
         self._h = h
@@ -305,17 +310,6 @@ class ConstraintGenerationHingeLP:
         self._in_W[self._W[drop]] = False
         self._W = np.delete(self._W, drop)
 
-    def _new_highs(self):
-        """The HiGHS model of the working-set LPs (empty), with this solver's options."""
-        h = new_highs()
-        h.setOptionValue("primal_feasibility_tolerance", self._lp_tol)
-        h.setOptionValue("dual_feasibility_tolerance", self._lp_tol)
-        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
-        h.setOptionValue("simplex_strategy", 1)  # dual simplex
-        h.setOptionValue("threads", 1)
-        h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
-        return h
-
     def _run(self):
         """Solve the working-set LP: the warm HiGHS run, then the exact KPM's path solver.
 
@@ -326,11 +320,10 @@ class ConstraintGenerationHingeLP:
         tolerance; cold HiGHS runs on such LPs were seen to fail too, and warm runs
         from the basis a failed run left to cycle for minutes on 100 points (hence an
         iteration cap, and no basis after a failure). The working-set LP is then
-        solved by
-        :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact KPM, with
-        its own fallbacks), which does not depend on HiGHS's fixed tolerances; only
-        when it fails is :class:`~kpm.LPSolverError` raised (the estimators end the
-        path there, loudly).
+        solved by :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact
+        KPM, with its own fallbacks), which does not depend on HiGHS's fixed
+        tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
+        estimators end the path there, loudly).
         """
         h = self._h
         use_ipm = self.lp_solver == "ipm" or (
