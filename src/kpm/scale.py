@@ -242,6 +242,21 @@ def _feature_block(Xb, Z, P, kernel):
     return kernel.matvec(Xb, P, Z)
 
 
+def _lp_path(cg, dims):
+    """Solve ``cg`` (a :class:`ConstraintGenerationHingeLP`) for each D of ``dims``;
+    the path ends where no LP solver solves a dimension.
+
+    Returns ``(solutions, failure)`` with ``failure = (D, message)`` or None.
+    """
+    path = []
+    for D in dims:
+        try:
+            path.append(cg.solve(D))
+        except LPSolverError as exc:
+            return path, (int(D), str(exc))
+    return path, None
+
+
 def _fold_job(F, y, train, val, grid, lp_params):
     """CV work of one fold: the LP path on ``train``, 0-1 error on ``val`` per D.
 
@@ -250,19 +265,12 @@ def _fold_job(F, y, train, val, grid, lp_params):
     """
     t0 = time.perf_counter()
     cg = ConstraintGenerationHingeLP(F, y, rows=train, **lp_params)
+    path, failure = _lp_path(cg, grid)
     errs = np.full(len(grid), np.nan)
     Fv = F[val]
-    yv = y[val]
-    failure = None
-    for k, D in enumerate(grid):
-        try:
-            res = cg.solve(D)
-        except LPSolverError as exc:
-            failure = (int(D), str(exc))
-            break
-        f = Fv[:, :D] @ res.coef + res.intercept
-        pred = np.where(f >= 0, 1.0, -1.0)
-        errs[k] = np.mean(pred != yv)
+    for k, res in enumerate(path):
+        f = Fv[:, : res.n_components] @ res.coef + res.intercept
+        errs[k] = np.mean(np.where(f >= 0, 1.0, -1.0) != y[val])
     return errs, time.perf_counter() - t0, len(cg.working_set), failure
 
 
@@ -608,21 +616,6 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             raise DaskClientError("the Dask client disconnected during fit; no model was fitted")
         return F, out, timings
 
-    @staticmethod
-    def _final_path(F, ypm, dims, lp_params):
-        """The LP path on all data over ``dims``; ends where no solver solves a D.
-
-        Returns ``(solutions, failure)`` with ``failure = (D, message)`` or None.
-        """
-        cg = ConstraintGenerationHingeLP(F, ypm, **lp_params)
-        path = []
-        for D in dims:
-            try:
-                path.append(cg.solve(D))
-            except LPSolverError as exc:
-                return path, (int(D), str(exc))
-        return path, None
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Fit: landmarks, eigenfunctions, features, CV over D, final LP path.
@@ -681,7 +674,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         D_hat = _select_cv(grid[:n_valid], cv_error[:n_valid])
 
         t = time.perf_counter()
-        path, failure = self._final_path(F, ypm, grid[grid <= D_hat], lp_params)
+        path, failure = _lp_path(ConstraintGenerationHingeLP(F, ypm, **lp_params), grid[grid <= D_hat])
         if failure is not None:
             failures.append({"path": "final", "dim": failure[0], "error": failure[1]})
             if not path:
