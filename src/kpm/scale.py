@@ -19,8 +19,9 @@ Method
    ``n × m`` matrix is never formed; only the ``n × max_components`` features are
    kept.
 4. *Hinge-loss ERM over S_D = span{1, φ_1..φ_D}* -- the KPM's LP (Blanchard,
-   Massart, Vert & Zwald 2004, Section 3) -- solved exactly for every D of the grid by constraint generation with HiGHS,
-   warm-started along D (:mod:`kpm._constraint_generation`).
+   Massart, Vert & Zwald 2004, Section 3) -- solved exactly for every D of the
+   grid by constraint generation with HiGHS, warm-started along D
+   (:mod:`kpm._constraint_generation`).
 5. *Selection of D* by k-fold cross-validation of the 0-1 error over the D
    grid, ties to the smaller D (the exact KPM's ``cv`` rule); the folds run in
    parallel (joblib threads, or Dask tasks when a ``client`` is given).
