@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
 from kpm._hinge_simplex import HingeSimplex, SimplexFailure
 from kpm._lp_path import LPSolverError, hinge_lp_path
-from test_lp_path import _cold  # the cold scipy/HiGHS solve of the hinge LP (asserts success)
 
 
 def _hinge(Z, y, beta, b):

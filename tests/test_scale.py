@@ -52,16 +52,12 @@ def test_twonorm_error_close_to_bayes(fitted, twonorm):
 def test_final_model_is_the_exact_hinge_erm(fitted, twonorm):
     """The final (β, b) solves the full LP over all n points on the first D eigenfunctions."""
     X, y, _, _ = twonorm
-    from scipy.optimize import linprog
-    import scipy.sparse as sp
+    from helpers import hinge_lp_reference
 
     F = fitted.transform_eigenfunctions(X)
     ypm = np.where(y == fitted.classes_[1], 1.0, -1.0)
     n, D = F.shape
-    A = sp.hstack([sp.csr_matrix(-ypm[:, None]), sp.csr_matrix(-ypm[:, None] * F), -sp.identity(n)])
-    c = np.r_[np.zeros(D + 1), np.ones(n)]
-    ref = linprog(c, A_ub=A.tocsr(), b_ub=-np.ones(n), bounds=[(None, None)] * (D + 1) + [(0, None)] * n,
-                  method="highs").fun
+    ref = hinge_lp_reference(F, ypm, D).fun
     assert abs(fitted.train_risk_[-1] * n - ref) <= 1e-7 * ref
     # decision_function is the landmark expansion of the same function
     f = F @ fitted.coef_ + fitted.intercept_
