@@ -20,6 +20,7 @@ def problem(n, d, seed=0, noise=0.4, quad=0.7):
     return np.asfortranarray(X), y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lp_solver", ["simplex", "ipm", "auto"])
 def test_path_matches_full_lp(lp_solver):
     F, y = problem(3000, 12)

@@ -156,6 +156,7 @@ def test_separating_solution_is_scaled_to_zero_loss():
     assert lp._separating([(w_bad, 1.0, 0.0)]) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(3, 40),

@@ -124,6 +124,7 @@ def test_dask_array_equals_numpy(fitted, twonorm):
                                fitted.decision_function(Xt), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
     """Features and CV folds as Dask tasks on a 2-worker LocalCluster (127.0.0.1)."""
     from distributed import Client, LocalCluster
@@ -154,6 +155,7 @@ def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
         assert not hasattr(broken, "coef_") and not hasattr(broken, "classes_")
 
 
+@pytest.mark.slow
 def test_cli_reproduce_scale_smoke(tmp_path):
     """`kpm reproduce scale` on a tiny setting writes the table, the JSON and the plot."""
     from typer.testing import CliRunner
@@ -173,6 +175,7 @@ def test_cli_reproduce_scale_smoke(tmp_path):
 
 
 # ------------------------------------------------------------------ robustness
+@pytest.mark.slow
 def test_one_feature_twonorm_fits_for_every_seed():
     """1-D twonorm, 50 landmarks, 30 components: HiGHS failed the working-set LP on 10 of
     20 seeds (RuntimeError; hinge-optimal coefficients up to 1e13). Every fit now solves

@@ -2,7 +2,10 @@
 
 import json
 
+import pytest
 
+
+@pytest.mark.slow
 def test_bench_reduced_set_smoke(tmp_path, monkeypatch, data_dir):
     import bench_reduced_set
 

@@ -3,6 +3,7 @@
 import pytest
 
 
+@pytest.mark.slow
 def test_bench_kpm_one_realization():
     import bench_kpm
 

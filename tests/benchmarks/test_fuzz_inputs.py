@@ -24,6 +24,7 @@ def _failures(records):
     )
 
 
+@pytest.mark.slow
 def test_sample_covers_every_target_and_input_kind(records):
     assert len(records) == N_CASES
     assert {r["target"] for r in records} == set(F._targets())
@@ -31,6 +32,7 @@ def test_sample_covers_every_target_and_input_kind(records):
     assert groups == {g for g, _ in F.MUTATIONS.values()}
 
 
+@pytest.mark.slow
 def test_no_hang_unclear_crash_or_silent_wrong_answer(records):
     failures = _failures(records)
     assert not failures, "fuzz failures:\n" + failures
