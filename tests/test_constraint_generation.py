@@ -2,23 +2,14 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
+from helpers import hinge_lp_reference
 from kpm._constraint_generation import ConstraintGenerationHingeLP, hinge_objective
 
 
 def full_lp_objective(F, y, D):
     """Reference: the whole hinge LP (all n rows) with scipy's HiGHS interface."""
-    n = len(y)
-    A = sp.hstack(
-        [sp.csr_matrix(-y[:, None]), sp.csr_matrix(-y[:, None] * F[:, :D]), -sp.identity(n)]
-    ).tocsr()
-    c = np.r_[np.zeros(D + 1), np.ones(n)]
-    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
-    res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
-    assert res.status == 0
-    return res.fun
+    return hinge_lp_reference(F, y, D).fun
 
 
 def problem(n, d, seed=0, noise=0.4, quad=0.7):
@@ -29,6 +20,7 @@ def problem(n, d, seed=0, noise=0.4, quad=0.7):
     return np.asfortranarray(X), y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lp_solver", ["simplex", "ipm", "auto"])
 def test_path_matches_full_lp(lp_solver):
     F, y = problem(3000, 12)

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 from sklearn.datasets import make_moons
 from kpm import KernelProjectionMachine, NystroemKPM
@@ -13,6 +15,7 @@ print("done")
 """
 
 
+@pytest.mark.slow
 def test_fits_print_nothing_to_stdout():
     """HiGHS prints a version and copyright banner when a process creates its first
     model; a kpm fit (the KPM's HiGHS path, NystroemKPM's constraint generation) in a

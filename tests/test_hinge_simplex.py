@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
 from kpm._hinge_simplex import HingeSimplex, SimplexFailure
 from kpm._lp_path import LPSolverError, hinge_lp_path
-from test_lp_path import _cold  # the cold scipy/HiGHS solve of the hinge LP (asserts success)
 
 
 def _hinge(Z, y, beta, b):
@@ -156,6 +156,7 @@ def test_separating_solution_is_scaled_to_zero_loss():
     assert lp._separating([(w_bad, 1.0, 0.0)]) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(3, 40),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
 from kpm._lp_path import LPSolverError, hinge_lp_path
 
 
@@ -14,17 +15,6 @@ def _problem(n=60, m=25, seed=0):
     K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     w, V = np.linalg.eigh(K)
     return V[:, ::-1][:, :m], y
-
-
-def _cold(Z, y, D):
-    """Cold solve: variables (beta_1..beta_D, b, xi_1..xi_n)."""
-    n = len(y)
-    c = np.concatenate([np.zeros(D + 1), np.ones(n)])
-    A = -np.hstack([y[:, None] * Z[:, :D], y[:, None], np.eye(n)])
-    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
-    res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
-    assert res.status == 0
-    return res
 
 
 def _decision_range(Z, y, D, opt, w):

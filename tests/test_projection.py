@@ -5,15 +5,12 @@ import pytest
 from scipy import linalg
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from helpers import rel_error as _rel
 from kpm import DegenerateKernelWarning
 from kpm._eigensolvers import block_krylov_eigh, center_gram, top_eigh
 from kpm.kernels import make_kernel
 from kpm.pca_l1 import PCAL1, KernelPCAL1
 from kpm.projection import KernelProjection
-
-
-def _rel(a, b):
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
 
 
 def _sin_angle(U, V):

@@ -92,6 +92,7 @@ def test_early_stopping_lockstep_matches_per_fold_paths(moons, moons_cv):
     assert m.dim_ == moons_cv.dim_
 
 
+@pytest.mark.slow
 def test_lp_solvers_give_the_same_model(moons, moons_cv):
     # the specialised simplex (default) and HiGHS solve the same LPs. Below zero training
     # risk the LP solutions on these folds are unique, so the CV curves agree there; the
@@ -178,6 +179,7 @@ def test_bad_input(moons):
         KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5).fit(X[order], y[order])
 
 
+@pytest.mark.slow
 def test_extend_path_and_figure(moons, tmp_path):
     import matplotlib.pyplot as plt
 

@@ -284,6 +284,7 @@ def test_sklearn_compatible(estimator, check):
 
 
 # ----------------------------------------------------------------------- CLI smoke
+@pytest.mark.slow
 def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     import json
 

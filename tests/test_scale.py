@@ -52,16 +52,12 @@ def test_twonorm_error_close_to_bayes(fitted, twonorm):
 def test_final_model_is_the_exact_hinge_erm(fitted, twonorm):
     """The final (β, b) solves the full LP over all n points on the first D eigenfunctions."""
     X, y, _, _ = twonorm
-    from scipy.optimize import linprog
-    import scipy.sparse as sp
+    from helpers import hinge_lp_reference
 
     F = fitted.transform_eigenfunctions(X)
     ypm = np.where(y == fitted.classes_[1], 1.0, -1.0)
     n, D = F.shape
-    A = sp.hstack([sp.csr_matrix(-ypm[:, None]), sp.csr_matrix(-ypm[:, None] * F), -sp.identity(n)])
-    c = np.r_[np.zeros(D + 1), np.ones(n)]
-    ref = linprog(c, A_ub=A.tocsr(), b_ub=-np.ones(n), bounds=[(None, None)] * (D + 1) + [(0, None)] * n,
-                  method="highs").fun
+    ref = hinge_lp_reference(F, ypm, D).fun
     assert abs(fitted.train_risk_[-1] * n - ref) <= 1e-7 * ref
     # decision_function is the landmark expansion of the same function
     f = F @ fitted.coef_ + fitted.intercept_
@@ -128,6 +124,7 @@ def test_dask_array_equals_numpy(fitted, twonorm):
                                fitted.decision_function(Xt), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
     """Features and CV folds as Dask tasks on a 2-worker LocalCluster (127.0.0.1)."""
     from distributed import Client, LocalCluster
@@ -158,6 +155,7 @@ def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
         assert not hasattr(broken, "coef_") and not hasattr(broken, "classes_")
 
 
+@pytest.mark.slow
 def test_cli_reproduce_scale_smoke(tmp_path):
     """`kpm reproduce scale` on a tiny setting writes the table, the JSON and the plot."""
     from typer.testing import CliRunner
@@ -177,6 +175,7 @@ def test_cli_reproduce_scale_smoke(tmp_path):
 
 
 # ------------------------------------------------------------------ robustness
+@pytest.mark.slow
 def test_one_feature_twonorm_fits_for_every_seed():
     """1-D twonorm, 50 landmarks, 30 components: HiGHS failed the working-set LP on 10 of
     20 seeds (RuntimeError; hinge-optimal coefficients up to 1e13). Every fit now solves

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from helpers import random_dna
 from kpm import KernelPCADenoiser, KernelPCAL1, KernelProjection, KernelProjectionMachine
 from kpm._config import config_context
 from kpm.kernels import make_kernel
@@ -24,8 +25,7 @@ def naive_wd(a, b, d):
 
 
 def _random_strings(n, L, seed, alphabet="ACGT"):
-    rng = np.random.default_rng(seed)
-    S = np.array(["".join(rng.choice(list(alphabet), L)) for _ in range(n)])
+    S = random_dna(n, L, seed, alphabet)
     S[1] = S[0][: L // 2] + S[2][L // 2 :]  # long shared prefixes/suffixes
     S[3] = S[4]
     return S

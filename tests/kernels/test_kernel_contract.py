@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import kpm
+from helpers import random_dna
 from kpm.kernels import (
     CallableKernel,
     Kernel,
@@ -29,14 +30,7 @@ from kpm.kernels.weighted_degree import WeightedDegreeKernel
 RNG = np.random.default_rng(0)
 X_NUM = RNG.standard_normal((41, 5))
 Y_NUM = RNG.standard_normal((13, 5))
-
-
-def _dna(n, seed, L=17):
-    rng = np.random.default_rng(seed)
-    return np.array(["".join(rng.choice(list("ACGT"), L)) for _ in range(n)])
-
-
-X_DNA, Y_DNA = _dna(41, 1), _dna(13, 2)
+X_DNA, Y_DNA = random_dna(41, 17, seed=1), random_dna(13, 17, seed=2)
 
 
 def _poly2(A, B, offset=1.0):

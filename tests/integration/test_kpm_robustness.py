@@ -24,6 +24,7 @@ def breast_cancer_split():
     return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["auto", "simplex", "highs"])
 def test_unscaled_breast_cancer_fits_and_says_why(breast_cancer_split, solver):
     # sigma = 3 on unscaled features (median distance ~460): the kernel matrix is nearly
@@ -81,6 +82,7 @@ def test_one_class_model_warns(breast_cancer_split):
     assert len(np.unique(m.predict(Xtr))) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("repeat", range(3))
 def test_unseeded_fits_never_raise(breast_cancer_split, repeat):
     # sigma = 2, random_state=None failed one run in three (the CV folds decide)
@@ -90,6 +92,7 @@ def test_unseeded_fits_never_raise(breast_cancer_split, repeat):
         KernelProjectionMachine(sigma=2.0).fit(Xtr, ytr)
 
 
+@pytest.mark.slow
 def test_grid_search_scores_are_finite(breast_cancer_split):
     Xtr, _, ytr, _ = breast_cancer_split
     with warnings.catch_warnings():
@@ -101,6 +104,7 @@ def test_grid_search_scores_are_finite(breast_cancer_split):
     assert gs.best_params_["sigma"] == 300.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, factor, scaled", [("flare_solar", 0.3, False), ("flare_solar", 3.0, True)])
 def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled):
     # flare_solar (90 distinct inputs among 666): at these widths all solvers failed near
@@ -189,6 +193,7 @@ def test_duplicated_samples_warn_by_default():
         KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split").fit(Xd[:300], yd[:300])
 
 
+@pytest.mark.slow
 def test_grouped_folds_undo_the_bias_of_copies():
     # 200 distinct points x 10 copies: copies on both sides of a fold make CV pick D ~ 30
     # (test accuracy 0.86 against 0.91 on the distinct points); grouped folds do not

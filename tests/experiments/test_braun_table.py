@@ -92,6 +92,7 @@ def test_splice_encodings_on_a_subset(data_dir):
     assert errs["wd"] < 0.25 and errs["onehot"] < 0.3
 
 
+@pytest.mark.slow
 def test_cli_smoke(tmp_path, data_dir):
     from typer.testing import CliRunner
 

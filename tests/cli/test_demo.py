@@ -1,8 +1,10 @@
+import pytest
 from typer.testing import CliRunner
 
 from kpm.cli import app
 
 
+@pytest.mark.slow
 def test_full_demo_writes_figure_and_table(tmp_path):
     """`kpm demo` (the `make demo` job): KPM with the three rules vs SVC, then the explicit map."""
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path)])

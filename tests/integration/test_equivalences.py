@@ -11,13 +11,10 @@ from sklearn.decomposition import PCA, KernelPCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.svm import SVC
 
+from helpers import rel_error as _rel
 from kpm._eigensolvers import center_cross_gram, center_gram
 from kpm.kernels import make_kernel
 from kpm.projection import KernelProjection
-
-
-def _rel(a, b):
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
 
 
 def _match_signs(A, B):

@@ -1,12 +1,11 @@
 """Smoke test of benchmarks/bench_reduced_set.py (small inputs; the full run is in docs/results)."""
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import pytest
 
 
+@pytest.mark.slow
 def test_bench_reduced_set_smoke(tmp_path, monkeypatch, data_dir):
     import bench_reduced_set
 

@@ -1,14 +1,10 @@
 """Smoke test of the real-data sweep (benchmarks/sweep_real_data.py) on one small split."""
 
 import json
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 
 def test_sweep_one_split_matches_direct_fits(tmp_path):

@@ -11,7 +11,7 @@ from typer.main import get_command
 
 from kpm.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst")),
          *sorted((ROOT / "docs" / "user_guide").glob("*.rst"))]
 

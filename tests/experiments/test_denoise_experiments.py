@@ -28,6 +28,7 @@ def test_denoise_gaussians_smoke(tmp_path):
     assert "| 0.05 |" in md and (tmp_path / "denoise_gaussians.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_denoise_gaussians_resume_after_interrupt(tmp_path, monkeypatch):
     """Ctrl-C keeps the finished (factor, sigma, seed) tasks; --resume computes only the
     others, says so, and gives the numbers of an uninterrupted run; other settings are
@@ -82,6 +83,7 @@ def test_denoise_2d_smoke(tmp_path):
     assert (tmp_path / "denoise_2d.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_denoise_usps_smoke(tmp_path, data_dir):
     args = ["reproduce", "denoise-usps", "--n-train-per-digit", "8", "--n-test-per-digit", "2",
             "--kpca-components", "2,8,32", "--linear-components", "2,8",

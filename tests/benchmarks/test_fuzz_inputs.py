@@ -1,15 +1,10 @@
 """A seeded sample of the fuzz harness (benchmarks/fuzz_inputs.py); the full run is in
 docs/results/robustness.md."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import fuzz_inputs as F  # noqa: E402
+import fuzz_inputs as F  # benchmarks/ is on sys.path (tests/benchmarks/conftest.py)
 
 N_CASES = 1200
 SEED = 1  # the full run uses seed 0: the sample adds cases rather than repeating them
@@ -29,6 +24,7 @@ def _failures(records):
     )
 
 
+@pytest.mark.slow
 def test_sample_covers_every_target_and_input_kind(records):
     assert len(records) == N_CASES
     assert {r["target"] for r in records} == set(F._targets())
@@ -36,6 +32,7 @@ def test_sample_covers_every_target_and_input_kind(records):
     assert groups == {g for g, _ in F.MUTATIONS.values()}
 
 
+@pytest.mark.slow
 def test_no_hang_unclear_crash_or_silent_wrong_answer(records):
     failures = _failures(records)
     assert not failures, "fuzz failures:\n" + failures

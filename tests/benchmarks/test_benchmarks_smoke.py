@@ -1,13 +1,9 @@
 """Smoke tests of the KPM benchmark scripts (small inputs; the full runs are in docs/results)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-
+@pytest.mark.slow
 def test_bench_kpm_one_realization():
     import bench_kpm
 

@@ -149,6 +149,7 @@ def test_interrupt_is_one_line_and_exit_130(tmp_path, monkeypatch):
         "--resume to continue"]
 
 
+@pytest.mark.slow
 def test_scale_reports_the_settings_it_ran_and_refuses_other_settings_on_resume(tmp_path):
     args = ["reproduce", "scale", "--out", str(tmp_path), "--sizes", "300", "--methods", "kpm",
             "--landmarks", "30", "--n-test", "200", "--quiet"]
@@ -161,6 +162,7 @@ def test_scale_reports_the_settings_it_ran_and_refuses_other_settings_on_resume(
     assert res.exit_code == 2 and "different settings" in res.output
 
 
+@pytest.mark.slow
 def test_reduced_set_caches_only_when_asked(tmp_path, data_dir, monkeypatch):
     """No cache folder appears unless --cache-dir is given; the task results go to runs/."""
     cache = tmp_path / "cache"
@@ -197,6 +199,7 @@ def test_core_never_imports_the_cli_or_the_reproductions():
                 f"{path.name} imports {module}"
 
 
+@pytest.mark.slow
 def test_importing_every_public_name_loads_no_reproduction_code():
     """At run time too: the estimators never load the CLI, the drivers or typer."""
     code = ("import sys, kpm\n"

@@ -1,0 +1,41 @@
+"""Reference solvers and small utilities shared by several test files.
+
+Import as ``from helpers import ...`` (``tests/`` is on ``pythonpath`` in pyproject.toml).
+Only what at least two test files use lives here; a helper of one file stays in that file.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+
+def hinge_lp_reference(Z, y, D):
+    """The hinge LP on the first ``D`` columns of ``Z``, solved from scratch (scipy's HiGHS).
+
+    min sum_i xi_i  s.t.  y_i (z_i[:D] . beta + b) >= 1 - xi_i,  xi_i >= 0,
+
+    the linear programme of the Kernel Projection Machine (Blanchard, Massart, Vert & Zwald,
+    NIPS 2004), with sparse constraints so that n in the thousands is cheap. Asserts that HiGHS
+    reports an optimum and returns scipy's result: ``fun`` the optimal hinge loss (a sum, not
+    a mean), ``x`` = (beta_1..beta_D, b, xi_1..xi_n).
+    """
+    y = np.asarray(y, dtype=float)
+    n = len(y)
+    A = sp.hstack([sp.csr_matrix(-y[:, None] * Z[:, :D]), sp.csr_matrix(-y[:, None]),
+                   -sp.identity(n, format="csr")]).tocsr()
+    c = np.concatenate([np.zeros(D + 1), np.ones(n)])
+    bounds = [(None, None)] * (D + 1) + [(0, None)] * n
+    res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
+    assert res.status == 0, res.message
+    return res
+
+
+def rel_error(a, b):
+    """Largest absolute difference of ``a`` from ``b``, relative to the largest entry of ``b``."""
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+def random_dna(n, length, seed, alphabet="ACGT"):
+    """``n`` random strings of ``length`` letters of ``alphabet`` (numpy array of str)."""
+    rng = np.random.default_rng(seed)
+    return np.array(["".join(rng.choice(list(alphabet), length)) for _ in range(n)])
