@@ -1,7 +1,7 @@
 """What every ``kpm`` command shares: the options with one spelling and one help text, and
 one way to end (errors, Ctrl-C).
 
-Conventions (tested in ``tests/test_cli.py``):
+Conventions (tested in ``tests/cli/test_cli.py``):
 
 * every command writes under ``--out`` (default :data:`DEFAULT_OUT`, a folder in the
   current directory; the committed results are refreshed only by an explicit

@@ -305,7 +305,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
       clipped-risk curve.
 
     The test error of each is read off :meth:`predict_path` (the solution for that D on the
-    full training set). ``tests/test_reproduce_kpm.py`` checks that separate fits with
+    full training set). ``tests/experiments/test_reproduce_kpm.py`` checks that separate fits with
     ``selection='cv'`` and ``'slope'`` give the same D and error.
 
     Returns
@@ -774,7 +774,7 @@ def run_table1(st):
                       cfg_s, resume=st.resume, label="SVM (fixed C)")
     # The KPM with a fixed D is the full-data path's solution at D: the combined fits
     # already hold its test error for every D <= max_dim (test_error_path), so nothing is
-    # refitted (tests/test_reproduce_kpm.py checks this equals kpm_fixed_task).
+    # refitted (tests/experiments/test_reproduce_kpm.py checks this equals kpm_fixed_task).
     kall = _kpm_all(st)
     kpm = {}
     for (d, r), res in kall.items():
