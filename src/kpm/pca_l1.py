@@ -36,7 +36,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input
-from .projection import KernelProjection
+from .projection import KernelProjection, fit_coordinates
 from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
@@ -493,7 +493,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
             n_landmarks=self.n_landmarks,
             random_state=self.random_state,
         )
-        Y = self.projection_._fit_transform(X, "KernelPCAL1")
+        Y = fit_coordinates(self.projection_, X, owner="KernelPCAL1")
         n, r = Y.shape
         _check_common(self, n, r, what="the rank of the centred kernel matrix")
         k = self.n_components if self.n_components is not None else r

@@ -43,7 +43,7 @@ from .validation import (
     warn_if_degenerate_kernel,
 )
 
-__all__ = ["KernelProjection"]
+__all__ = ["KernelProjection", "fit_coordinates"]
 
 _EIGEN_SOLVERS = (*EIGEN_SOLVERS, "nystroem")
 _DEFAULT_LANDMARKS = 1000
@@ -283,13 +283,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         -------
         Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
         """
-        return self._fit_transform(X, "KernelProjection")
-
-    def _fit_transform(self, X, where):
-        """:meth:`fit_transform`; ``where`` names the model in warnings (e.g. a
-        :class:`kpm.pca_l1.KernelPCAL1` that maps its data with this projection)."""
-        Yt, diag_c = self._fit(X, where)
-        return self._finish(Yt, diag_c)
+        return fit_coordinates(self, X)
 
     def _fit(self, X, where="KernelProjection"):
         X = validate_kernel_input(self, X, reset=True, min_samples=2)
@@ -516,3 +510,30 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def fit_coordinates(projection, X, *, owner="KernelProjection"):
+    """Fit ``projection`` on X and return the training coordinates, naming ``owner`` in warnings.
+
+    :meth:`KernelProjection.fit_transform` for an estimator that maps its data with a
+    :class:`KernelProjection` (e.g. :class:`kpm.pca_l1.KernelPCAL1`), whose warnings
+    about a degenerate kernel then name that estimator.
+
+    Parameters
+    ----------
+    projection : KernelProjection
+        An unfitted (or to be refitted) projection; it is fitted in place.
+    X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+    owner : str, default='KernelProjection'
+        The model named in warnings.
+
+    Returns
+    -------
+    Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
+    """
+    if not isinstance(projection, KernelProjection):
+        raise ValueError(f"projection must be a KernelProjection, got {type(projection).__name__}")
+    if not isinstance(owner, str):
+        raise ValueError(f"owner must be a str, got {type(owner).__name__}")
+    Yt, diag_c = projection._fit(X, owner)
+    return projection._finish(Yt, diag_c)
