@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input
 from .projection import KernelProjection, fit_coordinates
+from .spectral import RANK_RTOL
 from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
@@ -442,7 +443,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         degree=3,
         coef0=1.0,
         kernel_params=None,
-        tol=1e-10,
+        tol=RANK_RTOL,
         eigen_solver="auto",
         n_landmarks=None,
         init="max_norm",

@@ -17,7 +17,8 @@ is fitted by maximum likelihood over the cut-off d:
 and ``d_hat = argmin_d`` (ties: the smaller d), ``d = 1 .. n-1``.
 
 Deviation from the slides: n is the number of directions with a nonzero eigenvalue
-(the numerical rank of K, eigenvalues > 1e-10 λ_1: the rank cut of :mod:`kpm.spectral`), not the number of samples. In the
+(the numerical rank of K, eigenvalues > 1e-10 λ_1: the rank cut of :mod:`kpm.spectral`),
+not the number of samples. In the
 null space of a singular K the eigenvector order is arbitrary, and duplicated inputs
 with equal labels give contributions exactly 0 there, which would make the model
 pick a spurious d just below n (we saw d = 977 of 1000 on splice with a narrow RBF).
