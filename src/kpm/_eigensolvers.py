@@ -166,7 +166,8 @@ def _centered_matmat(K, center):
     return matmat
 
 
-def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False):
+def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False,
+             magnitude=None):
     """Top eigenpairs of a symmetric matrix.
 
     Parameters
@@ -190,6 +191,10 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     center : bool, default=False
         Work on ``H K H`` (double centring) instead of K. The partial solvers do
         this implicitly, without an n x n copy.
+    magnitude : float, optional
+        The size of the entries whose rounding errors K carries (default ``max|K|``;
+        for a matrix centred by the caller, ``max`` of the uncentred one): a partial
+        solver treats an operator at that rounding level as zero.
 
     Returns
     -------
@@ -208,7 +213,7 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         A = center_gram(K)[0] if center else K
         return _finish(*dense_eigh(A, None, n, k))
     matmat = _centered_matmat(K, center)
-    pairs = _zero_operator_eigh(matmat, K, k)
+    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude)
     if pairs is not None:
         return pairs
     return _finish(*EIGENSOLVERS[solver](None, matmat, n, k, random_state=random_state, tol=tol))
@@ -325,7 +330,7 @@ def _check_square(K):
     return K
 
 
-def _zero_operator_eigh(matmat, K, k, n_probe=2):
+def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
     """Eigenpairs of a numerically zero operator, or None if it is not one.
 
     A zero operator -- e.g. the centred kernel matrix of identical samples -- would hand
@@ -339,7 +344,9 @@ def _zero_operator_eigh(matmat, K, k, n_probe=2):
     n = K.shape[0]
     rs = np.random.default_rng(0)
     P = _random_orthonormal(rs, n, min(n_probe, k))
-    bound = n**1.5 * np.finfo(float).eps * max(abs(float(K.max())), abs(float(K.min())))
+    if magnitude is None:
+        magnitude = max(abs(float(K.max())), abs(float(K.min())))
+    bound = n**1.5 * np.finfo(float).eps * float(magnitude)
     if float(np.linalg.norm(matmat(P))) > bound * np.sqrt(P.shape[1]):
         return None
     Q = _random_orthonormal(rs, n, k)

@@ -279,7 +279,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         K = kernel(X)
         warn_if_degenerate_kernel(K, "KernelPCADenoiser")
         basis = eigen_basis(K, n_components, center=True, solver=self.eigen_solver,
-                            random_state=self.random_state)
+                            random_state=self.random_state, copy=False)  # K is centred in place
         del K
         w, U, rank = basis.eigenvalues, basis.eigenvectors, basis.rank
         col_means, total_mean = basis.col_means, basis.total_mean

@@ -327,8 +327,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             else:
                 basis = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n, name)
         else:
-            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it)
-            basis = self._basis(K, None if nc is None else int(nc), solver, rs, name, copy=True)
+            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
+            # centred in place
+            basis = self._basis(K, None if nc is None else int(nc), solver, rs, name, copy=False)
         del K
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0

@@ -270,8 +270,8 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     n_components : int or None, default=None
         Leading eigenpairs to compute; None: all (the rank is then exact).
     center : bool, default=False
-        Decompose the centred ``H K H`` (kernel PCA); the centring statistics are kept
-        for the features of new points. The partial solvers centre implicitly.
+        Decompose the centred ``H K H`` (kernel PCA), formed explicitly (see ``copy``);
+        the centring statistics are kept for the features of new points.
     solver : str, default='auto'
         A name of :data:`EIGEN_SOLVERS` (see :func:`resolve_solver`).
     random_state : int, RandomState or None
@@ -279,8 +279,8 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     rtol : float, default=RANK_RTOL
         Relative rank tolerance (module docstring).
     copy : bool, default=True
-        False: a dense centred decomposition centres ``K`` in place (a float64 ndarray
-        the caller owns and no longer needs).
+        False: a centred decomposition centres ``K`` in place (a float64 ndarray the
+        caller owns and no longer needs), so that no second n x n array is allocated.
     name : str, optional
         For a user-supplied matrix (precomputed or a callable kernel's), its name in
         errors: the decomposed matrix must then be positive semi-definite (checked on
@@ -302,21 +302,16 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     solver = resolve_solver(solver, n, None if k == n else k)
     magnitude = float(max(K.max(), -K.min()))
     col_means = total_mean = None
+    A = K
     if center:
-        col_means = K.mean(axis=0)
-        total_mean = float(col_means.mean())
+        A, col_means, total_mean = center_gram(K, copy=copy)
     scale = magnitude if center else None
-    if solver == "dense" or k >= n - 1:
-        A = center_gram(K, copy=copy)[0] if center else K
-        if name is not None and k < n:
-            check_kernel_matrix(A, name, scale=scale)
-        w, U = top_eigh(A, None if k == n else k, solver="dense")
-        if name is not None and k == n:
-            check_psd_spectrum(w, name, scale=scale)
-    else:
-        if name is not None:
-            check_kernel_matrix(center_gram(K)[0] if center else K, name, scale=scale)
-        w, U = top_eigh(K, k, solver=solver, random_state=random_state, center=center)
+    if name is not None and k < n:
+        check_kernel_matrix(A, name, scale=scale)
+    w, U = top_eigh(A, None if k == n else k, solver=solver, random_state=random_state,
+                    magnitude=magnitude)
+    if name is not None and k == n:
+        check_psd_spectrum(w, name, scale=scale)
     floor = rounding_level(n, magnitude)
     return EigenBasis(w, U, numerical_rank(w, floor=floor, rtol=rtol), col_means, total_mean,
                       complete=len(w) == n, floor=floor)
