@@ -13,9 +13,9 @@ from kpm import (
     RelevantDimension,
     pairwise_kernel,
 )
-from kpm._eigensolvers import EIGENSOLVERS
 from kpm.spectral import (
     EIGEN_SOLVERS,
+    EIGENSOLVERS,
     RANK_RTOL,
     EigenBasis,
     eigen_basis,
