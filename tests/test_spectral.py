@@ -240,3 +240,20 @@ def test_every_estimator_takes_an_eigen_solver(cls, params):
         cls(eigen_solver="lobpcg", **params).fit(X, y)
     fits = [cls(eigen_solver=s, random_state=0, **params).fit(X, y) for s in ("dense", "arpack")]
     np.testing.assert_allclose(fits[0].eigenvalues_[:3], fits[1].eigenvalues_[:3], rtol=1e-9)
+
+
+def test_every_estimator_cuts_at_the_same_rank():
+    """A rank-3 kernel plus 1e-9 on the diagonal: the 57 tiny eigenvalues are above the KPM's
+    former cut (n eps lambda_1 ~ 2e-12) but below the common one (1e-10 lambda_1 ~ 2e-8)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 3))
+    K = X @ X.T + 1e-9 * np.eye(60)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    assert eigen_basis(K).rank == 3
+    kpm = KernelProjectionMachine(kernel="precomputed", selection="penalty", penalty=0.01).fit(K, y)
+    assert len(kpm.eigenvalues_) == 3 and kpm.selection_curve_["D"].max() == 3
+    with pytest.raises(ValueError, match="rank of the kernel matrix = 3"):
+        KernelProjectionMachine(kernel="precomputed", selection=4).fit(K, y)
+    assert KernelProjection(kernel="precomputed", centered=False).fit(K).rank_ == 3
+    assert RelevantDimension(kernel="precomputed").fit(K, y.astype(float)).rank_ == 3
+    assert KernelPCRRegressor(kernel="precomputed").fit(K, y.astype(float)).n_components_ <= 3
