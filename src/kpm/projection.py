@@ -31,14 +31,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
-from ._eigensolvers import top_eigh
 from .spectral import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
 from .validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
     check_option,
-    check_psd_spectrum,
     check_real,
     warn_if_degenerate_kernel,
 )
@@ -410,10 +408,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             if what is not None:
                 Kmm = check_kernel_matrix(Kmm, f"the landmark block of the {what}", psd=False)
         warn_if_degenerate_kernel(Kmm, f"{where} (landmark kernel matrix)", stacklevel=5)
-        if what is not None:
-            check_psd_spectrum(top_eigh(Kmm, None, solver="dense")[0], f"the landmark block of the {what}")
         Kxz = self._landmark_kernel(X, precomputed, idx)
-        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.tol, landmark_indices=idx)
+        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.tol, landmark_indices=idx,
+                               name=None if what is None else f"the landmark block of the {what}")
         k = self._n_kept(basis, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
         self._basis_ = basis = basis.truncate(k)
         ny = basis.nystroem

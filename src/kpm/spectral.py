@@ -376,7 +376,7 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
                       complete=False, floor=floor)
 
 
-def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=None):
+def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=None, name=None):
     """The Nyström :class:`EigenBasis` from landmarks (Williams & Seeger 2001).
 
     The feature vectors are projected onto the span of the landmarks' ones: with
@@ -398,6 +398,9 @@ def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=
         Relative rank tolerance, for ``K(Z, Z)`` and for the scatter matrix.
     landmark_indices : ndarray of int, optional
         Kept in the map, for the caller.
+    name : str, optional
+        For a user-supplied kernel, the name of ``K_zz`` in errors: it must then be
+        positive semi-definite (checked on its spectrum).
 
     Returns
     -------
@@ -419,6 +422,8 @@ def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=
     n = K_xz.shape[0]
     magnitude = float(max(K_zz.max(), -K_zz.min()))
     s, W = top_eigh(K_zz, None, solver="dense")
+    if name is not None:
+        check_psd_spectrum(s, name)
     r_m = numerical_rank(s, floor=rounding_level(m, magnitude), rtol=rtol)
     if r_m == 0:
         raise ValueError(
