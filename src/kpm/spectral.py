@@ -2,8 +2,8 @@
 
 Kernel PCA (Schölkopf, Smola & Müller 1998, "Nonlinear component analysis as a kernel
 eigenvalue problem", Neural Computation 10(5)) diagonalises the (centred) kernel matrix,
-``K~ = U Lambda U^T`` with ``K~ = H K H``, ``H = I - 11^T/n`` (their eq. (14) and
-Appendix A). Every estimator of the package that works on kernel principal directions
+``K~ = U Lambda U^T`` with ``K~ = H K H``, ``H = I - 11^T/n`` (their Section 2 and
+their appendix on centring in feature space). Every estimator of the package that works on kernel principal directions
 -- the explicit feature map :class:`kpm.KernelProjection`, the Kernel Projection
 Machine, the kernel PCA denoiser, the relevant dimension and kernel PCR -- starts from
 the same object, an :class:`EigenBasis`, built by :func:`eigen_basis` from a kernel
@@ -18,10 +18,10 @@ With the eigenpairs ``(lambda_j, u_j)`` above the numerical rank cut:
 * the coordinates of the training points are ``Y^T = U Lambda^{1/2}`` (so that
   ``Y^T Y = K~``), whitened ``U``;
 * a new point with kernel row ``kappa(x) = (k(x_1, x), ..., k(x_n, x))`` has the
-  features ``y_j(x) = u_j^T k~(x) / sqrt(lambda_j)`` (Schölkopf et al. 1998, eq. (18);
+  features ``y_j(x) = u_j^T k~(x) / sqrt(lambda_j)`` (Schölkopf et al. 1998, Section 2:
   the projection onto the j-th unit principal direction), whitened
   ``u_j^T k~(x) / lambda_j``, with the centred row
-  ``k~(x) = H (kappa(x) - K 1/n)`` (Appendix A; uncentred: ``k~ = kappa``). On a
+  ``k~(x) = H (kappa(x) - K 1/n)`` (their appendix; uncentred: ``k~ = kappa``). On a
   training point the features are its coordinates.
 
 The rank tolerance
@@ -36,8 +36,8 @@ entries up to ``max|K|`` (LAPACK's backward error bound, up to a modest constant
 it an "eigenvalue" is rounding noise whatever the relative tolerance, which matters for a
 centred matrix whose spectrum is small against its entries (nearly identical samples).
 The first term is the one that acts in practice. ``1e-10`` keeps every direction whose
-features ``u^T k~ / sqrt(lambda)`` are computed to about ``eps / sqrt(1e-10) ~ 1e-11``
-relative accuracy, and it is the tolerance the published results of the package were
+features ``u^T k~ / sqrt(lambda)`` keep a relative rounding error of roughly
+``eps / sqrt(1e-10) ~ 2e-11``, and it is the tolerance the published results of the package were
 computed with (the feature map, the relevant dimension, whose model counts the
 directions up to the rank, and the denoiser); the Kernel Projection Machine used
 ``n * eps * lambda_1`` before, and on its benchmark problems the cut at ``1e-10`` leaves
