@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._eigensolvers import top_eigh
 from .kernels import Kernel, kernel_class, make_kernel
 from .validation import (
     check_cross_kernel,
     check_estimator_data,
     check_int,
     check_kernel_matrix,
-    check_psd_spectrum,
 )
 
 __all__ = [
@@ -25,7 +23,6 @@ __all__ = [
     "validate_kernel_input_y",
     "train_gram",
     "cross_gram",
-    "eigh_psd",
 ]
 
 
@@ -172,7 +169,7 @@ def validate_kernel_input_y(est, X, y, *, y_numeric: bool, min_samples: int = 1)
 def train_gram(est, X):
     """The training kernel matrix, the Kernel object, and the name of the matrix when the
     kernel is the user's (precomputed or callable: symmetric here, PSD checked by
-    :func:`eigh_psd`), else None."""
+    :func:`kpm.spectral.eigen_basis`), else None."""
     kernel = est._make_kernel(X)
     what = user_matrix_name(kernel)
     K = X if kernel.is_precomputed else kernel(X)
@@ -187,19 +184,3 @@ def cross_gram(kernel: Kernel, X_new, X_fit) -> np.ndarray:
     if kernel.is_precomputed:
         return check_cross_kernel(X_new, len(X_fit))
     return kernel(X_new, X_fit)
-
-
-def eigh_psd(K, n_components=None, *, solver="auto", random_state=None, name=None):
-    """Eigenpairs of K (decreasing), clipped at 0 (rounding noise).
-
-    ``name`` (a user-supplied matrix, see :func:`train_gram`): K must be positive
-    semi-definite, which the whole spectrum shows; a partial one cannot, and K is then
-    checked by a Cholesky factorisation first.
-    """
-    partial = n_components is not None and n_components < len(K)
-    if name is not None and partial:
-        check_kernel_matrix(K, name)
-    w, U = top_eigh(K, n_components, solver=solver, random_state=random_state)
-    if name is not None and not partial:
-        check_psd_spectrum(w, name)
-    return np.maximum(w, 0.0), U

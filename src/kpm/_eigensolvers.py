@@ -46,12 +46,13 @@ __all__ = [
     "fix_signs",
     "block_krylov_eigh",
     "choose_solver",
+    "operator_eigh",
+    "dense_eigh",
+    "arpack_eigh",
+    "randomized_eigh",
+    "EIGENSOLVERS",
     "SOLVERS",
 ]
-
-#: Names accepted by :func:`top_eigh`.
-SOLVERS = ("auto", "dense", "arpack", "randomized")
-
 
 def center_gram(K, *, copy=True):
     """Double-centre a Gram matrix: ``H K H`` with ``H = I - 11^T/n``.
@@ -107,8 +108,13 @@ def fix_signs(V):
 _ARPACK_MAX_K = 100
 
 
-def choose_solver(n, k):
+def choose_solver(n, k, *, grow=False):
     """Solver for the k leading eigenpairs of an n x n kernel matrix ('auto').
+
+    ``k=None``: the whole spectrum (``'dense'``). ``grow=True``: a leading part of
+    unknown size, grown until it holds a given fraction of the spectrum: ``'dense'`` up
+    to n = 2000 (one LAPACK call is cheaper than a few partial ones there), else
+    ``'randomized'``.
 
     Measured on one core (RBF kernel matrices, k = 50, process CPU seconds):
 
@@ -126,6 +132,8 @@ def choose_solver(n, k):
     every product streams the whole matrix from memory, and the block Krylov solver, which
     streams it 15-20 times instead of ~100, wins (more so with several threads).
     """
+    if grow:
+        return "dense" if n <= _DENSE_ONE_THREAD_MAX_N else "randomized"
     if k is None or k >= n - 1:
         return "dense"
     if n <= 300 or k > n // 5:
@@ -158,7 +166,8 @@ def _centered_matmat(K, center):
     return matmat
 
 
-def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False):
+def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False,
+             magnitude=None):
     """Top eigenpairs of a symmetric matrix.
 
     Parameters
@@ -168,9 +177,10 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     n_components : int or None
         Number of leading eigenpairs; ``None`` for all.
     solver : {'auto', 'dense', 'arpack', 'randomized'}
-        ``'auto'``: ``'dense'`` for n <= 300 or ``n_components > n/5``, ``'arpack'`` for
-        n < 3500, else the block Krylov solver ``'randomized'`` (see ``choose_solver``
-        for the measurements behind these thresholds).
+        A name of :data:`EIGENSOLVERS`, or ``'auto'``: ``'dense'`` for n <= 300 or
+        ``n_components > n/5``, ``'arpack'`` for n < 3500, else the block Krylov solver
+        ``'randomized'`` (see :func:`choose_solver` for the measurements behind these
+        thresholds).
     random_state : int, RandomState or None
         Seeds the partial solvers' starting vectors.
     tol : float
@@ -181,6 +191,10 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     center : bool, default=False
         Work on ``H K H`` (double centring) instead of K. The partial solvers do
         this implicitly, without an n x n copy.
+    magnitude : float, optional
+        The size of the entries whose rounding errors K carries (default ``max|K|``;
+        for a matrix centred by the caller, ``max`` of the uncentred one): a partial
+        solver treats an operator at that rounding level as zero.
 
     Returns
     -------
@@ -195,32 +209,95 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
     center = check_bool(center, "center")
     if solver == "auto":
         solver = choose_solver(n, None if n_components is None else k)
-    if solver != "dense" and k < n - 1:
-        matmat = _centered_matmat(K, center)
-        pairs = _zero_operator_eigh(matmat, K, k)
-        if pairs is not None:
-            return pairs
     if solver == "dense" or k >= n - 1:
         A = center_gram(K)[0] if center else K
-        with _one_thread() if n <= _DENSE_ONE_THREAD_MAX_N else contextlib.nullcontext():
-            w, V = _dense_eigh(A, k)
-    elif solver == "arpack":
-        v0 = check_random_state(random_state).uniform(-1, 1, n)
-        op = LinearOperator(
-            (n, n), matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(), matmat=matmat, dtype=float
-        )
-        with _one_thread() if n < _ARPACK_MAX_N else contextlib.nullcontext():
-            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol)
-    else:  # randomized block Krylov
-        w, V, _ = block_krylov_eigh(
-            matmat,
-            n,
-            k,
-            rtol=tol if tol > 0 else 1e-10,
-            random_state=random_state,
-        )
+        return _finish(*dense_eigh(A, None, n, k))
+    matmat = _centered_matmat(K, center)
+    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude)
+    if pairs is not None:
+        return pairs
+    return _finish(*EIGENSOLVERS[solver](None, matmat, n, k, random_state=random_state, tol=tol))
+
+
+def operator_eigh(matmat, n, k, *, solver="randomized", random_state=None, tol=0.0):
+    """Top k eigenpairs of a symmetric operator known by its products ``matmat(V) = A V``.
+
+    The matrix-free entry of :data:`EIGENSOLVERS` (a backend that never forms ``A``,
+    e.g. one computing kernel values block by block, plugs in here): ``solver`` is a
+    partial solver (``'arpack'`` or ``'randomized'``; ``'auto'`` is ``'randomized'``,
+    whose block products stream the operator the fewest times).
+
+    Returns
+    -------
+    eigenvalues : ndarray (k,), decreasing
+    eigenvectors : ndarray (n, k)
+    """
+    n = check_int(n, "n", minimum=1)
+    k = check_int(k, "k", minimum=1, maximum=n)
+    solver = check_option(solver, "solver", SOLVERS)
+    tol = check_real(tol, "tol", low=0.0)
+    if not callable(matmat):
+        raise ValueError(f"matmat must be a callable V -> A @ V, got {type(matmat).__name__}")
+    if solver == "dense":
+        raise ValueError("solver='dense' needs the matrix: an operator takes 'arpack' or 'randomized'")
+    if solver == "auto":
+        solver = "randomized"
+    return _finish(*EIGENSOLVERS[solver](None, matmat, n, k, random_state=random_state, tol=tol))
+
+
+def _finish(w, V):
+    """Decreasing order and the sign convention of :func:`fix_signs`."""
     order = np.argsort(w)[::-1]
     return w[order], fix_signs(V[:, order])
+
+
+def dense_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
+    """The top k eigenpairs of the symmetric matrix ``A`` by LAPACK (increasing order).
+
+    ``matmat``, ``random_state`` and ``tol`` are not used (the registry's common
+    signature). Orders up to 2000 run on one BLAS thread (see ``_DENSE_ONE_THREAD_MAX_N``).
+    """
+    if A is None:
+        raise ValueError("the dense eigensolver needs the matrix, not only its products")
+    with _one_thread() if A.shape[0] <= _DENSE_ONE_THREAD_MAX_N else contextlib.nullcontext():
+        return _dense_eigh(A, k)
+
+
+def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
+    """The top k eigenpairs of a symmetric operator by ARPACK (implicitly restarted Lanczos).
+
+    Uses the products ``matmat`` only (``A`` is not used); ``tol``: ARPACK's relative
+    tolerance (0 = machine precision).
+    """
+    v0 = check_random_state(random_state).uniform(-1, 1, n)
+    op = LinearOperator(
+        (n, n), matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(), matmat=matmat, dtype=float
+    )
+    with _one_thread() if n < _ARPACK_MAX_N else contextlib.nullcontext():
+        return eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+
+
+def randomized_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
+    """The top k eigenpairs of a symmetric PSD operator by :func:`block_krylov_eigh`.
+
+    Uses the products ``matmat`` only (``A`` is not used); ``tol``: relative
+    Ritz-residual tolerance (0 = the default ``1e-10``).
+    """
+    w, V, _ = block_krylov_eigh(
+        matmat, n, k, rtol=tol if tol > 0 else 1e-10, random_state=random_state
+    )
+    return w, V
+
+
+#: The eigensolvers, name -> function ``(A, matmat, n, k, *, random_state, tol) ->
+#: (eigenvalues, eigenvectors)`` (``A`` the matrix or None, ``matmat`` its products
+#: ``V -> A V``): the one registry behind every ``eigen_solver`` parameter; ``'auto'``
+#: is resolved by :func:`choose_solver`. A new backend (e.g. a GPU Lanczos) is one
+#: function and one entry here.
+EIGENSOLVERS = {"dense": dense_eigh, "arpack": arpack_eigh, "randomized": randomized_eigh}
+
+#: Names accepted by every ``eigen_solver`` parameter.
+SOLVERS = ("auto", *EIGENSOLVERS)
 
 
 def _dense_eigh(A, k):
@@ -253,7 +330,7 @@ def _check_square(K):
     return K
 
 
-def _zero_operator_eigh(matmat, K, k, n_probe=2):
+def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
     """Eigenpairs of a numerically zero operator, or None if it is not one.
 
     A zero operator -- e.g. the centred kernel matrix of identical samples -- would hand
@@ -267,7 +344,9 @@ def _zero_operator_eigh(matmat, K, k, n_probe=2):
     n = K.shape[0]
     rs = np.random.default_rng(0)
     P = _random_orthonormal(rs, n, min(n_probe, k))
-    bound = n**1.5 * np.finfo(float).eps * max(abs(float(K.max())), abs(float(K.min())))
+    if magnitude is None:
+        magnitude = max(abs(float(K.max())), abs(float(K.min())))
+    bound = n**1.5 * np.finfo(float).eps * float(magnitude)
     if float(np.linalg.norm(matmat(P))) > bound * np.sqrt(P.shape[1]):
         return None
     Q = _random_orthonormal(rs, n, k)

@@ -37,14 +37,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, check_n_components, raw_input_kernel
 from .validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
-from ._eigensolvers import center_cross_gram, center_gram, top_eigh
+from ._eigensolvers import center_cross_gram
 from .kernels import RBFKernel
+from .spectral import check_eigen_solver, eigen_basis, numerical_rank
 from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
 
 __all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
 
 _PREIMAGES = ("fixed-point", "gradient", "learned")
-_RANK_RTOL = 1e-10
 
 
 def _check_components_param(n_components):
@@ -102,7 +102,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     ----------
     n_components : int or None, default=None
         Number of kernel PCA directions kept. ``None`` keeps all directions with a
-        numerically nonzero eigenvalue (``> 1e-10 * lambda_max``).
+        numerically nonzero eigenvalue (the rank cut of :mod:`kpm.spectral`).
     kernel : {'rbf', 'poly', 'sigmoid', 'imq', 'linear'} or callable, default='rbf'
         Kernel (see :func:`kpm.kernels.make_kernel`). ``'precomputed'`` is not
         possible: pre-images need input vectors. A callable kernel works only with
@@ -132,10 +132,10 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     alpha : float, default=1.0
         Ridge parameter of the learned inverse (``preimage='learned'`` only).
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
-        Eigensolver for the centred Gram matrix (:func:`kpm._eigensolvers.top_eigh`).
-        ``'auto'``: ARPACK when ``n_components < 10`` and ``n_samples > 200``, else
-        dense (LAPACK, only the leading eigenpairs) — ARPACK is slow for hundreds of
-        components.
+        Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
+        ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
+        LAPACK for the whole spectrum, n <= 300 or ``n_components > n/5``; ARPACK for up
+        to 100 components of n < 3500; the block Krylov solver beyond).
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers.
 
@@ -267,10 +267,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
             raise ValueError(f"preimage_max_iter must be a positive integer, got {mi!r}")
         if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if self.eigen_solver not in ("auto", "dense", "arpack", "randomized"):
-            raise ValueError(
-                f"eigen_solver must be 'auto', 'dense', 'arpack' or 'randomized', got {self.eigen_solver!r}"
-            )
+        check_eigen_solver(self.eigen_solver)
         if self.restart not in ("nearest", "best"):
             raise ValueError(f"restart must be 'nearest' or 'best', got {self.restart!r}")
         check_random_state(self.random_state)
@@ -281,15 +278,11 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
 
         K = kernel(X)
         warn_if_degenerate_kernel(K, "KernelPCADenoiser")
-        Kc, col_means, total_mean = center_gram(K)
-        solver = self.eigen_solver
-        if solver == "auto":
-            # scikit-learn's KernelPCA rule: ARPACK pays off only for very few components
-            small = n_components is not None and n > 200 and n_components < 10
-            solver = "arpack" if small else "dense"
-        w, U = top_eigh(Kc, n_components, solver=solver, random_state=self.random_state)
-        lam_max = max(float(w[0]), 0.0)
-        rank = int(np.sum(w > _RANK_RTOL * lam_max)) if lam_max > 0 else 0
+        basis = eigen_basis(K, n_components, center=True, solver=self.eigen_solver,
+                            random_state=self.random_state, copy=False)  # K is centred in place
+        del K
+        w, U, rank = basis.eigenvalues, basis.eigenvectors, basis.rank
+        col_means, total_mean = basis.col_means, basis.total_mean
         if rank == 0:
             raise ValueError(
                 "the centred kernel matrix is zero (all training points map to the same feature "
@@ -516,7 +509,7 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             check_n_components(n_components, min(n - 1, d))
         self.mean_ = X.mean(axis=0)
         _, s, Vt = linalg.svd(X - self.mean_, full_matrices=False, check_finite=False)
-        rank = int(np.sum(s > _RANK_RTOL * s[0])) if s[0] > 0 else 0
+        rank = numerical_rank(s)  # on the singular values of the centred data
         if rank == 0:
             raise ValueError("all training points are identical: nothing to project onto")
         q = rank if n_components is None else check_n_components(n_components, rank)

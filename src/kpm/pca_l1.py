@@ -36,7 +36,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input
-from .projection import KernelProjection
+from .projection import KernelProjection, fit_coordinates
+from .spectral import RANK_RTOL
 from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
@@ -442,7 +443,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         degree=3,
         coef0=1.0,
         kernel_params=None,
-        tol=1e-10,
+        tol=RANK_RTOL,
         eigen_solver="auto",
         n_landmarks=None,
         init="max_norm",
@@ -493,7 +494,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
             n_landmarks=self.n_landmarks,
             random_state=self.random_state,
         )
-        Y = self.projection_._fit_transform(X, "KernelPCAL1")
+        Y = fit_coordinates(self.projection_, X, owner="KernelPCAL1")
         n, r = Y.shape
         _check_common(self, n, r, what="the rank of the centred kernel matrix")
         k = self.n_components if self.n_components is not None else r

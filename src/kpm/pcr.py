@@ -37,7 +37,6 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     KernelParamsMixin,
     cross_gram,
-    eigh_psd,
     train_gram,
     validate_kernel_input,
     validate_kernel_input_y,
@@ -46,10 +45,10 @@ from .relevance import (
     NULL_SPACE_OPTIONS,
     cap_dim,
     model_directions,
-    numerical_rank,
     rank_error,
     relevant_dimension_from_contributions,
 )
+from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
     check_int,
     check_option,
@@ -79,6 +78,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         cv_loss="auto",
         cv_rule="min",
         null_space="exclude",
+        eigen_solver="auto",
         random_state=None,
     ):
         self.n_components = n_components
@@ -93,6 +93,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.cv_loss = cv_loss
         self.cv_rule = cv_rule
         self.null_space = null_space
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
 
     # ------------------------------------------------------------ helpers
@@ -116,6 +117,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         check_option(self.cv_loss, "cv_loss", allowed)
         check_option(self.cv_rule, "cv_rule", ("min", "one_se"))
         check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
+        check_eigen_solver(self.eigen_solver)
         check_random_state(self.random_state)
         if not hasattr(self.cv, "split"):
             try:
@@ -146,8 +148,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         fold_preds = []
         D = n
         for tr, va in splits:
-            w, U = eigh_psd(K[np.ix_(tr, tr)])
-            r = numerical_rank(w)
+            basis = eigen_basis(K[np.ix_(tr, tr)], solver=self.eigen_solver)
+            w, U, r = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors, basis.rank
             D = min(D, r, len(tr) - 1)
             fold_preds.append((tr, va, w, U))
         if self.max_components is not None:
@@ -192,17 +194,16 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self._check_params(n)
         K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
+        m = None
         if self.max_components is not None and self.n_components != "cv":
             m = min(n, self.max_components + 1)
-            w, U = eigh_psd(K, m, random_state=self.random_state, name=name)
-        else:
-            w, U = eigh_psd(K, name=name)
-        rank = numerical_rank(w)
+        basis = eigen_basis(K, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
+        w, U, rank = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors, basis.rank
         if rank == 0:
             raise rank_error(rank, degeneracy, "kernel PCR has no direction to use")
         s = U.T @ Y  # (m, c)
         s_used, total, n_used, _, max_cut = model_directions(
-            w, s, float((Y**2).sum()), n, self.null_space
+            w, s, float((Y**2).sum()), n, self.null_space, rank=rank
         )
         if n_used >= 2:
             rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
@@ -279,6 +280,10 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     null_space : {'exclude', 'noise'}, default='exclude'
         Treatment of the null space of a singular K in the relevant-dimension estimate,
         see :class:`kpm.relevance.RelevantDimension`.
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+        Eigensolver of the kernel matrix (the registry of :mod:`kpm.spectral`); only a
+        partial decomposition (``max_components`` with a fixed or relevant d) uses one
+        other than LAPACK's.
     random_state : int, RandomState or None
         Seeds the CV shuffling and partial eigensolvers.
 

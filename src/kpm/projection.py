@@ -31,27 +31,20 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
-from ._eigensolvers import choose_solver, center_gram, fix_signs, top_eigh
+from .spectral import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
 from .validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
     check_option,
-    check_psd_spectrum,
     check_real,
     warn_if_degenerate_kernel,
 )
 
-__all__ = ["KernelProjection"]
+__all__ = ["KernelProjection", "fit_coordinates"]
 
-_EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized", "nystroem")
+_EIGEN_SOLVERS = (*EIGEN_SOLVERS, "nystroem")
 _DEFAULT_LANDMARKS = 1000
-
-
-def _rounding_level(n, magnitude):
-    """Eigenvalues of an n x n (centred) kernel matrix with entries up to ``magnitude``
-    below ``n eps magnitude`` are rounding errors: they count as zero whatever ``tol``."""
-    return n * np.finfo(float).eps * magnitude
 
 
 class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
@@ -94,7 +87,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Relative eigenvalue tolerance: eigenvalues ``<= tol * lambda_max`` count as zero
         (they define the numerical rank and are never inverted, so duplicate points or
         low-rank kernels give finite coordinates), and so do eigenvalues at the rounding
-        level ``n eps max|K|`` of the kernel values, whatever ``tol``.
+        level ``n eps max|K|`` of the kernel values, whatever ``tol``. The default is the
+        package's rank tolerance ``kpm.spectral.RANK_RTOL`` (see :mod:`kpm.spectral`).
     residual : bool, default=False
         Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
         the (affine, if centred) subspace spanned by the D retained directions.
@@ -102,12 +96,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Scale the coordinates by ``Lambda^{-1/2}`` (unit scatter of the training data).
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'nystroem'}, default='auto'
         ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
-        randomized block Krylov with a Ritz-residual convergence test (see
-        :mod:`kpm._eigensolvers`). ``'nystroem'``: landmark approximation (below).
-        ``'auto'``: ``'nystroem'`` if ``n_landmarks`` is given; for an integer
-        ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
-        ``'randomized'`` beyond (measured crossovers, see
-        ``kpm._eigensolvers.choose_solver``); otherwise ``'dense'``.
+        randomized block Krylov with a Ritz-residual convergence test (the registry of
+        :mod:`kpm.spectral`). ``'nystroem'``: landmark approximation (below,
+        :func:`kpm.spectral.nystroem_basis`). ``'auto'``: ``'nystroem'`` if
+        ``n_landmarks`` is given; else :func:`kpm.spectral.resolve_solver` (for an
+        integer ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
+        ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
+        ``'dense'`` up to n = 2000, ``'randomized'`` beyond; otherwise ``'dense'``).
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
         landmarks are drawn without replacement with ``random_state``; the map is then
@@ -195,7 +190,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         coef0=1.0,
         kernel_params=None,
         centered=True,
-        tol=1e-10,
+        tol=RANK_RTOL,
         residual=False,
         whiten=False,
         eigen_solver="auto",
@@ -254,11 +249,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             return "nystroem"
         nc = self.n_components
         if self.eigen_solver == "auto":
-            if nc is None:
-                return "dense"
-            if isinstance(nc, numbers.Integral):
-                return choose_solver(n, int(nc))
-            return "dense" if n <= 2000 else "randomized"
+            fraction = nc is not None and not isinstance(nc, numbers.Integral)
+            return resolve_solver("auto", n, None if nc is None or fraction else int(nc), grow=fraction)
         if nc is None and self.eigen_solver in ("arpack", "randomized"):
             raise ValueError(
                 f"eigen_solver={self.eigen_solver!r} computes a few leading eigenpairs: give an "
@@ -289,13 +281,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         -------
         Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
         """
-        return self._fit_transform(X, "KernelProjection")
-
-    def _fit_transform(self, X, where):
-        """:meth:`fit_transform`; ``where`` names the model in warnings (e.g. a
-        :class:`kpm.pca_l1.KernelPCAL1` that maps its data with this projection)."""
-        Yt, diag_c = self._fit(X, where)
-        return self._finish(Yt, diag_c)
+        return fit_coordinates(self, X)
 
     def _fit(self, X, where="KernelProjection"):
         X = validate_kernel_input(self, X, reset=True, min_samples=2)
@@ -322,63 +308,57 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if what is not None and not precomputed:
             K = check_kernel_matrix(K, f"the {what}", psd=False)
         warn_if_degenerate_kernel(K, where, stacklevel=4)
-        magnitude = float(max(K.max(), -K.min()))
-        if self.centered:
-            col_means = K.mean(axis=0)
-            total = float(col_means.mean())
-        else:
-            col_means = np.zeros(n)
-            total = 0.0
-        self.kernel_col_means_ = col_means
-        self.kernel_mean_ = total
         # trace of the decomposed matrix (for float n_components and the residual)
         diag = np.diag(K).copy()
-        diag_c = diag - 2.0 * col_means + total
+        if self.centered:
+            col_means = K.mean(axis=0)
+            diag_c = diag - 2.0 * col_means + float(col_means.mean())
+        else:
+            diag_c = diag
         # the matrix decomposed, in errors about a user-supplied one
         name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
-
         nc = self.n_components
         rs = check_random_state(self.random_state)
-        if solver == "dense":
-            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it)
-            A = center_gram(K, copy=False)[0] if self.centered else K
-            del K
-            k = n if (nc is None or not isinstance(nc, numbers.Integral)) else int(nc)
-            if name is not None and k < n:
-                check_kernel_matrix(A, name, scale=magnitude)
-            w, U = top_eigh(A, None if k == n else k, solver="dense")
-            if name is not None and k == n:
-                check_psd_spectrum(w, name, scale=magnitude)
-            del A
-        else:
-            if name is not None:
-                check_kernel_matrix(center_gram(K)[0] if self.centered else K, name, scale=magnitude)
-            if isinstance(nc, numbers.Integral):
-                w, U = top_eigh(K, int(nc), solver=solver, random_state=rs, center=self.centered)
+        if isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral):
+            if solver == "dense":
+                basis = self._basis(K, None, solver, rs, name, copy=False)
             else:
-                w, U = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n)
+                basis = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n, name)
+        else:
+            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
+            # centred in place
+            basis = self._basis(K, None if nc is None else int(nc), solver, rs, name, copy=False)
+        del K
+        self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
+        self.kernel_mean_ = basis.total_mean if self.centered else 0.0
         k = self._n_kept(
-            w, float(diag_c.sum()),
+            basis, float(diag_c.sum()),
             f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
             f"tol={self.tol:g} times the largest)",
-            _rounding_level(n, magnitude),
         )
-        w = w[:k]
-        U = U[:, :k]
+        self._basis_ = basis = basis.truncate(k)
+        w, U = basis.eigenvalues, basis.eigenvectors
         self.eigenvalues_ = w
         self.eigenvectors_ = U
         self.dual_coef_ = U / np.sqrt(w)
         self.n_components_ = k
-        return U * np.sqrt(w), diag_c
+        return basis.coordinates(), diag_c
 
-    def _n_kept(self, w, mass, matrix, floor):
-        """Set ``rank_`` (eigenvalues above ``tol`` times the largest and above the
-        rounding level ``floor``) and return the number of components kept by
+    def _basis(self, K, n_components, solver, rs, name, copy):
+        """:func:`kpm.spectral.eigen_basis` with this estimator's settings."""
+        return eigen_basis(K, n_components, center=self.centered, solver=solver, random_state=rs,
+                           rtol=self.tol, copy=copy, name=name)
+
+    def _n_kept(self, basis, mass, matrix):
+        """Set ``rank_`` (the basis's rank: eigenvalues above ``tol`` times the largest and
+        above the rounding level) and return the number of components kept by
         ``n_components`` (None: the rank; an int, at most the rank; a float: that fraction
         of ``mass``, the total variance, default the sum of the eigenvalues up to the
         rank). ``matrix`` names the matrix in errors."""
-        w_max = float(w[0]) if w.size else 0.0
-        if not w_max > floor:
+        w = basis.eigenvalues
+        rank = basis.rank
+        if rank == 0:
+            w_max = float(w[0]) if w.size else 0.0
             what = (
                 "all training samples are identical in feature space (kernel PCA needs at least "
                 "two distinct ones)"
@@ -387,10 +367,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             )
             raise ValueError(
                 f"the {'centred ' if self.centered else ''}kernel matrix has rank 0: its largest "
-                f"eigenvalue {w_max:.3g} is at the rounding level {floor:.3g} of its entries, so "
-                f"{what}"
+                f"eigenvalue {w_max:.3g} is at the rounding level {basis.floor:.3g} of its entries, "
+                f"so {what}"
             )
-        rank = int(np.sum(w > max(self.tol * w_max, floor)))
         self.rank_ = rank
         nc = self.n_components
         if nc is None:
@@ -404,13 +383,14 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             mass = csum[-1]
         return int(min(np.searchsorted(csum, nc * mass - 1e-12 * mass) + 1, rank))
 
-    def _grow_partial(self, K, solver, rs, frac, mass, n):
+    def _grow_partial(self, K, solver, rs, frac, mass, n, name):
         """Partial eigenpairs until they hold ``frac`` of the trace (float n_components)."""
         k = min(n - 2, 32)
         while True:
-            w, U = top_eigh(K, k, solver=solver, random_state=rs, center=self.centered)
-            if np.sum(np.clip(w, 0, None)) >= frac * mass or k >= n - 2 or w[-1] <= self.tol * w[0]:
-                return w, U
+            basis = self._basis(K, k, solver, rs, name, copy=True)
+            w = basis.eigenvalues
+            if np.sum(np.clip(w, 0, None)) >= frac * mass or k >= n - 2 or basis.rank < len(w):
+                return basis
             k = min(n - 2, 2 * k)
 
     def _fit_nystroem(self, X, precomputed, what, where):
@@ -428,38 +408,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             if what is not None:
                 Kmm = check_kernel_matrix(Kmm, f"the landmark block of the {what}", psd=False)
         warn_if_degenerate_kernel(Kmm, f"{where} (landmark kernel matrix)", stacklevel=5)
-        s, W = top_eigh(Kmm, None, solver="dense")
-        if what is not None:
-            check_psd_spectrum(s, f"the landmark block of the {what}")
-        floor = _rounding_level(m, float(max(Kmm.max(), -Kmm.min())))
-        if not s[0] > floor:
-            raise ValueError(
-                f"the landmark kernel matrix is numerically zero (largest eigenvalue {s[0]:.3g}): "
-                "every landmark has a zero feature vector"
-            )
-        keep = s > max(self.tol, 1e-12) * s[0]
-        M = W[:, keep] / np.sqrt(s[keep])  # features f(x) = M^T kappa_Z(x)
-        F = self._landmark_kernel(X, precomputed, idx) @ M  # (n, r_m), computed blockwise
-        fbar = F.mean(axis=0) if self.centered else np.zeros(F.shape[1])
-        F -= fbar
-        C = F.T @ F
-        lam, V = top_eigh((C + C.T) / 2, None, solver="dense")
-        k = self._n_kept(
-            lam, None, f"Nyström approximation of the kernel matrix ({m} landmarks)",
-            _rounding_level(n, float(max(Kmm.max(), -Kmm.min()))),
-        )
-        V = fix_signs(V[:, :k])
-        lam = lam[:k]
-        Yt = F @ V
-        # sign convention of the eigenvectors U = Y^T Lambda^{-1/2}
-        U = Yt / np.sqrt(lam)
-        signs = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(k)])
-        signs[signs == 0] = 1.0
-        V *= signs
-        Yt *= signs
-        U *= signs
-        self.eigenvalues_ = lam
-        self.eigenvectors_ = U
+        Kxz = self._landmark_kernel(X, precomputed, idx)
+        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.tol, landmark_indices=idx,
+                               name=None if what is None else f"the landmark block of the {what}")
+        k = self._n_kept(basis, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
+        self._basis_ = basis = basis.truncate(k)
+        ny = basis.nystroem
+        M, fbar, V = ny.landmark_map, ny.feature_mean, ny.rotation
+        self.eigenvalues_ = basis.eigenvalues
+        self.eigenvectors_ = basis.eigenvectors
         self.dual_coef_ = M @ V
         self.nystroem_offset_ = fbar @ V
         self.n_components_ = k
@@ -468,12 +425,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self._nystroem_M = M
         diag_c = None
         if self.residual:
-            Fx = F + fbar  # uncentred landmark features
+            Fx = Kxz @ M  # uncentred landmark features
+            F = Fx - fbar
             dk = self.kernel_.diag(X)
             diag_c = np.maximum(dk - np.einsum("ij,ij->i", Fx, Fx), 0.0) + np.einsum(
                 "ij,ij->i", F, F
             )
-        return Yt, diag_c
+        return basis.coordinates(), diag_c
 
     def _landmark_kernel(self, X, precomputed, idx):
         if precomputed:
@@ -528,10 +486,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 diag_c = np.maximum(dk - f_sq, 0.0) + f_sq - 2.0 * f_fbar + fbar_sq
             return self._finish(Yt, diag_c)
 
-        A = self.dual_coef_
-        a_sum = A.sum(axis=0)
-        offset = self.kernel_col_means_ @ A - self.kernel_mean_ * a_sum
-        Yt = np.empty((X.shape[0], A.shape[1]))
+        basis = self._basis_
+        k = self.n_components_
+        Yt = np.empty((X.shape[0], k))
         row_means = np.empty(X.shape[0])
         blocks = (
             [(slice(0, X.shape[0]), X)]
@@ -539,12 +496,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             else self.kernel_.blocks(X, self.X_fit_)
         )
         for rows, Kb in blocks:
-            Yt[rows] = Kb @ A
+            Yt[rows] = basis.features(Kb, k)
             row_means[rows] = Kb.mean(axis=1)
-        if self.centered:
-            # y = A^T (kappa - mean(kappa) 1 - K1/n + mean(K) 1), without forming it
-            Yt -= np.outer(row_means, a_sum)
-            Yt -= offset
         diag_c = None
         if self.residual:
             dk = self.kernel_.diag(X)
@@ -555,3 +508,30 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def fit_coordinates(projection, X, *, owner="KernelProjection"):
+    """Fit ``projection`` on X and return the training coordinates, naming ``owner`` in warnings.
+
+    :meth:`KernelProjection.fit_transform` for an estimator that maps its data with a
+    :class:`KernelProjection` (e.g. :class:`kpm.pca_l1.KernelPCAL1`), whose warnings
+    about a degenerate kernel then name that estimator.
+
+    Parameters
+    ----------
+    projection : KernelProjection
+        An unfitted (or to be refitted) projection; it is fitted in place.
+    X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+    owner : str, default='KernelProjection'
+        The model named in warnings.
+
+    Returns
+    -------
+    Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
+    """
+    if not isinstance(projection, KernelProjection):
+        raise ValueError(f"projection must be a KernelProjection, got {type(projection).__name__}")
+    if not isinstance(owner, str):
+        raise ValueError(f"owner must be a str, got {type(owner).__name__}")
+    Yt, diag_c = projection._fit(X, owner)
+    return projection._finish(Yt, diag_c)

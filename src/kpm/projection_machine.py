@@ -36,7 +36,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -46,11 +46,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
-from ._eigensolvers import center_cross_gram, center_gram, top_eigh
 from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
 from .rules import ModelCurves, SelectionRule, as_rule
+from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
     check_bool,
     check_int,
@@ -65,14 +65,6 @@ __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
 _SELECTIONS = ("cv", "penalty", "slope")
 _CV_DUPLICATES = ("warn", "split", "group")
-
-
-def numerical_rank(eigenvalues, n: int) -> int:
-    """Number of eigenvalues above ``n * eps * lambda_1`` (numpy's matrix-rank tolerance)."""
-    w = np.asarray(eigenvalues, dtype=float)
-    if len(w) == 0 or w[0] <= 0:
-        return 0
-    return int(np.sum(w > w[0] * n * np.finfo(float).eps))
 
 
 def _duplicate_groups(X, precomputed):
@@ -105,25 +97,21 @@ _SMALL_ENTRY = 1e-9
 
 
 class _Subspace:
-    """Eigen-features of one training set: ``Z = V`` on it, Nyström extension elsewhere.
+    """The KPM's basis: the :class:`kpm.spectral.EigenBasis` of one training set, cut at
+    the rank, with the KPM's post-processing of the eigenvectors.
 
-    The basis of the paths: they use ``rank``, ``eigenvalues``, ``V`` (the training
-    points' coordinates), ``groups``, ``col_means`` and :meth:`features` only, and build
-    it in :meth:`KernelProjectionMachine._basis`, :func:`_fold_task` and
-    :class:`_LockstepFold`.
+    ``V`` (the whitened coordinates of the training points, the eigenvectors) has the
+    rows of identical samples tied (:func:`_tie_duplicates`) and its entries at or below
+    ``_SMALL_ENTRY`` zeroed; :meth:`features` are the whitened features of new points,
+    ``V_j^T k(x) / lambda_j`` (the Nyström extension of ``V_j``). The paths use
+    ``rank``, ``eigenvalues``, ``V``, ``groups``, ``col_means`` and :meth:`features`.
     """
 
-    def __init__(self, K, centered, n_components=None, random_state=None, groups=None):
-        n = K.shape[0]
-        if centered:
-            Kc, self.col_means, self.total_mean = center_gram(K)
-        else:
-            Kc, self.col_means, self.total_mean = K, None, None
-        w, V = top_eigh(Kc, n_components, random_state=random_state)
-        r = numerical_rank(w, n)
-        self.rank = r
-        self.eigenvalues = w[:r]
-        V = V[:, :r]
+    def __init__(self, K, centered, n_components=None, random_state=None, groups=None,
+                 eigen_solver="auto"):
+        basis = eigen_basis(K, n_components, center=centered, solver=eigen_solver,
+                            random_state=random_state).truncate()
+        V = basis.eigenvectors
         self.groups = groups  # duplicated samples: identical rows of V, merged in the LPs
         if groups is not None:
             V = _tie_duplicates(V, groups)
@@ -131,13 +119,15 @@ class _Subspace:
         # that the LP it solves is exactly the one whose solution is evaluated (with the
         # huge coefficients of near-separable paths such entries are not negligible)
         V = np.where(np.abs(V) <= _SMALL_ENTRY, 0.0, V)
+        self.basis = replace(basis, eigenvectors=V)
+        self.rank = basis.rank
+        self.eigenvalues = basis.eigenvalues
+        self.col_means = basis.col_means
         self.V = V
 
     def features(self, K_new, m):
         """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows."""
-        if self.col_means is not None:
-            K_new = center_cross_gram(K_new, self.col_means, self.total_mean)
-        return (K_new @ self.V[:, :m]) / self.eigenvalues[:m]
+        return self.basis.features(K_new, m, whiten=True)
 
 
 def _fit_paths(Z, Y, grid, solver="auto", groups=None):
@@ -286,11 +276,11 @@ class KernelPaths:
 
 
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
-               fold=0):
+               fold=0, eigen_solver="auto"):
     """Fit the paths of one CV fold; return its :class:`FoldCurves` on the grid."""
     sub = _Subspace(
         K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
-        groups=None if groups is None else groups[tr],
+        groups=None if groups is None else groups[tr], eigen_solver=eigen_solver,
     )
     m = min(int(grid[-1]), sub.rank)
     if m < 1:
@@ -318,10 +308,10 @@ class _LockstepFold:
     """One CV fold advanced together with the others: its basis, one :class:`PathGrower`
     per one-vs-rest problem, the decision values of the last solutions and the curves."""
 
-    def __init__(self, K, tr, va, Y, centered, max_dim, random_state, groups, solver):
+    def __init__(self, K, tr, va, Y, centered, max_dim, random_state, groups, solver, eigen_solver="auto"):
         sub = _Subspace(
             K[np.ix_(tr, tr)], centered, random_state=random_state,
-            groups=None if groups is None else groups[tr],
+            groups=None if groups is None else groups[tr], eigen_solver=eigen_solver,
         )
         self.m = min(max_dim, sub.rank)
         if self.m < 1:
@@ -374,7 +364,8 @@ class _LockstepFold:
         )
 
 
-def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None, solver="auto"):
+def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_state, groups=None, solver="auto",
+                 eigen_solver="auto"):
     """All folds' paths advanced together along the grid, with optional early stopping.
 
     Returns the folds' :class:`FoldCurves` (padded to the grid) and the number of grid
@@ -385,7 +376,7 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
     (D_best the CV minimiser so far; a heuristic), or before a grid D that no solver
     solved on some fold (its ``failures``).
     """
-    folds = [_LockstepFold(K, tr, va, Y, centered, int(grid[-1]), random_state, groups, solver)
+    folds = [_LockstepFold(K, tr, va, Y, centered, int(grid[-1]), random_state, groups, solver, eigen_solver)
              for tr, va in splits]
     best, best_D, n_used, failures = np.inf, None, len(grid), []
     for gi, D in enumerate(grid):
@@ -482,8 +473,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Factor of the slope heuristic (Birgé-Massart's 2).
     max_dim : int, optional
         Largest D considered. Default: the numerical rank of the kernel matrix
-        (eigenvalues above ``n * eps * lambda_1``): beyond it the eigenvectors are
-        rounding noise and the Nyström extension divides by ``lambda_j ~ eps``.
+        (eigenvalues above ``1e-10 lambda_1``, the rank cut of :mod:`kpm.spectral`):
+        beyond it the eigenvectors are rounding noise and the Nyström extension would
+        divide by eigenvalues at the rounding level.
         In practice the path also stops at the first D where the training hinge
         risk reaches its floor (zero, or the loss forced by duplicated inputs with
         both labels), beyond which every D has the same solution (see
@@ -520,8 +512,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         a given splitter); right where duplicates are an artefact, since copies on
         both sides make the CV error favour large D. ``'warn'``: as ``'split'``, with
         a warning when X has duplicates.
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+        Eigensolver of the kernel matrices (full data and every fold; see
+        :mod:`kpm.spectral`). ``'auto'``: the whole spectrum by LAPACK (``'dense'``),
+        unless the largest D is known in advance (``max_dim`` or a fixed D), then ARPACK
+        or the block Krylov solver where the measured crossovers favour them.
     random_state : int, RandomState or None
-        Seeds the CV shuffling.
+        Seeds the CV shuffling and the partial eigensolvers.
     n_jobs : int, optional
         Parallel jobs over the CV folds (joblib).
 
@@ -613,6 +610,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         centered=False,
         lp_solver="auto",
         cv_duplicates="warn",
+        eigen_solver="auto",
         random_state=None,
         n_jobs=None,
     ):
@@ -632,6 +630,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.centered = centered
         self.lp_solver = lp_solver
         self.cv_duplicates = cv_duplicates
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -704,6 +703,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         check_option(self.cv_duplicates, "cv_duplicates", _CV_DUPLICATES)
         check_bool(self.centered, "centered")
         check_bool(self.early_stopping, "early_stopping")
+        check_eigen_solver(self.eigen_solver)
         if self.n_jobs is not None:
             check_int(self.n_jobs, "n_jobs", minimum=None)
             if self.n_jobs == 0:
@@ -851,7 +851,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if rule.fixed_dim is not None:
             known = rule.fixed_dim if known is None else min(known, rule.fixed_dim)
         n_comp = known if known is not None and known < n - 1 else None
-        basis = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups)
+        basis = _Subspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
+                          eigen_solver=self.eigen_solver)
         if basis.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
         centred = "centred " if self.centered else ""
@@ -897,7 +898,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         """The CV folds' curves on the grid and the number of grid points used."""
         if self.early_stopping:
             return _cv_lockstep(K, splits, Y, codes, self.centered, grid, True, self.random_state, groups,
-                                self.lp_solver)
+                                self.lp_solver, self.eigen_solver)
         from joblib import Parallel, delayed
 
         n_comp = int(grid[-1]) if self.max_dim is not None else None
@@ -905,7 +906,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             delayed(_fold_task)(
                 K, tr, va, Y, codes, self.centered, grid,
                 n_comp if n_comp is not None and n_comp < len(tr) - 1 else None,
-                self.random_state, groups, self.lp_solver, k,
+                self.random_state, groups, self.lp_solver, k, self.eigen_solver,
             )
             for k, (tr, va) in enumerate(splits)
         )

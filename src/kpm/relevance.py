@@ -17,7 +17,8 @@ is fitted by maximum likelihood over the cut-off d:
 and ``d_hat = argmin_d`` (ties: the smaller d), ``d = 1 .. n-1``.
 
 Deviation from the slides: n is the number of directions with a nonzero eigenvalue
-(the numerical rank of K, eigenvalues > 1e-10 λ_1), not the number of samples. In the
+(the numerical rank of K, eigenvalues > 1e-10 λ_1: the rank cut of :mod:`kpm.spectral`),
+not the number of samples. In the
 null space of a singular K the eigenvector order is arbitrary, and duplicated inputs
 with equal labels give contributions exactly 0 there, which would make the model
 pick a spurious d just below n (we saw d = 977 of 1000 on splice with a narrow RBF).
@@ -51,13 +52,12 @@ from ._base import (
     KernelParamsMixin,
     accepts_raw_input,
     cross_gram,
-    eigh_psd,
     train_gram,
     validate_kernel_input,
     validate_kernel_input_y,
 )
-from ._eigensolvers import SOLVERS
 from .kernels import Kernel, make_kernel
+from .spectral import RANK_RTOL, check_eigen_solver, eigen_basis, numerical_rank
 from .validation import (
     check_bool,
     check_int,
@@ -79,22 +79,18 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # the relevant-dimension model (also used by kpm.pcr)
 # ---------------------------------------------------------------------------
-#: eigenvalues <= RANK_TOL * lambda_1 form the numerical null space of K
-RANK_TOL = 1e-10
+#: eigenvalues <= RANK_TOL * lambda_1 form the numerical null space of K (the package's
+#: rank tolerance, :data:`kpm.spectral.RANK_RTOL`)
+RANK_TOL = RANK_RTOL
 
 
-def numerical_rank(w) -> int:
-    """Number of eigenvalues (decreasing) above ``RANK_TOL`` times the largest."""
-    if len(w) == 0 or w[0] <= 0:
-        return 0
-    return int(np.count_nonzero(w > RANK_TOL * w[0]))
-
-
-def model_directions(w, s, total_all, n, null_space="exclude"):
+def model_directions(w, s, total_all, n, null_space="exclude", *, rank=None):
     """The contributions the two-component model is fitted to.
 
-    ``null_space='exclude'`` (default): directions of the numerical null space of K
-    (eigenvalue <= 1e-10 lambda_1) are left out: their order is arbitrary (degenerate zero
+    ``rank``: the numerical rank of K (default: :func:`kpm.spectral.numerical_rank` of
+    ``w``; an :class:`kpm.spectral.EigenBasis` knows it). ``null_space='exclude'``
+    (default): directions of the numerical null space of K (the eigenvalues cut by
+    :mod:`kpm.spectral`) are left out: their order is arbitrary (degenerate zero
     eigenvalues) and, with duplicated inputs, their contributions are exactly 0 when the
     duplicates agree in y, which would otherwise reward a spurious ``d`` close to n.
     ``null_space='noise'``: all n directions are kept (as on the slides), but the null
@@ -105,7 +101,7 @@ def model_directions(w, s, total_all, n, null_space="exclude"):
     part over ``n`` directions.
     """
     check_option(null_space, "null_space", NULL_SPACE_OPTIONS)
-    r = numerical_rank(w)
+    r = numerical_rank(w) if rank is None else int(rank)
     if null_space == "noise":
         return s, float(total_all), n, r, max(1, min(r, n - 1))
     if r < len(w) or len(w) == n:
@@ -121,11 +117,6 @@ NULL_SPACE_OPTIONS = ("exclude", "noise")
 
 def cap_dim(max_dim, max_cut):
     return max_cut if max_dim is None else min(int(max_dim), max_cut)
-
-
-# the names kpm.experiments.braun_table imports (until it uses the public ones)
-_eigh_all = eigh_psd
-_numerical_rank = numerical_rank
 
 
 def rank_error(rank, degeneracy, what):
@@ -249,7 +240,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         in the noise component with the cut d limited to the rank ('noise', closer to the
         slides, which use all n directions). No effect when K is nonsingular.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
-        Passed to :func:`kpm._eigensolvers.top_eigh` when ``max_dim`` is given.
+        Eigensolver (the registry of :mod:`kpm.spectral`) when ``max_dim`` is given;
+        without it the whole spectrum is computed by LAPACK.
     random_state : int, RandomState or None
         Seeds the partial eigensolvers.
 
@@ -268,7 +260,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     eigenvalues_ : ndarray (m,)
         Eigenvalues of K, decreasing.
     rank_ : int
-        Numerical rank of K (eigenvalues > 1e-10 lambda_1).
+        Numerical rank of K (eigenvalues above the rank cut of :mod:`kpm.spectral`,
+        ``1e-10 lambda_1``; a lower bound with a partial solve).
     n_directions_ : int
         Number of directions the two-component model is fitted to: ``rank_`` with
         ``null_space='exclude'`` (the slides use all n, which only differs when K is
@@ -351,17 +344,16 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
             raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
         max_dim = check_int(self.max_dim, "max_dim", minimum=1, maximum=n - 1, allow_none=True)
         check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
-        check_option(self.eigen_solver, "eigen_solver", SOLVERS)
+        check_eigen_solver(self.eigen_solver)
         K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, where, stacklevel=4)
-        if max_dim is None:
-            w, U = eigh_psd(K, None, solver="dense", name=name)
-        else:
-            m = min(n, max_dim + 1)
-            w, U = eigh_psd(K, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
+        m = None if max_dim is None else min(n, max_dim + 1)
+        basis = eigen_basis(K, m, solver="dense" if m is None else self.eigen_solver,
+                            random_state=self.random_state, name=name)
+        w, U = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors  # clipped: rounding noise
         s = U.T @ y
         s_used, total, n_used, rank, max_cut = model_directions(
-            w, s, float(y @ y), n, self.null_space
+            w, s, float(y @ y), n, self.null_space, rank=basis.rank
         )
         if n_used < 2 or rank < 1:
             raise rank_error(
@@ -408,8 +400,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         X = validate_kernel_input(self, X, reset=False)
         Kx = cross_gram(self.kernel_, X, self.X_fit_)
         w = self.eigenvalues_[: self.dim_]
-        tol = max(w[0], 0.0) * 1e-12 if len(w) else 0.0
-        scale = np.where(w > tol, 1.0 / np.sqrt(np.where(w > tol, w, 1.0)), 0.0)
+        live = np.arange(len(w)) < self.rank_  # directions above the rank cut
+        scale = np.where(live, 1.0 / np.sqrt(np.where(live, w, 1.0)), 0.0)
         return (Kx @ self.eigenvectors_[:, : self.dim_]) * scale
 
     def __sklearn_tags__(self):

@@ -186,8 +186,13 @@ def _seed(random_state):
     raise ValueError(f"random_state must be None, an int or a RandomState, got {random_state!r}")
 
 
-def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
+def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=None):
     """Approximate eigenfunctions from the landmark Gram matrix.
+
+    The Nyström extension (Williams & Seeger 2001) of the eigenvectors of ``K(Z, Z)``,
+    from its :class:`kpm.spectral.EigenBasis` (uncentred, cut at the package's rank
+    tolerance): ``phi_j(x) = sqrt(m) / lambda_j * sum_l U_lj k(z_l, x)``, normalised to
+    unit mean square on the landmarks.
 
     Parameters
     ----------
@@ -196,14 +201,16 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
     Z : array-like (m, n_features)
         The landmarks.
     max_components : int, optional
-        Most eigenfunctions returned (default: all above ``eig_tol``).
-    eig_tol : float in (0, 1), default=1e-10
-        Eigenvalues at or below ``eig_tol * λ_1`` are dropped.
+        Most eigenfunctions returned (default: all up to the rank).
+    eig_tol : float in (0, 1), optional
+        Relative rank tolerance replacing :data:`kpm.spectral.RANK_RTOL` (``1e-10``, the
+        default): eigenvalues at or below ``eig_tol * λ_1``, or at the rounding level
+        ``m eps max|K(Z, Z)|``, are dropped.
 
     Returns
     -------
     eigenvalues : ndarray (r,)
-        Eigenvalues of ``K(Z, Z)`` above ``eig_tol * λ_1`` (decreasing), at most
+        Eigenvalues of ``K(Z, Z)`` above the rank cut (decreasing), at most
         ``max_components`` of them.
     projection : ndarray (m, r)
         ``P = sqrt(m) U Λ^{-1}``: the features of x are ``K(x, Z) @ P``.
@@ -214,15 +221,16 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
         When ``K(Z, Z)`` is numerically the identity or constant (a kernel width far
         from the scale of the data).
     """
-    from ._eigensolvers import top_eigh
     from .kernels import Kernel
+    from .spectral import RANK_RTOL, eigen_basis
 
     if not isinstance(kernel, Kernel) or kernel.is_precomputed:
         raise ValueError(
             "kernel must be a kpm.kernels.Kernel on feature vectors (see kpm.make_kernel), got "
             f"{kernel!r}"
         )
-    eig_tol = check_real(eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
+    if eig_tol is not None:
+        eig_tol = check_real(eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
     Z = check_samples(Z, "Z")
     m = len(Z)
     k = m if max_components is None else min(m, check_int(max_components, "max_components"))
@@ -230,12 +238,14 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=1e-10):
     if kernel.user_defined:  # the built-in kernels are symmetric by construction
         Wm = check_kernel_matrix(Wm, f"the landmark kernel matrix K(Z, Z) of the {kernel.name} kernel")
     warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
-    lam, U = top_eigh(Wm, k, solver="dense")  # only the top k (LAPACK subset eigh)
-    if lam[0] <= 0:
+    # only the top k (LAPACK subset eigh)
+    basis = eigen_basis(Wm, None if k == m else k, solver="dense",
+                        rtol=RANK_RTOL if eig_tol is None else eig_tol)
+    if not basis.eigenvalues[0] > 0:
         raise ValueError("the landmark kernel matrix K(Z, Z) has no positive eigenvalue")
-    r = int(np.sum(lam > eig_tol * lam[0]))
-    lam, U = lam[:r], U[:, :r]
-    return lam, U * (np.sqrt(m) / lam)[None, :]
+    basis = basis.truncate()
+    lam = basis.eigenvalues
+    return lam, basis.eigenvectors * (np.sqrt(m) / lam)[None, :]
 
 
 def _feature_block(Xb, Z, P, kernel):

@@ -1,0 +1,448 @@
+"""The spectral basis of a kernel matrix: one eigendecomposition pipeline for every estimator.
+
+Kernel PCA (Schölkopf, Smola & Müller 1998, "Nonlinear component analysis as a kernel
+eigenvalue problem", Neural Computation 10(5)) diagonalises the (centred) kernel matrix,
+``K~ = U Lambda U^T`` with ``K~ = H K H``, ``H = I - 11^T/n`` (their Section 2 and
+their appendix on centring in feature space). Every estimator of the package that works on kernel principal directions
+-- the explicit feature map :class:`kpm.KernelProjection`, the Kernel Projection
+Machine, the kernel PCA denoiser, the relevant dimension and kernel PCR -- starts from
+the same object, an :class:`EigenBasis`, built by :func:`eigen_basis` from a kernel
+matrix, by :func:`operator_basis` from the products of a kernel operator (the entry of
+a matrix-free backend), or by :func:`nystroem_basis` from landmarks (Williams & Seeger
+2001, "Using the Nyström method to speed up kernel machines", NIPS 13).
+
+Coordinates and features
+------------------------
+With the eigenpairs ``(lambda_j, u_j)`` above the numerical rank cut:
+
+* the coordinates of the training points are ``Y^T = U Lambda^{1/2}`` (so that
+  ``Y^T Y = K~``), whitened ``U``;
+* a new point with kernel row ``kappa(x) = (k(x_1, x), ..., k(x_n, x))`` has the
+  features ``y_j(x) = u_j^T k~(x) / sqrt(lambda_j)`` (Schölkopf et al. 1998, Section 2:
+  the projection onto the j-th unit principal direction), whitened
+  ``u_j^T k~(x) / lambda_j``, with the centred row
+  ``k~(x) = H (kappa(x) - K 1/n)`` (their appendix; uncentred: ``k~ = kappa``). On a
+  training point the features are its coordinates.
+
+The rank tolerance
+------------------
+An eigenvalue counts as zero -- it is never inverted, and it is outside the numerical
+rank -- when it is at most
+
+    ``max(RANK_RTOL * lambda_1, n * eps * max|K|)``,   ``RANK_RTOL = 1e-10``.
+
+The second term is the rounding level of an eigendecomposition of an n x n matrix with
+entries up to ``max|K|`` (LAPACK's backward error bound, up to a modest constant): below
+it an "eigenvalue" is rounding noise whatever the relative tolerance, which matters for a
+centred matrix whose spectrum is small against its entries (nearly identical samples).
+The first term is the one that acts in practice. ``1e-10`` keeps every direction whose
+features ``u^T k~ / sqrt(lambda)`` keep a relative rounding error of roughly
+``eps / sqrt(1e-10) ~ 2e-11``, and it is the tolerance the published results of the package were
+computed with (the feature map, the relevant dimension, whose model counts the
+directions up to the rank, and the denoiser); the Kernel Projection Machine used
+``n * eps * lambda_1`` before, and on its benchmark problems the cut at ``1e-10`` leaves
+every selected model and test error unchanged (its dimension grid stops at 60, below the
+rank of every training set and fold). The same rule cuts the landmark matrix of the
+Nyström variant. It is the only rank tolerance of the package: :func:`numerical_rank`
+applies it, and an estimator's ``tol`` parameter (:class:`kpm.KernelProjection`) only
+replaces ``RANK_RTOL``.
+
+Eigensolvers
+------------
+``eigen_solver`` parameters take the names of the registry :data:`EIGENSOLVERS`
+(``'dense'``, ``'arpack'``, ``'randomized'``; the backends live in
+:mod:`kpm._eigensolvers`, and a new one is one function and one entry there) or
+``'auto'``, resolved by :func:`resolve_solver` with the measured crossovers of
+:func:`kpm._eigensolvers.choose_solver`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ._eigensolvers import (
+    EIGENSOLVERS,
+    SOLVERS,
+    center_cross_gram,
+    center_gram,
+    choose_solver,
+    fix_signs,
+    operator_eigh,
+    top_eigh,
+)
+from .validation import (
+    check_bool,
+    check_int,
+    check_kernel_matrix,
+    check_option,
+    check_psd_spectrum,
+    check_real,
+)
+
+__all__ = [
+    "RANK_RTOL",
+    "EIGEN_SOLVERS",
+    "EIGENSOLVERS",
+    "EigenBasis",
+    "NystroemMap",
+    "eigen_basis",
+    "operator_basis",
+    "nystroem_basis",
+    "numerical_rank",
+    "rounding_level",
+    "resolve_solver",
+    "check_eigen_solver",
+]
+
+#: Relative rank tolerance: eigenvalues ``<= RANK_RTOL * lambda_1`` count as zero.
+RANK_RTOL = 1e-10
+
+#: The names every ``eigen_solver`` parameter accepts (``'auto'`` and the registry's).
+EIGEN_SOLVERS = SOLVERS
+
+
+def rounding_level(n, magnitude):
+    """``n * eps * magnitude``: eigenvalues of an n x n matrix with entries up to
+    ``magnitude`` below this are rounding errors."""
+    return float(n) * np.finfo(float).eps * float(magnitude)
+
+
+def numerical_rank(eigenvalues, *, floor=0.0, rtol=RANK_RTOL) -> int:
+    """Number of eigenvalues (decreasing) above ``max(rtol * lambda_1, floor)``.
+
+    Parameters
+    ----------
+    eigenvalues : array-like, decreasing
+    floor : float, default=0
+        Absolute level below which an eigenvalue is rounding noise, usually
+        :func:`rounding_level` of the decomposed matrix. A largest eigenvalue at or
+        below it (or at or below 0) gives rank 0.
+    rtol : float, default=RANK_RTOL
+
+    Returns
+    -------
+    int
+    """
+    w = np.asarray(eigenvalues, dtype=float)
+    if w.size == 0 or not w[0] > max(float(floor), 0.0):
+        return 0
+    return int(np.count_nonzero(w > max(rtol * float(w[0]), float(floor))))
+
+
+def check_eigen_solver(solver, name="eigen_solver"):
+    """Validate an ``eigen_solver`` parameter (a name of :data:`EIGEN_SOLVERS`)."""
+    return check_option(solver, name, EIGEN_SOLVERS)
+
+
+def resolve_solver(solver, n, n_components=None, *, grow=False):
+    """The eigensolver that computes ``n_components`` leading eigenpairs of an n x n matrix.
+
+    ``'auto'`` follows :func:`kpm._eigensolvers.choose_solver` (``'dense'`` for the whole
+    spectrum or small matrices, ARPACK for a few pairs of a matrix that fits in the
+    cache, the block Krylov solver beyond); ``grow=True`` when the number of pairs is
+    not known in advance. A partial solver asked for the whole spectrum is ``'dense'``.
+    """
+    solver = check_eigen_solver(solver)
+    if solver == "auto":
+        return choose_solver(n, None if grow else n_components, grow=grow)
+    if n_components is None and not grow:
+        return "dense"
+    return solver
+
+
+@dataclass(frozen=True)
+class NystroemMap:
+    """How a Nyström basis maps a new point's landmark kernel row ``kappa_Z(x)``.
+
+    ``f(x) = M^T kappa_Z(x)`` are the landmark features (``M = W S^{-1/2}`` from
+    ``K(Z, Z) = W S W^T`` cut at the rank), centred by ``feature_mean`` and rotated by
+    ``rotation`` onto the eigenvectors of the features' scatter matrix.
+    """
+
+    landmark_indices: np.ndarray | None
+    landmark_map: np.ndarray
+    feature_mean: np.ndarray
+    rotation: np.ndarray
+
+
+@dataclass(frozen=True)
+class EigenBasis:
+    """Leading eigenpairs of a (centred) kernel matrix and the feature map they define.
+
+    Attributes
+    ----------
+    eigenvalues : ndarray (k,)
+        The computed eigenvalues, decreasing (all n of them when ``complete``).
+    eigenvectors : ndarray (n, k)
+        Matching unit eigenvectors (training coordinates up to scale; largest-magnitude
+        entry positive).
+    rank : int
+        Eigenvalues above the rank cut (module docstring). When the basis is not
+        ``complete`` only the computed ones are counted: a lower bound of the rank.
+    col_means : ndarray (n,) or None
+        ``K 1 / n`` of a centred basis (None: uncentred).
+    total_mean : float or None
+        ``1^T K 1 / n^2`` of a centred basis.
+    complete : bool
+        The whole spectrum was computed.
+    floor : float
+        The rounding level used in the rank cut.
+    nystroem : NystroemMap or None
+        For a Nyström basis (:func:`nystroem_basis`): the kernel rows of new points are
+        taken against the landmarks and mapped by it.
+    """
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+    rank: int
+    col_means: np.ndarray | None = None
+    total_mean: float | None = None
+    complete: bool = True
+    floor: float = 0.0
+    nystroem: NystroemMap | None = None
+
+    def truncate(self, n_components=None):
+        """The basis restricted to its ``n_components`` leading pairs (default: the rank)."""
+        m = self._n(n_components)
+        ny = self.nystroem
+        if ny is not None:
+            ny = replace(ny, rotation=ny.rotation[:, :m])
+        return replace(self, eigenvalues=self.eigenvalues[:m], eigenvectors=self.eigenvectors[:, :m],
+                       rank=min(self.rank, m), nystroem=ny)
+
+    def coordinates(self, n_components=None, *, whiten=False):
+        """Coordinates of the training points: ``U Lambda^{1/2}`` (whitened: ``U``), (n, m)."""
+        m = self._n(n_components)
+        U = self.eigenvectors[:, :m]
+        return U if whiten else U * np.sqrt(self.eigenvalues[:m])
+
+    def features(self, K_new, n_components=None, *, whiten=False):
+        """Features of new points from their kernel rows.
+
+        Parameters
+        ----------
+        K_new : ndarray (n_new, n)
+            Kernel values of the new points against the training points (against the
+            landmarks for a Nyström basis).
+        n_components : int, optional
+            Number of leading features (default: the rank).
+        whiten : bool, default=False
+            ``u^T k~ / lambda`` (unit scatter on the training data) instead of
+            ``u^T k~ / sqrt(lambda)``.
+
+        Returns
+        -------
+        ndarray (n_new, n_components)
+        """
+        m = self._n(n_components)
+        check_bool(whiten, "whiten")
+        K_new = np.asarray(K_new, dtype=float)
+        ny = self.nystroem
+        width = self.eigenvectors.shape[0] if ny is None else ny.landmark_map.shape[0]
+        if K_new.ndim != 2 or K_new.shape[1] != width:
+            raise ValueError(
+                f"K_new must hold kernel rows against the {width} "
+                f"{'landmarks' if ny is not None else 'training points'}, got shape {K_new.shape}"
+            )
+        w = self.eigenvalues[:m]
+        if ny is not None:
+            V = ny.rotation[:, :m]
+            Y = K_new @ (ny.landmark_map @ V) - ny.feature_mean @ V
+            return Y / np.sqrt(w) if whiten else Y
+        if self.col_means is not None:
+            K_new = center_cross_gram(K_new, self.col_means, self.total_mean)
+        return (K_new @ self.eigenvectors[:, :m]) / (w if whiten else np.sqrt(w))
+
+    def _n(self, n_components):
+        if n_components is None:
+            return self.rank
+        return check_int(n_components, "n_components", minimum=0, maximum=self.rank)
+
+
+def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_state=None,
+                rtol=RANK_RTOL, copy=True, name=None):
+    """The :class:`EigenBasis` of a kernel matrix (Schölkopf, Smola & Müller 1998).
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Symmetric kernel matrix, uncentred.
+    n_components : int or None, default=None
+        Leading eigenpairs to compute; None: all (the rank is then exact).
+    center : bool, default=False
+        Decompose the centred ``H K H`` (kernel PCA), formed explicitly (see ``copy``);
+        the centring statistics are kept for the features of new points.
+    solver : str, default='auto'
+        A name of :data:`EIGEN_SOLVERS` (see :func:`resolve_solver`).
+    random_state : int, RandomState or None
+        Seeds the partial solvers.
+    rtol : float, default=RANK_RTOL
+        Relative rank tolerance (module docstring).
+    copy : bool, default=True
+        False: a centred decomposition centres ``K`` in place (a float64 ndarray the
+        caller owns and no longer needs), so that no second n x n array is allocated.
+    name : str, optional
+        For a user-supplied matrix (precomputed or a callable kernel's), its name in
+        errors: the decomposed matrix must then be positive semi-definite (checked on
+        the whole spectrum, or by a Cholesky factorisation before a partial one).
+
+    Returns
+    -------
+    EigenBasis
+    """
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
+        raise ValueError(f"the kernel matrix must be a non-empty square matrix, got shape {K.shape}")
+    if not (np.isfinite(K.max()) and np.isfinite(K.min())):
+        raise ValueError("the kernel matrix contains NaN or infinite values")
+    n = K.shape[0]
+    center = check_bool(center, "center")
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
+    k = n if n_components is None else check_int(n_components, "n_components", minimum=1, maximum=n)
+    solver = resolve_solver(solver, n, None if k == n else k)
+    magnitude = float(max(K.max(), -K.min()))
+    col_means = total_mean = None
+    A = K
+    if center:
+        A, col_means, total_mean = center_gram(K, copy=copy)
+    scale = magnitude if center else None
+    if name is not None and k < n:
+        check_kernel_matrix(A, name, scale=scale)
+    w, U = top_eigh(A, None if k == n else k, solver=solver, random_state=random_state,
+                    magnitude=magnitude)
+    if name is not None and k == n:
+        check_psd_spectrum(w, name, scale=scale)
+    floor = rounding_level(n, magnitude)
+    return EigenBasis(w, U, numerical_rank(w, floor=floor, rtol=rtol), col_means, total_mean,
+                      complete=len(w) == n, floor=floor)
+
+
+def operator_basis(matmat, n, n_components, *, center=False, solver="auto", random_state=None,
+                   rtol=RANK_RTOL, magnitude=None):
+    """The :class:`EigenBasis` of a kernel matrix known only by its products ``K V``.
+
+    The entry of a matrix-free backend (kernel values computed block by block, on a GPU
+    or out of core): only ``matmat(V) = K @ V`` for (n, b) blocks is used.
+
+    Parameters
+    ----------
+    matmat : callable
+        ``V (n, b) -> K @ V``.
+    n : int
+        Order of K.
+    n_components : int
+        Leading eigenpairs to compute.
+    center : bool, default=False
+        Decompose ``H K H``, by ``H (K (H V))``; the column means are ``matmat(1)/n``.
+    solver : {'auto', 'arpack', 'randomized'}, default='auto'
+        A partial solver of the registry (``'auto'``: ``'randomized'``).
+    random_state : int, RandomState or None
+    rtol : float, default=RANK_RTOL
+    magnitude : float, optional
+        ``max|K|`` for the rounding level of the rank cut (default: the largest computed
+        eigenvalue, an upper bound of ``max|K|`` for an uncentred PSD K; pass it for a
+        centred one).
+
+    Returns
+    -------
+    EigenBasis
+    """
+    n = check_int(n, "n", minimum=1)
+    k = check_int(n_components, "n_components", minimum=1, maximum=n)
+    center = check_bool(center, "center")
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
+    solver = check_eigen_solver(solver)
+    if solver == "dense":
+        raise ValueError("operator_basis needs a partial solver: 'auto', 'arpack' or 'randomized'")
+    if not callable(matmat):
+        raise ValueError(f"matmat must be a callable V -> K @ V, got {type(matmat).__name__}")
+    col_means = total_mean = None
+    op = matmat
+    if center:
+        col_means = np.asarray(matmat(np.ones((n, 1))), dtype=float).ravel() / n
+        total_mean = float(col_means.mean())
+
+        def op(V):
+            KV = matmat(V - V.mean(axis=0))
+            return KV - KV.mean(axis=0)
+
+    w, U = operator_eigh(op, n, k, solver=solver, random_state=random_state)
+    if magnitude is None:
+        magnitude = max(float(w[0]), 0.0)
+    floor = rounding_level(n, magnitude)
+    return EigenBasis(w, U, numerical_rank(w, floor=floor, rtol=rtol), col_means, total_mean,
+                      complete=False, floor=floor)
+
+
+def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=None, name=None):
+    """The Nyström :class:`EigenBasis` from landmarks (Williams & Seeger 2001).
+
+    The feature vectors are projected onto the span of the landmarks' ones: with
+    ``K(Z, Z) = W S W^T`` (cut at the rank) the landmark features of x are
+    ``f(x) = S^{-1/2} W^T kappa_Z(x)``, so that ``f(x)^T f(x') = kappa_Z(x)^T K(Z, Z)^+
+    kappa_Z(x')``, the Nyström approximation of ``k(x, x')``; kernel PCA of the n points'
+    (centred) features ``F`` is then exact for that kernel, through the r x r scatter
+    matrix ``F^T F`` (memory O(n m)). With every point a landmark it is the exact basis.
+
+    Parameters
+    ----------
+    K_zz : ndarray (m, m)
+        Kernel matrix of the landmarks.
+    K_xz : ndarray (n, m)
+        Kernel rows of the n training points against the landmarks.
+    center : bool, default=True
+        Centre the features (kernel PCA of the centred approximate kernel).
+    rtol : float, default=RANK_RTOL
+        Relative rank tolerance, for ``K(Z, Z)`` and for the scatter matrix.
+    landmark_indices : ndarray of int, optional
+        Kept in the map, for the caller.
+    name : str, optional
+        For a user-supplied kernel, the name of ``K_zz`` in errors: it must then be
+        positive semi-definite (checked on its spectrum).
+
+    Returns
+    -------
+    EigenBasis
+        ``eigenvectors`` are the n training points' unit coordinates; ``features``
+        takes kernel rows against the landmarks.
+    """
+    K_zz = np.asarray(K_zz, dtype=float)
+    K_xz = np.asarray(K_xz, dtype=float)
+    if K_zz.ndim != 2 or K_zz.shape[0] != K_zz.shape[1] or K_zz.shape[0] == 0:
+        raise ValueError(f"K_zz must be a non-empty square matrix, got shape {K_zz.shape}")
+    m = K_zz.shape[0]
+    if K_xz.ndim != 2 or K_xz.shape[1] != m or K_xz.shape[0] == 0:
+        raise ValueError(f"K_xz must have shape (n, {m}) (kernel rows against the landmarks), got {K_xz.shape}")
+    if not (np.all(np.isfinite(K_zz)) and np.all(np.isfinite(K_xz))):
+        raise ValueError("the kernel matrices contain NaN or infinite values")
+    center = check_bool(center, "center")
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
+    n = K_xz.shape[0]
+    magnitude = float(max(K_zz.max(), -K_zz.min()))
+    s, W = top_eigh(K_zz, None, solver="dense")
+    if name is not None:
+        check_psd_spectrum(s, name)
+    r_m = numerical_rank(s, floor=rounding_level(m, magnitude), rtol=rtol)
+    if r_m == 0:
+        raise ValueError(
+            f"the landmark kernel matrix is numerically zero (largest eigenvalue {s[0]:.3g}): "
+            "every landmark has a zero feature vector"
+        )
+    M = W[:, :r_m] / np.sqrt(s[:r_m])
+    F = K_xz @ M
+    fbar = F.mean(axis=0) if center else np.zeros(r_m)
+    F -= fbar
+    C = F.T @ F
+    lam, V = top_eigh((C + C.T) / 2, None, solver="dense")
+    floor = rounding_level(n, magnitude)
+    rank = numerical_rank(lam, floor=floor, rtol=rtol)
+    V = fix_signs(V[:, :rank])
+    lam = lam[:rank]
+    U = (F @ V) / np.sqrt(lam)
+    # sign convention of the training coordinates (largest-magnitude entry positive)
+    signs = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(rank)]) if rank else np.ones(0)
+    signs[signs == 0] = 1.0
+    ny = NystroemMap(landmark_indices, M, fbar, V * signs)
+    return EigenBasis(lam, U * signs, rank, complete=False, floor=floor, nystroem=ny)
