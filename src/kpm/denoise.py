@@ -40,7 +40,12 @@ from .validation import check_estimator_data, check_random_state, warn_if_degene
 from ._eigensolvers import center_cross_gram
 from .kernels import RBFKernel
 from .spectral import check_eigen_solver, eigen_basis, numerical_rank
-from .preimage import _DIFFERENTIABLE, gaussian_fixed_point, gradient_preimage, preimage_objective
+from .preimage import (
+    DIFFERENTIABLE_KERNELS,
+    gaussian_fixed_point,
+    gradient_preimage,
+    preimage_objective,
+)
 
 __all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
 
@@ -257,9 +262,9 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
                 f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
                 "needs preimage='gradient' (poly, sigmoid, imq, linear) or 'learned'"
             )
-        if self.preimage == "gradient" and kernel.name not in _DIFFERENTIABLE:
+        if self.preimage == "gradient" and kernel.name not in DIFFERENTIABLE_KERNELS:
             raise ValueError(
-                f"preimage='gradient' needs a kernel with analytic gradients {_DIFFERENTIABLE}, "
+                f"preimage='gradient' needs a kernel with analytic gradients {DIFFERENTIABLE_KERNELS}, "
                 f"got {kernel.name!r}; use preimage='learned'"
             )
         mi = self.preimage_max_iter

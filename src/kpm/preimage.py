@@ -43,7 +43,8 @@ from .validation import check_samples
 
 __all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]
 
-_DIFFERENTIABLE = ("rbf", "poly", "sigmoid", "imq", "linear")
+#: Names of the kernels with analytic input gradients (the gradient pre-image needs one).
+DIFFERENTIABLE_KERNELS = ("rbf", "poly", "sigmoid", "imq", "linear")
 
 
 # --------------------------------------------------------------------------- validation
@@ -466,7 +467,7 @@ def _value_grad(kernel: Kernel, Z, points, X_sq, coefs):
         grad_kzz = (2.0 * g * (1.0 - tz**2))[:, None] * Z
         return tz - 2.0 * f, grad_kzz - 2.0 * grad_f
     raise ValueError(
-        f"the gradient pre-image needs a differentiable kernel {_DIFFERENTIABLE}, got {name!r}"
+        f"the gradient pre-image needs a differentiable kernel {DIFFERENTIABLE_KERNELS}, got {name!r}"
     )
 
 
@@ -528,9 +529,9 @@ def gradient_preimage(
     """
     coefs, points, z0, single = _check_inputs(coefs, points, z0)
     kernel = make_kernel(kernel)
-    if kernel.name not in _DIFFERENTIABLE:
+    if kernel.name not in DIFFERENTIABLE_KERNELS:
         raise ValueError(
-            f"the gradient pre-image needs a differentiable kernel {_DIFFERENTIABLE}, got {kernel.name!r}"
+            f"the gradient pre-image needs a differentiable kernel {DIFFERENTIABLE_KERNELS}, got {kernel.name!r}"
         )
     max_iter = _check_positive_int("max_iter", max_iter)
     tol = _check_tol(tol)
