@@ -15,6 +15,7 @@ from kpm.kernels import make_kernel
 from kpm.reduced_set import (
     ReducedSetSVC,
     _joint_objective,
+    _ovo_to_ovr,
     _select_path,
     expansion_error,
     optimal_coefficients,
@@ -488,10 +489,27 @@ def test_full_shared_expansion_predicts_like_the_svc_votes_and_ties(blobs4, shap
     assert np.sum(np.sum(votes == top[:, None], axis=1) > 1) >= 10
 
 
+def test_ovo_to_ovr_is_the_svc_s_ovr_decision_function_ties_included(blobs4):
+    # the same SVC fitted twice, once per decision_function_shape: kpm's transform of the
+    # one-vs-one values must give the 'ovr' values scikit-learn computes itself
+    X, y = blobs4
+    ovo = SVC(gamma=0.1, C=10, decision_function_shape="ovo").fit(X, y)
+    ovr = SVC(gamma=0.1, C=10, decision_function_shape="ovr").fit(X, y)
+    T = np.random.default_rng(16).normal(scale=8, size=(3000, 2))
+    D = ovo.decision_function(T)
+    np.testing.assert_allclose(_ovo_to_ovr(D, 4), ovr.decision_function(T), rtol=1e-12, atol=1e-12)
+    votes = np.floor(_ovo_to_ovr(D, 4) + 0.5)  # the confidence term is below 1/3
+    assert np.sum(np.sum(votes == votes.max(axis=1, keepdims=True), axis=1) > 1) >= 10  # tied votes
+    # a decision value of exactly 0 is a vote for the first class of its pair
+    np.testing.assert_array_equal(_ovo_to_ovr(np.zeros((1, 6)), 4), [[3, 2, 1, 0]])
+    # pairs (0,1), (0,2), (1,2): one vote each (the 0 goes to class 1); confidence sums
+    # 1 - 2 = -1, -1 + 0 = -1, 2 - 0 = 2, squashed by s / (3 (|s| + 1))
+    E = np.array([[1.0, -2.0, 0.0]])
+    np.testing.assert_allclose(_ovo_to_ovr(E, 3), [[1 - 1 / 6, 1 - 1 / 6, 1 + 2 / 9]])
+
+
 def test_reduced_ovo_system_votes_with_sklearn_rules(blobs4):
     # the reduced machines' own decision values, voted by scikit-learn's rule
-    from sklearn.utils.multiclass import _ovr_decision_function
-
     X, y = blobs4
     svc = SVC(gamma=0.1, C=10, decision_function_shape="ovo").fit(X, y)
     r = reduce_svc(svc, 10, method="construct", X=X, y=y, random_state=0)
@@ -503,7 +521,7 @@ def test_reduced_ovo_system_votes_with_sklearn_rules(blobs4):
         votes[:, j] += D[:, p] <= 0
     np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(votes, axis=1)])
     r.set_params(estimator=SVC(gamma=0.1, C=10, break_ties=True).fit(X, y)).fit(X, y)
-    ovr = _ovr_decision_function(r._raw(T) < 0, -r._raw(T), 4)
+    ovr = _ovo_to_ovr(r._raw(T), 4)
     np.testing.assert_allclose(r.decision_function(T), ovr)
     np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(ovr, axis=1)])
     bad = SVC(gamma=0.1, decision_function_shape="ovo", break_ties=True).fit(X, y)
@@ -578,3 +596,12 @@ def test_burges_random_starts_too_far_for_a_narrow_kernel_still_give_every_vecto
     assert r.n_expansion_vectors_ == 5
     # each vector removes (at least) one support vector's share of the error
     assert r.approximation_error_[0] < r.original_norm_sq_[0] * (1 - 4 / len(svc.support_))
+
+
+def test_svc_fitted_on_sparse_input_is_refused(moons):
+    from scipy import sparse
+
+    X, y, _ = moons
+    svc = SVC(kernel="rbf", gamma=2.0).fit(sparse.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="sparse input"):
+        reduce_svc(svc, 5, X=X, y=y)

@@ -110,7 +110,7 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
@@ -648,7 +648,7 @@ def _check_fitted_svc(svc):
             f"the {type(svc).__name__} is not fitted: fit it first (or use "
             "ReducedSetSVC(prefit=False) to fit and reduce in one step)"
         ) from exc
-    if hasattr(svc, "_sparse") and svc._sparse:
+    if sparse.issparse(svc.support_vectors_):
         raise ValueError("SVCs fitted on sparse input are not supported: fit on a dense array")
 
 
@@ -1281,9 +1281,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         if self._mode == "binary":
             return D[:, 0]
         if self._mode == "ovo" and self._ovr_shape:
-            from sklearn.utils.multiclass import _ovr_decision_function
-
-            return _ovr_decision_function(D < 0, -D, len(self.classes_))
+            return _ovo_to_ovr(D, len(self.classes_))
         return D
 
     def predict(self, X):
@@ -1311,6 +1309,27 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             votes[pos, i] += 1
             votes[~pos, j] += 1
         return self.classes_[np.argmax(votes, axis=1)]
+
+
+def _ovo_to_ovr(D, n_classes):
+    """One-vs-one decision values ``D`` (columns: pairs ``(i, j)``, ``i < j``, in libsvm's
+    order) to one column per class, by scikit-learn's rule for ``SVC`` with
+    ``decision_function_shape='ovr'``: the votes of each class (pair ``(i, j)`` votes for
+    ``i`` when its value is ``>= 0``, else for ``j``) plus its summed confidence ``s``
+    (``+D`` for ``i``, ``-D`` for ``j``) squashed to ``s / (3 (|s| + 1))``, which lies in
+    ``(-1/3, 1/3)`` and so only orders classes with equal votes."""
+    votes = np.zeros((len(D), n_classes))
+    conf = np.zeros((len(D), n_classes))
+    p = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            first = D[:, p] >= 0
+            votes[first, i] += 1
+            votes[~first, j] += 1
+            conf[:, i] += D[:, p]
+            conf[:, j] -= D[:, p]
+            p += 1
+    return votes + conf / (3 * (np.abs(conf) + 1))
 
 
 def _fit_coef_on_data(exp, X, V, B):
