@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from kpm.kernels import make_kernel
 from kpm.reduced_set import (
     ReducedSetSVC,
+    _data_objective,
     _joint_objective,
     _ovo_to_ovr,
     _select_path,
@@ -605,3 +606,50 @@ def test_svc_fitted_on_sparse_input_is_refused(moons):
     svc = SVC(kernel="rbf", gamma=2.0).fit(sparse.csr_matrix(X), y)
     with pytest.raises(ValueError, match="sparse input"):
         reduce_svc(svc, 5, X=X, y=y)
+
+
+def test_data_objective_gradient_and_value():
+    rng = np.random.default_rng(8)
+    X, Z = rng.normal(size=(40, 3)), rng.normal(size=(4, 3))
+    F = rng.normal(size=(40, 2))
+    mask = np.array([[1, 1, 0, 0], [0, 1, 1, 1]], dtype=float)
+    B, b = rng.normal(size=(2, 4)) * mask, rng.normal(size=2)
+    p0 = np.concatenate([Z.ravel(), B.ravel(), b])
+    fun = lambda p: _data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[0]  # noqa: E731
+    jac = lambda p: _data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[1]  # noqa: E731
+    assert check_grad(fun, jac, p0) < 1e-6 * (1 + np.linalg.norm(jac(p0)))
+    G = RBF(X, Z) @ B.T + b
+    assert fun(p0) == pytest.approx(np.sum((F - G) ** 2) / 7.0)
+    assert np.all(jac(p0)[12:20].reshape(2, 4)[mask == 0] == 0)  # unused vectors stay unused
+
+
+def test_data_fit_approximates_the_decision_values_better_where_the_data_are(blobs4):
+    X, y = blobs4
+    svms = [SVC(gamma=0.1, C=10).fit(X, np.where(y == k, 1, -1)) for k in range(4)]
+    T, _ = make_blobs(n_samples=400, centers=4, cluster_std=2.0, random_state=3, shuffle=True)
+    T = T + np.random.default_rng(9).normal(scale=0.3, size=T.shape)  # new points, same clusters
+    for shared in (False, True):
+        kw = dict(shared_vectors=shared, X=X, y=y, random_state=0, gradient_maxiter=30)
+        n = 12 if shared else 3
+        plain = reduce_svc(svms, n, method="construct", **kw)
+        fit = reduce_svc(svms, n, method="construct", data_fit_maxiter=200, **kw)
+        assert fit.n_expansion_vectors_ == plain.n_expansion_vectors_
+        np.testing.assert_array_equal(fit.reduced_coef_ != 0, plain.reduced_coef_ != 0)
+        F = np.column_stack([s.decision_function(T) for s in svms])
+        mse = [np.mean((F - r.decision_function(T)) ** 2) for r in (plain, fit)]
+        assert mse[1] < 0.8 * mse[0], (shared, mse)
+    # without a held-out part: the last iterate of the fit on the whole training set
+    kw = dict(method="construct", X=X, y=y, random_state=0)
+    plain = reduce_svc(svms, 3, **kw)
+    last = reduce_svc(svms, 3, data_fit_maxiter=200, validation_fraction=0.0, **kw)
+    F = np.column_stack([s.decision_function(X) for s in svms])
+    mse = [np.mean((F - r.decision_function(X)) ** 2) for r in (plain, last)]
+    assert mse[1] < 0.5 * mse[0], mse
+    poly = SVC(kernel="poly", degree=2).fit(X, y == 0)
+    with pytest.raises(ValueError, match="Gaussian kernel"):
+        reduce_svc(poly, 3, data_fit_maxiter=10, X=X, y=y == 0)
+    with pytest.raises(ValueError, match="training set"):
+        reduce_svc(svms, 3, method="construct", data_fit_maxiter=10)
+    for bad in (-0.1, 1.0, True):
+        with pytest.raises(ValueError, match="validation_fraction"):
+            reduce_svc(svms, 3, data_fit_maxiter=10, validation_fraction=bad, X=X, y=y)
