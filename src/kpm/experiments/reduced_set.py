@@ -775,4 +775,20 @@ def _findings(report):
                            if hit else
                            f"No (C, c) of the grid comes within 10 % of the paper's {PAPER['mean_n_sv']} "
                            f"SVs and 0.5 points of its {PAPER['svm_error']} % together."))
+        n_tr = (report.get("original") or {}).get("n_train", "the")
+        out.append(f"  Our protocol follows the paper's text (ten one-vs-rest machines on {n_tr} "
+                   "training images, pixels in [-1, 1], c = 0.5 · 256, counts per binary machine); "
+                   "what it does not state and we could not match is the rest of the SVM "
+                   "training (solver and its stopping rule, C, any preprocessing of its USPS "
+                   "copy).")
+    for a in report.get("also_at", []):
+        by_a = {(r["method"], r["n"]): r for r in a["rows"]}
+        cmp = [(x, y) for x, y in ((("select", 10), ("construct", 10)),
+                                    (("construct", 10), ("construct+grad", 10)),
+                                    (("construct+grad", 10), ("construct-shared", 10)))
+               if x in by_a and y in by_a]
+        if cmp:
+            out.append(f"- At C = {a['C']:g}, c = {a['c']:g} (error %, b: LS): " + "; ".join(
+                f"{by_a[x]['name']} {by_a[x]['error']['mean']:.2f} → {by_a[y]['name']} "
+                f"{by_a[y]['error']['mean']:.2f}" for x, y in cmp) + ".")
     return out
