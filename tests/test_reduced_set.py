@@ -307,7 +307,7 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     assert rep["complete"]
     names = [r["name"] for r in rep["rows"]]
     assert names == ["RSS-5", "RSS-L1-5", "RSC-3", "RSC-2+grad", "Burges-3", "RSS-L1-shared-15",
-                     "RSC-shared-20+grad", "RSC-2+grad+data", "Burges-2+data",
+                     "RSC-shared-20+grad", "Burges-shared-20", "RSC-2+grad+data", "Burges-2+data",
                      "RSC-shared-20+grad+data"]
     for r in rep["rows"]:
         assert 0 <= r["error"]["mean"] <= 100 and r["speedup"] > 0
@@ -319,7 +319,8 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     assert (also["C"], also["c"]) == (100, 256) and also["original"]["n_train"] == 250
     assert [r["name"] for r in also["rows"]] == ["RSS-3", "RSC-3", "RSC-3+grad", "Burges-3",
                                                  "RSC-shared-30+grad"]
-    assert rep["rows"][7]["n_vectors"] == [2] * 10 and rep["rows"][9]["n_distinct"] == 20
+    assert rep["rows"][7]["n_distinct"] == 20 and rep["rows"][7]["shared"]
+    assert rep["rows"][8]["n_vectors"] == [2] * 10 and rep["rows"][10]["n_distinct"] == 20
     md = (out / "reduced_set.md").read_text()
     assert "At most 10 kernel evaluations per machine (C = 10, c = 128" in md
     assert "At most 10 kernel evaluations per machine (C = 100, c = 256" in md

@@ -59,10 +59,10 @@ def register(app, reproduce):
                                          help="Iterations of the data-fitted joint phase."),
         methods: str = typer.Option(
             "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared,"
-            "construct+grad+data,burges+data,construct-shared+data",
+            "burges-shared,construct+grad+data,burges+data,construct-shared+data",
             "--methods",
             help="Subset of select, select-l1, construct, construct+grad, burges, "
-                 "select-l1-shared, construct-shared, construct+grad+data, burges+data, "
+                 "select-l1-shared, construct-shared, burges-shared, construct+grad+data, burges+data, "
                  "construct-shared+data."),
         also_at: str = typer.Option(
             "", "--also-at",
