@@ -299,7 +299,7 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
             "--construct-grid", "3", "--gradient-grid", "2", "--gradient-maxiter", "3",
             "--shared-grid", "15", "--shared-construct-grid", "2", "--kernel-c-values", "128",
             "--also-at", "100:256", "--restarts", "1", "--repeats", "1", "--quiet",
-            "--data-grid", "2", "--data-maxiter", "5",
+            "--data-grid", "2", "--data-maxiter", "5", "--data-seeds", "1",
             "--data-dir", str(data_dir), "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -321,7 +321,10 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
                                                  "RSC-shared-30+grad"]
     assert rep["rows"][7]["n_distinct"] == 20 and rep["rows"][7]["shared"]
     assert rep["rows"][8]["n_vectors"] == [2] * 10 and rep["rows"][10]["n_distinct"] == 20
+    assert [(r["method"], r["random_state"]) for r in rep["seeds"]] == [
+        ("construct+grad+data", 1), ("burges+data", 1), ("construct-shared+data", 1)]
     md = (out / "reduced_set.md").read_text()
+    assert "RSC-2+grad+data under random_state 0 and 1 more" in md
     assert "At most 10 kernel evaluations per machine (C = 10, c = 128" in md
     assert "At most 10 kernel evaluations per machine (C = 100, c = 256" in md
     assert "| RSC-2+grad+data | 20 |" in md

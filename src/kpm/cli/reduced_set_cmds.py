@@ -57,6 +57,9 @@ def register(app, reproduce):
                  "values on the training set; beyond the paper)."),
         data_maxiter: int = typer.Option(1000, "--data-maxiter", min=1,
                                          help="Iterations of the data-fitted joint phase."),
+        data_seeds: str = typer.Option(
+            "1,2", "--data-seeds",
+            help="Further random states of the +data rows, for their spread; empty: none."),
         methods: str = typer.Option(
             "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared,"
             "burges-shared,construct+grad+data,burges+data,construct-shared+data",
@@ -108,6 +111,7 @@ def register(app, reproduce):
             also_at=_pairs(also_at),
             also_grid=parse_numbers(also_grid, "--also-grid", int) if also_grid.strip() else None,
             data_grid=parse_numbers(data_grid, "--data-grid", int), data_maxiter=data_maxiter,
+            data_seeds=parse_numbers(data_seeds, "--data-seeds", int, positive=False, allow_empty=True),
             methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
             c_values=parse_numbers(c_values, "--kernel-c-values"), n_train=n_train,
             n_test=n_test, n_restarts=restarts, repeats=repeats,
