@@ -663,3 +663,14 @@ def test_data_fit_approximates_the_decision_values_better_where_the_data_are(blo
     for bad in (-0.1, 1.0, True):
         with pytest.raises(ValueError, match="validation_fraction"):
             reduce_svc(svms, 3, data_fit_maxiter=10, validation_fraction=bad, X=X, y=y)
+
+
+def test_data_fit_on_a_tiny_training_set_keeps_a_point_to_fit():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    y = np.array([0, 1, 1])
+    svc = SVC(gamma=1.0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # one vector for 3 points: may be degenerate
+        r = reduce_svc(svc, 1, method="construct", data_fit_maxiter=5, validation_fraction=0.9,
+                       X=X, y=y, random_state=0)
+    assert np.all(np.isfinite(r.reduced_vectors_)) and np.all(np.isfinite(r.decision_function(X)))

@@ -515,13 +515,13 @@ def _data_fit(exp, X, Z, B, *, maxiter, validation_fraction, rng, check_every=10
     mask = (B != 0).astype(float)
     F = exp.kernel.matvec(X, exp.A.T, exp.V)  # original decision values without offsets
     perm = rng.permutation(len(X))
-    n_val = int(round(validation_fraction * len(X)))
+    n_val = min(int(round(validation_fraction * len(X))), len(X) - 1)  # >= 1 point to fit
     va, tr = perm[:n_val], perm[n_val:]
     b0 = np.mean(F[tr] - exp.kernel.matvec(X[tr], B.T, Z), axis=0)
     x0 = np.concatenate([Z.ravel(), (B * mask).ravel(), b0])
     scale = max(float(np.sum(F[tr] ** 2)), 1e-300)
     args = (X[tr], F[tr], mask, exp.kernel.gamma, m, d, scale)
-    best = {"x": x0, "val": np.inf, "it": 0}
+    best = {"x": x0, "val": np.inf}
 
     def held_out(x):
         return _data_objective(x, X[va], F[va], mask, exp.kernel.gamma, m, d, 1.0)[0]
@@ -535,7 +535,7 @@ def _data_fit(exp, X, Z, B, *, maxiter, validation_fraction, rng, check_every=10
         if n_val and count[0] % check_every == 0:
             v = held_out(xk)
             if v < best["val"]:
-                best.update(x=xk.copy(), val=v, it=count[0])
+                best.update(x=xk.copy(), val=v)
 
     res = minimize(_data_objective, x0, args=args, jac=True, method="L-BFGS-B",
                    callback=callback, options={"maxiter": int(maxiter)})
