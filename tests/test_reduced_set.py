@@ -300,6 +300,7 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
             "--shared-grid", "15", "--shared-construct-grid", "2", "--kernel-c-values", "128",
             "--also-at", "100:256", "--restarts", "1", "--repeats", "1", "--quiet",
             "--data-grid", "2", "--data-maxiter", "5", "--data-seeds", "1",
+            "--gradient-maxiter-long", "6",
             "--data-dir", str(data_dir), "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -307,7 +308,8 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     assert rep["complete"]
     names = [r["name"] for r in rep["rows"]]
     assert names == ["RSS-5", "RSS-L1-5", "RSC-3", "RSC-2+grad", "Burges-3", "RSS-L1-shared-15",
-                     "RSC-shared-20+grad", "Burges-shared-20", "RSC-2+grad+data", "Burges-2+data",
+                     "RSC-shared-20+grad", "Burges-shared-20", "RSC-2+grad-long",
+                     "RSC-shared-20+grad-long", "RSC-2+grad+data", "Burges-2+data",
                      "RSC-shared-20+grad+data"]
     for r in rep["rows"]:
         assert 0 <= r["error"]["mean"] <= 100 and r["speedup"] > 0
@@ -320,11 +322,13 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
     assert [r["name"] for r in also["rows"]] == ["RSS-3", "RSC-3", "RSC-3+grad", "Burges-3",
                                                  "RSC-shared-30+grad"]
     assert rep["rows"][7]["n_distinct"] == 20 and rep["rows"][7]["shared"]
-    assert rep["rows"][8]["n_vectors"] == [2] * 10 and rep["rows"][10]["n_distinct"] == 20
+    assert rep["rows"][10]["n_vectors"] == [2] * 10 and rep["rows"][12]["n_distinct"] == 20
+    assert rep["rows"][8]["n_vectors"] == [2] * 10 and rep["rows"][9]["shared"]
     assert [(r["method"], r["random_state"]) for r in rep["seeds"]] == [
         ("construct+grad+data", 1), ("burges+data", 1), ("construct-shared+data", 1)]
     md = (out / "reduced_set.md").read_text()
     assert "RSC-2+grad+data under random_state 0 and 1 more" in md
+    assert "→ RSC-2+grad-long" in md and "→ RSC-shared-20+grad-long" in md  # -long rows paired
     assert "At most 10 kernel evaluations per machine (C = 10, c = 128" in md
     assert "At most 10 kernel evaluations per machine (C = 100, c = 256" in md
     assert "| RSC-2+grad+data | 20 |" in md

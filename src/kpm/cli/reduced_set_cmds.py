@@ -46,6 +46,9 @@ def register(app, reproduce):
                                           help="RSC-n rows followed by the joint gradient phase."),
         gradient_maxiter: int = typer.Option(200, "--gradient-maxiter", min=1,
                                              help="Iterations of the joint gradient phase."),
+        long_gradient_maxiter: int = typer.Option(
+            1000, "--gradient-maxiter-long", min=1,
+            help="Iterations of the joint phase of the -long rows."),
         shared_grid: str = typer.Option("250,500", "--shared-grid",
                                         help="Total shared vectors of the RSS-L1-shared-N rows."),
         shared_construct_grid: str = typer.Option(
@@ -62,11 +65,13 @@ def register(app, reproduce):
             help="Further random states of the +data rows, for their spread; empty: none."),
         methods: str = typer.Option(
             "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared,"
-            "burges-shared,construct+grad+data,burges+data,construct-shared+data",
+            "burges-shared,construct+grad+data,burges+data,construct-shared+data,"
+            "construct+grad-long,construct-shared-long",
             "--methods",
             help="Subset of select, select-l1, construct, construct+grad, burges, "
                  "select-l1-shared, construct-shared, burges-shared, construct+grad+data, burges+data, "
-                 "construct-shared+data."),
+                 "construct-shared+data, construct+grad-long, construct-shared-long (on the data "
+                 "grid, --gradient-maxiter-long iterations)."),
         also_at: str = typer.Option(
             "", "--also-at",
             help="Further protocols 'C:c' (comma-separated), each with a table of the select, "
@@ -105,7 +110,7 @@ def register(app, reproduce):
             C=C, c=c, grid=parse_numbers(grid, "--grid", int),
             construct_grid=parse_numbers(construct_grid, "--construct-grid", int),
             gradient_grid=parse_numbers(gradient_grid, "--gradient-grid", int),
-            gradient_maxiter=gradient_maxiter,
+            gradient_maxiter=gradient_maxiter, long_gradient_maxiter=long_gradient_maxiter,
             shared_grid=parse_numbers(shared_grid, "--shared-grid", int),
             shared_construct_grid=parse_numbers(shared_construct_grid, "--shared-construct-grid", int),
             also_at=_pairs(also_at),
