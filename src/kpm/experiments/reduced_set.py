@@ -796,6 +796,16 @@ def _findings(report):
                    + "; ".join(f"{a['name']} {a['error']['mean']:.2f} ({a['mean_rel_approx_error']:.3f})"
                                f" → {r['name']} {r['error']['mean']:.2f} "
                                f"({r['mean_rel_approx_error']:.3f})" for a, r in longer) + ".")
+        if all(abs(r["mean_rel_approx_error"] - a["mean_rel_approx_error"]) < 0.01 for a, r in longer):
+            bg = [(by[("burges", r["n"])], r) for a, r in longer
+                  if r["method"] == "construct+grad-long" and ("burges", r["n"]) in by]
+            same = bool(bg) and all(abs(b["mean_rel_approx_error"] - r["mean_rel_approx_error"]) < 0.01
+                                    for b, r in bg)
+            out.append("  The joint phase had converged: its criterion ‖Ψ−Ψ'‖² barely moves"
+                       + (" (and Burges' random starts end at the same value)" if same else "")
+                       + ", so at this budget the limit "
+                       "of the paper's method is the criterion itself, not its optimisation; "
+                       "fitting the decision values on the training set (+data) is what helps.")
     data = [(by.get((r["method"][: -len("+data")], r["n"])), r) for r in report["rows"]
             if r["method"].endswith("+data")]
     data = [(a, r) for a, r in data if a is not None]
