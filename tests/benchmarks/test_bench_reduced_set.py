@@ -11,11 +11,12 @@ def test_bench_reduced_set_smoke(tmp_path, monkeypatch, data_dir):
 
     monkeypatch.setenv("KPM_DATA", str(data_dir))
     bench_reduced_set.main(["--n-train", "300", "--systems", "ovo,binary", "--methods",
-                            "select,construct", "--repeats", "1", "--out", str(tmp_path)])
+                            "select,construct,construct+grad+data", "--repeats", "1", "--out", str(tmp_path)])
     rep = json.loads((tmp_path / "bench_reduced_set.json").read_text())
     assert [(r["system"], r["method"]) for r in rep["rows"]] == [
-        ("one-vs-one", "select"), ("one-vs-one", "construct"),
-        ("binary (0 vs rest)", "select"), ("binary (0 vs rest)", "construct")]
+        ("one-vs-one", "select"), ("one-vs-one", "construct"), ("one-vs-one", "construct+grad+data"),
+        ("binary (0 vs rest)", "select"), ("binary (0 vs rest)", "construct"),
+        ("binary (0 vs rest)", "construct+grad+data")]
     for r in rep["rows"]:
         assert r["n_distinct"] == r["n_distinct_sv"] // 10  # a tenth of the distinct SVs
         assert r["t_svc"] > 0 and r["t_reduced"] > 0

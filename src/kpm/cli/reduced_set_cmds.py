@@ -46,21 +46,40 @@ def register(app, reproduce):
                                           help="RSC-n rows followed by the joint gradient phase."),
         gradient_maxiter: int = typer.Option(200, "--gradient-maxiter", min=1,
                                              help="Iterations of the joint gradient phase."),
+        long_gradient_maxiter: int = typer.Option(
+            1000, "--gradient-maxiter-long", min=1,
+            help="Iterations of the joint phase of the -long rows."),
         shared_grid: str = typer.Option("250,500", "--shared-grid",
                                         help="Total shared vectors of the RSS-L1-shared-N rows."),
         shared_construct_grid: str = typer.Option(
             "10,25,50", "--shared-construct-grid",
             help="Vectors per machine on average of the RSC-shared rows (10 n shared in all)."),
+        data_grid: str = typer.Option(
+            "10", "--data-grid",
+            help="Vectors per machine of the +data rows (joint phase fitting the decision "
+                 "values on the training set; beyond the paper)."),
+        data_maxiter: int = typer.Option(1000, "--data-maxiter", min=1,
+                                         help="Iterations of the data-fitted joint phase."),
+        data_seeds: str = typer.Option(
+            "1,2", "--data-seeds",
+            help="Further random states of the +data rows, for their spread; empty: none."),
         methods: str = typer.Option(
-            "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared",
+            "select,select-l1,construct,construct+grad,burges,select-l1-shared,construct-shared,"
+            "burges-shared,construct+grad+data,burges+data,construct-shared+data,"
+            "construct+grad-long,construct-shared-long",
             "--methods",
             help="Subset of select, select-l1, construct, construct+grad, burges, "
-                 "select-l1-shared, construct-shared."),
+                 "select-l1-shared, construct-shared, burges-shared, construct+grad+data, burges+data, "
+                 "construct-shared+data, construct+grad-long, construct-shared-long (on the data "
+                 "grid, --gradient-maxiter-long iterations)."),
         also_at: str = typer.Option(
             "", "--also-at",
             help="Further protocols 'C:c' (comma-separated), each with a table of the select, "
                  "construct, construct+grad, burges and construct-shared rows on the construct "
-                 "grid; empty: none."),
+                 "grid (or --also-grid); empty: none."),
+        also_grid: str = typer.Option(
+            "", "--also-grid",
+            help="Vectors per machine of the --also-at tables; empty: the construct grid."),
         C: float = typer.Option(10.0, "--C", callback=positive,
                                 help="SVM box constraint C."),
         c: float = typer.Option(128.0, "--kernel-c", callback=positive,
@@ -91,10 +110,13 @@ def register(app, reproduce):
             C=C, c=c, grid=parse_numbers(grid, "--grid", int),
             construct_grid=parse_numbers(construct_grid, "--construct-grid", int),
             gradient_grid=parse_numbers(gradient_grid, "--gradient-grid", int),
-            gradient_maxiter=gradient_maxiter,
+            gradient_maxiter=gradient_maxiter, long_gradient_maxiter=long_gradient_maxiter,
             shared_grid=parse_numbers(shared_grid, "--shared-grid", int),
             shared_construct_grid=parse_numbers(shared_construct_grid, "--shared-construct-grid", int),
             also_at=_pairs(also_at),
+            also_grid=parse_numbers(also_grid, "--also-grid", int) if also_grid.strip() else None,
+            data_grid=parse_numbers(data_grid, "--data-grid", int), data_maxiter=data_maxiter,
+            data_seeds=parse_numbers(data_seeds, "--data-seeds", int, positive=False, allow_empty=True),
             methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
             c_values=parse_numbers(c_values, "--kernel-c-values"), n_train=n_train,
             n_test=n_test, n_restarts=restarts, repeats=repeats,
