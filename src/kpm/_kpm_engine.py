@@ -21,15 +21,18 @@ the basis or the path solver:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .rules import ModelCurves
+from .rules import ModelCurves, SelectionRule
 
 __all__ = [
+    "SELECTIONS",
+    "check_selection_params",
     "TIE_DECIMALS",
     "predict_codes",
     "one_vs_rest",
@@ -50,7 +53,30 @@ __all__ = [
     "check_rule_answerable",
 ]
 
+SELECTIONS = ("cv", "penalty", "slope")
 TIE_DECIMALS = 9
+
+
+def check_selection_params(selection, penalty, slope_factor):
+    """Validate the ``selection``, ``penalty`` and ``slope_factor`` parameters of a KPM."""
+    if isinstance(selection, str):
+        ok = selection in SELECTIONS
+    else:
+        ok = isinstance(selection, SelectionRule) or (
+            isinstance(selection, numbers.Integral) and not isinstance(selection, bool) and selection >= 1
+        )
+    if not ok:
+        raise ValueError(
+            f"selection must be one of {SELECTIONS}, a positive int or a SelectionRule (kpm.rules), "
+            f"got {selection!r}"
+        )
+    if not (isinstance(penalty, str) and penalty == "cv"):
+        if (isinstance(penalty, bool) or not isinstance(penalty, numbers.Real) or not np.isfinite(penalty)
+                or penalty < 0):
+            raise ValueError(f"penalty must be a number >= 0 or 'cv', got {penalty!r}")
+    sf = slope_factor
+    if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not np.isfinite(sf) or sf <= 0:
+        raise ValueError(f"slope_factor must be a number > 0, got {sf!r}")
 
 
 def predict_codes(F):

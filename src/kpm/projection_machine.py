@@ -56,10 +56,10 @@ from ._kpm_engine import pad as _pad
 from ._kpm_engine import path_failures as _failures
 from ._kpm_engine import path_width as _width
 from ._kpm_engine import predict_codes as _predict_codes
-from ._kpm_engine import select_model, selection_curve
+from ._kpm_engine import check_selection_params, select_model, selection_curve
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
-from .rules import SelectionRule, as_rule
+from .rules import as_rule
 from .validation import (
     check_bool,
     check_int,
@@ -72,7 +72,6 @@ from .validation import (
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
-_SELECTIONS = ("cv", "penalty", "slope")
 _CV_DUPLICATES = ("warn", "split", "group")
 
 
@@ -539,24 +538,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         return kernels
 
     def _validate_params(self):
-        sel = self.selection
-        if isinstance(sel, str):
-            ok = sel in _SELECTIONS
-        else:
-            ok = isinstance(sel, SelectionRule) or (
-                isinstance(sel, numbers.Integral) and not isinstance(sel, bool) and sel >= 1
-            )
-        if not ok:
-            raise ValueError(
-                f"selection must be one of {_SELECTIONS}, a positive int or a SelectionRule (kpm.rules), got {sel!r}"
-            )
-        pen = self.penalty
-        if not (isinstance(pen, str) and pen == "cv"):
-            if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not np.isfinite(pen) or pen < 0:
-                raise ValueError(f"penalty must be a number >= 0 or 'cv', got {pen!r}")
-        sf = self.slope_factor
-        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not np.isfinite(sf) or sf <= 0:
-            raise ValueError(f"slope_factor must be a number > 0, got {sf!r}")
+        check_selection_params(self.selection, self.penalty, self.slope_factor)
         md = self.max_dim
         if md is not None and (isinstance(md, bool) or not isinstance(md, numbers.Integral) or md < 1):
             raise ValueError(f"max_dim must be None or a positive int, got {md!r}")
