@@ -7,7 +7,8 @@ kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 heuristic. See :mod:`kpm._lp_path` (the LP path), :mod:`kpm.rules` (the rules) and
 :mod:`kpm.selection` (the functions they apply).
 
-A fit is basis x paths x rule: for each kernel the eigenvector basis of the kernel
+A fit is basis x paths x rule (the engine, :mod:`kpm._kpm_engine`, is shared with
+:class:`kpm.NystroemKPM`): for each kernel the eigenvector basis of the kernel
 matrix (:class:`_Subspace`) and the CV folds' paths (:class:`FoldCurves`), then the
 full-data paths the rule needs (:class:`FullPath`), then the rule, applied to the
 family's curves (:class:`kpm.rules.ModelCurves`), then the chosen model's coefficients.
@@ -45,7 +46,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
 from ._eigensolvers import center_cross_gram, center_gram, top_eigh
-from ._lp_path import SOLVERS as LP_SOLVERS
 from ._kpm_engine import TIE_DECIMALS as _TIE_DECIMALS
 from ._kpm_engine import FoldCurves, FullPath, KernelPaths, check_rule_answerable, cv_extent, one_vs_rest
 from ._kpm_engine import clipped_risk as _clipped_risk
@@ -57,6 +57,7 @@ from ._kpm_engine import path_failures as _failures
 from ._kpm_engine import path_width as _width
 from ._kpm_engine import predict_codes as _predict_codes
 from ._kpm_engine import check_selection_params, select_model, selection_curve
+from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
 from .rules import as_rule

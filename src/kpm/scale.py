@@ -340,11 +340,8 @@ def _lp_stats(solvers, folds):
     """``lp_stats_``: working sets, rounds, certificate gaps and iterations of the full-data
     path (lists over its dimensions; one list per one-vs-rest problem with several classes),
     and the folds' seconds and working-set sizes."""
-    per_problem = {
-        key: [[getattr(r, attr) for r in s.results] for s in solvers]
-        for key, attr in (("n_working", "n_working"), ("n_rounds", "n_rounds"), ("gap", "gap"),
-                          ("simplex_iterations", "simplex_iterations"))
-    }
+    keys = ("n_working", "n_rounds", "gap", "simplex_iterations")
+    per_problem = {key: [[getattr(r, key) for r in s.results] for s in solvers] for key in keys}
     stats = {key: v[0] if len(v) == 1 else v for key, v in per_problem.items()}
     stats["cv_fold_seconds"] = [o[1] for o in folds or []]
     stats["cv_fold_working_set"] = [o[2] for o in folds or []]
