@@ -143,7 +143,8 @@ def decisions(paths, Z):
 def curve_sums(paths, Z, Y, codes, rows, block=8192):
     """Misclassified points and ``n *`` the clipped hinge risk of the paths' solutions at
     every grid D, over the ``rows`` of the features ``Z`` (in blocks of rows, so that
-    no more than ``block`` rows of decision values are held)."""
+    no more than ``block`` rows of decision values are held). ``codes=None``: the
+    clipped risks only (the errors are zero)."""
     w = path_width(paths)
     n_grid = len(paths[0].dims)
     errors = np.zeros(n_grid, dtype=np.int64)
@@ -151,7 +152,8 @@ def curve_sums(paths, Z, Y, codes, rows, block=8192):
     for start in range(0, len(rows), block):
         r = rows[start : start + block]
         F = decisions(paths, Z[r, :w])
-        errors += (predict_codes(F) != codes[r][:, None]).sum(axis=0)
+        if codes is not None:
+            errors += (predict_codes(F) != codes[r][:, None]).sum(axis=0)
         clipped += clipped_risk(F, Y[r]) * len(r)
     return errors, clipped
 
@@ -206,16 +208,20 @@ class FullPath:
     failures: list
 
     @classmethod
-    def from_paths(cls, paths, Z, grid, Y):
+    def from_paths(cls, paths, Z, grid, Y, row_block=None):
         """The paths solved on ``grid`` with the training features ``Z``; they end before
-        a dimension no solver solved."""
+        a dimension no solver solved. ``row_block``: the clipped risks are summed over
+        blocks of that many rows (:func:`curve_sums`), for large n; default: at once."""
         n_ok = n_valid(paths, len(grid))
-        F = decisions(paths, Z[:, : path_width(paths)])[:, :n_ok]
+        if row_block is None:
+            clipped = clipped_risk(decisions(paths, Z[:, : path_width(paths)])[:, :n_ok], Y)
+        else:
+            clipped = curve_sums(paths, Z, Y, None, np.arange(len(Y)), row_block)[1][:n_ok] / len(Y)
         return cls(
             paths=paths,
             dims=grid[:n_ok],
             hinge_risk=np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok],
-            clipped_risk=clipped_risk(F, Y),
+            clipped_risk=clipped,
             failures=path_failures(paths, "full data"),
         )
 

@@ -279,6 +279,9 @@ def _feature_block(Xb, Z, P, kernel):
     return kernel.matvec(Xb, P, Z)
 
 
+_ROW_BLOCK = 8192  # rows of decision values evaluated at once on the features (all D of the grid)
+
+
 def _cg_paths(F, Y, grid, lp_params, rows=None):
     """One constraint-generation path per column of Y (one-vs-rest) on the grid, grown by
     the KPM's path loop (:func:`kpm._lp_path.grow_path`): ``(paths, solvers)``."""
@@ -302,8 +305,8 @@ def _fold_job(F, Y, codes, train, val, grid, lp_params, k):
             f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of "
             f"cross-validation fold {k}: {exc}"
         ) from exc
-    errors, _ = curve_sums(paths, F, Y, codes, val)
-    _, clipped = curve_sums(paths, F, Y, codes, train)
+    errors, _ = curve_sums(paths, F, Y, codes, val, _ROW_BLOCK)
+    _, clipped = curve_sums(paths, F, Y, None, train, _ROW_BLOCK)
     curves = FoldCurves.from_paths(paths, errors, clipped / len(train), len(grid), f"fold {k}")
     return curves, time.perf_counter() - t0, sum(len(s.cg.working_set) for s in solvers)
 
@@ -320,7 +323,7 @@ class _FullPathCG:
 
     def __call__(self, grid, Y):
         paths, self.solvers = _cg_paths(self.F, Y, grid, self.lp_params)
-        return FullPath.from_paths(paths, self.F, grid, Y)
+        return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
 
 
 def _cv_error_table(kp, splits, n):
