@@ -90,3 +90,25 @@ def test_bad_input():
         cg.solve(5)
     with pytest.raises(ValueError, match="increasing"):
         ConstraintGenerationHingeLP(F, y).path([2, 2])
+
+
+def test_constraint_generation_grows_the_kpm_path_of_a_fold():
+    """As a PathSolver of the KPM's path loop, over the rows of a fold without copying F:
+    the path of the exact solver on those rows (objectives, risks, decision values)."""
+    from kpm._constraint_generation import ConstraintGenerationPath
+    from kpm._lp_path import grow_path, hinge_lp_path
+
+    rng = np.random.default_rng(0)
+    F = np.asfortranarray(rng.standard_normal((400, 10)))
+    y = np.where(F[:, 0] + F[:, 1] ** 2 - 1 + 0.8 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    rows, other = np.arange(0, 400, 2), np.arange(1, 400, 2)
+    grid = np.array([1, 2, 4, 7, 10])
+    lp = ConstraintGenerationPath(F, y, rows=rows, init_size=50, random_state=0)
+    mine = grow_path(lp, F, grid, n_samples=lp.n_samples)
+    ref = hinge_lp_path(F[rows], y[rows], dims=grid, solver="highs")
+    assert mine.n_solved == ref.n_solved == len(grid) and lp.n_cols == 10
+    np.testing.assert_allclose(mine.objective, ref.objective, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(mine.hinge_risk, ref.hinge_risk, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mine.decision_values(F[other]), ref.decision_values(F[other]), atol=1e-7)
+    with pytest.raises(ValueError, match="next columns of F"):
+        lp.add_columns(F[:, :1])

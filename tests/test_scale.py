@@ -12,8 +12,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 import kpm._constraint_generation as cgmod
 from kpm import LPSolverError
+from kpm import KernelProjectionMachine
 from kpm.kernels import make_kernel
-from kpm.scale import DaskClientError, NystroemKPM, _select_cv, nystroem_eigenfunctions, select_landmarks
+from sklearn.model_selection import StratifiedKFold
+from kpm.scale import DaskClientError, NystroemKPM, nystroem_eigenfunctions, select_landmarks
+from kpm.selection import select_cv
 
 SMALL = dict(n_landmarks=10, cv=2, max_components=6, init_working_set=20, random_state=0)
 
@@ -46,7 +49,8 @@ def test_twonorm_error_close_to_bayes(fitted, twonorm):
     assert err < bayes_error("twonorm") + 0.015
     assert 1 <= fitted.n_components_ <= 30
     assert fitted.cv_error_.shape == fitted.n_components_grid_.shape
-    assert fitted.n_components_ == _select_cv(fitted.n_components_grid_, fitted.cv_error_)
+    grid = fitted.n_components_grid_
+    assert fitted.n_components_ == grid[select_cv(grid, fitted.cv_error_)]
 
 
 def test_final_model_is_the_exact_hinge_erm(fitted, twonorm):
@@ -86,8 +90,16 @@ def test_bad_input(twonorm):
         NystroemKPM(**KW, memory_budget=100_000).fit(X, y)
     with pytest.raises(ValueError, match="larger than the number of samples"):
         select_landmarks(X, 5000)
-    with pytest.raises(ValueError, match="binary"):
-        NystroemKPM(n_landmarks=20).fit(X[:300], np.arange(300) % 3)
+    with pytest.raises(ValueError, match="only 2 of the 3 classes"):
+        NystroemKPM(n_landmarks=20, cv=3).fit(X[:300], np.r_[np.zeros(298), 1, 2].astype(int))
+    with pytest.raises(ValueError, match="selection must be one of"):
+        NystroemKPM(n_landmarks=20, selection="aic").fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="penalty must be a number"):
+        NystroemKPM(n_landmarks=20, selection="penalty", penalty=-1).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="slope_factor"):
+        NystroemKPM(n_landmarks=20, selection="slope", slope_factor=0).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="a fixed D"):
+        NystroemKPM(n_landmarks=20, max_components=5, selection=6).fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="landmarks must be"):
         NystroemKPM(n_landmarks=20, landmarks="random").fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="memory_budget"):
@@ -108,10 +120,6 @@ def test_kmeanspp_landmarks_are_deterministic(twonorm):
     est = NystroemKPM(n_landmarks=100, landmarks="kmeans++", sigma="median", max_components=20,
                       random_state=0).fit(X[:1500], y[:1500])
     assert np.mean(est.predict(X[1500:]) != y[1500:]) < 0.06
-
-
-def test_cv_rule_ties_go_to_the_smaller_dimension():
-    assert _select_cv(np.array([1, 2, 5, 9]), np.array([0.3, 0.1, 0.1, 0.2])) == 2
 
 
 def test_dask_array_equals_numpy(fitted, twonorm):
@@ -328,3 +336,129 @@ def test_callable_kernel_landmark_matrix_is_checked():
                     max_components=5, cv=3, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="landmark kernel matrix .* not positive semi-definite"):
         NystroemKPM(8, kernel=lambda A, B: -rbf(A, B), max_components=5, cv=3, random_state=0).fit(X, y)
+
+
+# ------------------------------------------------------------------ the exact KPM's engine
+@pytest.fixture(scope="module")
+def small_problems():
+    """240 twonorm points, two and three classes (string labels), and test points."""
+    X, y = make_twonorm(240, random_state=0)
+    Xt, _ = make_twonorm(500, random_state=1)
+    y3 = np.array(["a", "b", "c"])[(X[:, 0] > 0.3).astype(int) + (X[:, 1] > 0).astype(int)]
+    return X, {"binary": y, "3-class": y3}, Xt
+
+
+def _all_landmarks(X, **kw):
+    """NystroemKPM with every training point a landmark on the exact KPM's D grid 1..25."""
+    return NystroemKPM(len(X), sigma=4.0, max_components=25, n_components_grid=np.arange(1, 26),
+                       random_state=0, **kw)
+
+
+@pytest.mark.parametrize("problem", ["binary", "3-class"])
+@pytest.mark.parametrize("selection, penalty", [("penalty", 0.002), ("penalty", 0.0004), ("slope", "cv"), (6, "cv")])
+def test_landmarks_at_all_points_give_the_exact_kpm(small_problems, problem, selection, penalty):
+    """With landmarks = all n training points the Nyström features are ``sqrt(n) V`` (V the
+    eigenvectors of the uncentred kernel matrix): the exact KPM's basis with its columns
+    scaled by sqrt(n), and the hinge LP's optimal functions do not depend on the scale of
+    the columns. The full-data paths -- all the rules without CV read -- are the same."""
+    X, ys, Xt = small_problems
+    y = ys[problem]
+    exact = KernelProjectionMachine(sigma=4.0, selection=selection, penalty=penalty, max_dim=25).fit(X, y)
+    nys = _all_landmarks(X, selection=selection, penalty=penalty).fit(X, y)
+    assert nys.n_components_ == exact.dim_
+    assert nys.penalty_ == pytest.approx(exact.penalty_, rel=1e-9) if exact.penalty_ is not None else nys.penalty_ is None
+    np.testing.assert_array_equal(nys.classes_, exact.classes_)
+    np.testing.assert_allclose(nys.selection_curve_["clipped_risk"], exact.selection_curve_["clipped_risk"],
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(nys.decision_function(Xt), exact.decision_function(Xt), atol=1e-4)
+    np.testing.assert_array_equal(nys.predict(Xt), exact.predict(Xt))
+
+
+def _reference_fold_curves(est, X, y, splits):
+    """The folds' curves on the fitted Nyström features by the exact KPM's path solver
+    (``hinge_lp_path``, one-vs-rest), independent of the constraint generation."""
+    from kpm._lp_path import hinge_lp_path
+
+    F = est.transform_eigenfunctions(X, est.projection_.shape[1])
+    codes = np.searchsorted(est.classes_, y)
+    C = len(est.classes_)
+    Y = np.where(codes == 1, 1.0, -1.0)[:, None] if C == 2 else np.where(codes[:, None] == np.arange(C), 1.0, -1.0)
+    grid = est.n_components_grid_
+    errors, clipped = [], []
+    for tr, va in splits:
+        paths = [hinge_lp_path(F[tr], Y[tr, c], dims=grid, solver="highs") for c in range(Y.shape[1])]
+        Fv = np.stack([p.decision_values(F[va]) for p in paths], axis=2)
+        Ft = np.stack([p.decision_values(F[tr]) for p in paths], axis=2)
+        pred = (np.round(Fv[..., 0], 9) > 0).astype(int) if C == 2 else np.argmax(np.round(Fv, 9), axis=2)
+        errors.append((pred != codes[va][:, None]).sum(axis=0))
+        clipped.append(np.maximum(0, 1 - Y[tr][:, None, :] * np.clip(Ft, -1, 1)).mean(axis=(0, 2)))
+    return np.array(errors), np.array(clipped)
+
+
+@pytest.mark.parametrize("problem", ["binary", "3-class"])
+def test_cv_rules_read_the_same_fold_curves_as_the_exact_solver(small_problems, problem):
+    """The CV rules (selection='cv', penalty='cv') on the Nyström basis: the folds' paths by
+    constraint generation give the curves of the exact KPM's solver on the same features.
+
+    (The exact ``KernelProjectionMachine`` is no reference for the CV curves: it takes the
+    eigenvectors of each training fold's own kernel matrix, while NystroemKPM keeps the
+    landmark eigenfunctions -- here built on all points -- for every fold.)"""
+    from kpm.rules import CV, ModelCurves, Penalty
+
+    X, ys, _ = small_problems
+    # labels with 20 % noise: no fold's training hinge risk reaches 0 within D <= 25, where
+    # the LP has many optimal solutions and two exact solvers may return different ones
+    flip = np.random.default_rng(0).random(len(X)) < 0.2
+    y = np.where(flip, np.roll(ys[problem], 7), ys[problem])
+    splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
+    est = _all_landmarks(X, selection="penalty", penalty="cv", cv=splits).fit(X, y)
+    errors, clipped = _reference_fold_curves(est, X, y, splits)
+    m = len(est.selection_curve_["D"])
+    np.testing.assert_array_equal(np.rint(est.cv_errors_ * np.array([len(va) for _, va in splits])[:, None]),
+                                  errors[:, : len(est.n_components_grid_)])
+    curves = ModelCurves(est.selection_curve_["D"], np.zeros(m, int), errors[:, :m].sum(axis=0) / len(y),
+                         est.selection_curve_["hinge_risk"], est.selection_curve_["clipped_risk"],
+                         errors[:, :m], clipped[:, :m], len(y))
+    ref = Penalty("cv").select(curves)
+    assert est.n_components_ == ref.dim and est.penalty_ == pytest.approx(ref.penalty, rel=1e-6)
+    assert est.select_dim(CV()).dim == CV().select(curves).dim
+    cv_fit = _all_landmarks(X, cv=splits).fit(X, y)
+    assert cv_fit.n_components_ == CV().select(curves).dim
+
+
+def test_multiclass_follows_scikit_learn(small_problems):
+    X, ys, Xt = small_problems
+    y = ys["3-class"]
+    est = NystroemKPM(60, sigma=4.0, max_components=15, cv=3, random_state=0).fit(X, y)
+    D = est.n_components_
+    assert est.decision_function(Xt).shape == (len(Xt), 3)
+    assert est.coef_.shape == (3, D) and est.intercept_.shape == (3,) and est.dual_coef_.shape == (3, 60)
+    np.testing.assert_array_equal(est.classes_, ["a", "b", "c"])
+    F = est.decision_function(Xt)
+    np.testing.assert_array_equal(est.predict(Xt), est.classes_[np.argmax(np.round(F, 9), axis=1)])
+    f = est.transform_eigenfunctions(Xt) @ est.coef_.T + est.intercept_
+    np.testing.assert_allclose(F, f, atol=1e-8)
+    # one-vs-rest: each column is the binary machine of that class against the others
+    for c, label in enumerate(est.classes_):
+        kw = dict(sigma=4.0, max_components=15, selection=D, random_state=0)
+        binary = NystroemKPM(60, **kw).fit(X, y == label)
+        np.testing.assert_allclose(binary.decision_function(Xt), F[:, c], atol=1e-7)
+
+
+def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
+    from kpm.rules import CV, FixedD, Penalty, Slope
+
+    X, ys, _ = small_problems
+    # noisy labels: no fold reaches zero training risk, so the CV sweep covers every D
+    # (a fit with CV holds the models up to the end of its sweep only)
+    y = np.where(np.random.default_rng(0).random(len(X)) < 0.2, -ys["binary"], ys["binary"])
+    kw = dict(n_landmarks=80, sigma=4.0, max_components=20, cv=3, random_state=0)
+    full = NystroemKPM(**kw, selection="penalty", penalty="cv").fit(X, y)
+    for rule, sel, pen in [(CV(), "cv", "cv"), (Penalty(0.003), "penalty", 0.003), (Slope(2.0), "slope", "cv"),
+                           (FixedD(4), 4, "cv")]:
+        assert full.select_dim(rule).dim == NystroemKPM(**kw, selection=sel, penalty=pen).fit(X, y).n_components_
+    cv_only = NystroemKPM(**kw).fit(X, y)
+    with pytest.raises(ValueError, match="training risk of every model"):
+        cv_only.select_dim(Slope())
+    with pytest.raises(ValueError, match="cross-validation curves"):
+        NystroemKPM(**kw, selection="slope").fit(X, y).select_dim(CV())

@@ -71,7 +71,7 @@ import numpy as np
 from ._highs import new_highs
 from .exceptions import LPSolverError
 
-__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "hinge_objective"]
+__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "ConstraintGenerationPath", "hinge_objective"]
 
 
 @dataclass
@@ -428,3 +428,56 @@ class ConstraintGenerationHingeLP:
         if any(b <= a for a, b in zip(D_values, D_values[1:])):
             raise ValueError("D_values must be strictly increasing")
         return [self.solve(D) for D in D_values]
+
+
+class ConstraintGenerationPath:
+    """The constraint generation as a path solver of the KPM's path loop.
+
+    Implements :class:`kpm._lp_path.PathSolver` over a
+    :class:`ConstraintGenerationHingeLP`, so that :class:`kpm._lp_path.PathGrower` grows
+    its path exactly as it grows the exact KPM's: the same floor stop, the same end of
+    the path at a dimension no solver solved. The feature columns live in the LP's
+    ``F`` (all training points, a fold selected by ``rows``); :meth:`add_columns` takes
+    the next columns of that ``F`` and only counts them.
+
+    Parameters
+    ----------
+    F, y, rows, **options
+        As for :class:`ConstraintGenerationHingeLP`.
+    """
+
+    floor = 0.0  # no duplicate handling: the least hinge loss is 0
+    zero_level = 0.0
+    restarts = 0
+
+    def __init__(self, F, y, *, rows=None, **options):
+        self.cg = ConstraintGenerationHingeLP(F, y, rows=rows, **options)
+        self.n_cols = 0
+        self.n_samples = len(self.cg.rows)
+
+    @property
+    def fallbacks(self):
+        """Working-set LPs handed to the exact KPM's solver after HiGHS failed."""
+        return self.cg.exact_solves
+
+    @property
+    def results(self) -> list:
+        """The :class:`HingeLPResult` of every dimension solved."""
+        return self.cg.results
+
+    def add_columns(self, Zc):
+        """Take the next ``Zc.shape[1]`` columns of ``F`` (``Zc`` are those columns)."""
+        k = np.shape(Zc)[1] if np.ndim(Zc) == 2 else 1
+        if np.shape(Zc)[0] != self.cg.F.shape[0] or self.n_cols + k > self.cg.F.shape[1]:
+            raise ValueError(
+                f"the columns must be the next columns of F {self.cg.F.shape}, got shape {np.shape(Zc)}"
+            )
+        self.n_cols += k
+
+    def solve(self):
+        """Solve at ``D = n_cols``: ``(beta, b, objective, iterations)``."""
+        res = self.cg.solve(self.n_cols)
+        return res.coef, float(res.intercept), res.objective, res.simplex_iterations
+
+    def at_floor(self, objective, zero_tol=1e-9):
+        return objective <= self.floor + zero_tol * self.n_samples

@@ -62,6 +62,7 @@ __all__ = [
     "IncrementalHingeLP",
     "PathSolver",
     "PathGrower",
+    "grow_path",
     "hinge_lp_path",
     "check_dims",
 ]
@@ -607,7 +608,11 @@ class PathGrower:
     lp : PathSolver
         The solver of this path (e.g. :class:`HingeLP`), holding no columns yet.
     columns : ndarray (n, m)
-        The feature columns in order (the eigenvectors ``V_1..V_m``).
+        The feature columns in order (the eigenvectors ``V_1..V_m``); :meth:`step`
+        hands the solver ``columns[:, n_cols:D]``.
+    n_samples : int, optional
+        Samples of the LP (default ``len(columns)``): a solver that holds the rows of
+        a subset of ``columns`` (a cross-validation fold, say) gets all of them.
     stop_at_zero : bool, default=True
     zero_tol : float, default=1e-9
     on_failure : {'raise', 'stop'}, default='stop'
@@ -615,9 +620,11 @@ class PathGrower:
         there (:attr:`failure` says why). A failure at the first D always raises.
     """
 
-    def __init__(self, lp: PathSolver, columns, *, stop_at_zero=True, zero_tol=1e-9, on_failure="stop"):
+    def __init__(self, lp: PathSolver, columns, *, n_samples=None, stop_at_zero=True, zero_tol=1e-9,
+                 on_failure="stop"):
         self.lp = lp
         self._columns = columns
+        self.n_samples = len(columns) if n_samples is None else int(n_samples)
         self._stop_at_zero = stop_at_zero
         self._zero_tol = zero_tol
         self._raise = on_failure == "raise"
@@ -659,7 +666,7 @@ class PathGrower:
         self._iterations.append(it)
         if self._stop_at_zero and lp.at_floor(obj, self._zero_tol):
             self.at_floor = True
-            n = len(self._columns)
+            n = self.n_samples
             self.zero_level = 0.0 if obj <= lp.floor + self._zero_tol * n else float(lp.zero_level)
         return True
 
@@ -674,7 +681,7 @@ class PathGrower:
             coef=coef,
             intercept=np.asarray(self._intercepts, dtype=float),
             objective=np.asarray(self._objectives, dtype=float),
-            n_samples=len(self._columns),
+            n_samples=self.n_samples,
             iterations=np.asarray(self._iterations, dtype=np.int64),
             restarts=self.lp.restarts,
             fallbacks=self.lp.fallbacks,
@@ -682,6 +689,18 @@ class PathGrower:
             floor=self.lp.floor,
             failure=self.failure,
         )
+
+
+def grow_path(lp: PathSolver, columns, grid, *, n_samples=None, stop_at_zero=True, zero_tol=1e-9,
+              on_failure="stop") -> HingePath:
+    """The path of ``lp`` on the dimensions of ``grid``: a :class:`PathGrower` stepped
+    along the grid until the floor (``stop_at_zero``) or a dimension no solver solved."""
+    grower = PathGrower(lp, columns, n_samples=n_samples, stop_at_zero=stop_at_zero, zero_tol=zero_tol,
+                        on_failure=on_failure)
+    for D in grid:
+        if not grower.step(int(D)) or grower.at_floor:
+            break
+    return grower.path(grid)
 
 
 def _check_path_inputs(Z, y, max_dim, dims, on_failure):
@@ -767,8 +786,4 @@ def hinge_lp_path(
     Z, y, grid = _check_path_inputs(Z, y, max_dim, dims, on_failure)
     lp = HingeLP(y, solver=solver, groups=groups, strategy=strategy, time_limit=time_limit,
                  iteration_limit=iteration_limit)
-    grower = PathGrower(lp, Z, stop_at_zero=stop_at_zero, zero_tol=zero_tol, on_failure=on_failure)
-    for D in grid:
-        if not grower.step(int(D)) or grower.at_floor:
-            break
-    return grower.path(grid)
+    return grow_path(lp, Z, grid, stop_at_zero=stop_at_zero, zero_tol=zero_tol, on_failure=on_failure)

@@ -7,7 +7,8 @@ kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 heuristic. See :mod:`kpm._lp_path` (the LP path), :mod:`kpm.rules` (the rules) and
 :mod:`kpm.selection` (the functions they apply).
 
-A fit is basis x paths x rule: for each kernel the eigenvector basis of the kernel
+A fit is basis x paths x rule (the engine, :mod:`kpm._kpm_engine`, is shared with
+:class:`kpm.NystroemKPM`): for each kernel the eigenvector basis of the kernel
 matrix (:class:`_Subspace`) and the CV folds' paths (:class:`FoldCurves`), then the
 full-data paths the rule needs (:class:`FullPath`), then the rule, applied to the
 family's curves (:class:`kpm.rules.ModelCurves`), then the chosen model's coefficients.
@@ -36,20 +37,30 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
+from ._kpm_engine import TIE_DECIMALS as _TIE_DECIMALS
+from ._kpm_engine import FoldCurves, FullPath, KernelPaths, check_rule_answerable, cv_extent, one_vs_rest
+from ._kpm_engine import clipped_risk as _clipped_risk
+from ._kpm_engine import decisions as _decisions
+from ._kpm_engine import model_curves as _model_curves
+from ._kpm_engine import n_valid as _n_valid
+from ._kpm_engine import pad as _pad
+from ._kpm_engine import path_failures as _failures
+from ._kpm_engine import path_width as _width
+from ._kpm_engine import predict_codes as _predict_codes
+from ._kpm_engine import check_selection_params, select_model, selection_curve
 from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
-from .rules import ModelCurves, SelectionRule, as_rule
+from .rules import as_rule
 from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
     check_bool,
@@ -63,7 +74,6 @@ from .validation import (
 
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
-_SELECTIONS = ("cv", "penalty", "slope")
 _CV_DUPLICATES = ("warn", "split", "group")
 
 
@@ -142,137 +152,14 @@ def _fit_paths(Z, Y, grid, solver="auto", groups=None):
     ]
 
 
-def _n_valid(paths, n_grid):
-    """Grid points (of a grid of ``n_grid``) at which all paths are defined."""
-    return min([n_grid] + [p.n_valid for p in paths if p.failure is not None])
+def _eigen_full_path(basis, solver):
+    """The full-data paths on the eigenvector basis, by the exact solver: ``(grid, Y) -> FullPath``."""
 
-
-def _failures(paths, where):
-    """The failed paths as records of ``lp_failures_``."""
-    return [
-        {"path": where, "problem": c, "dim": p.failed_dim, "error": p.failure}
-        for c, p in enumerate(paths)
-        if p.failure is not None
-    ]
-
-
-def _width(paths):
-    return max(p.coef.shape[1] for p in paths)
-
-
-def _decisions(paths, Z):
-    """Decision values at every grid D: (n, n_grid, n_paths)."""
-    return np.stack([p.decision_values(Z) for p in paths], axis=2)
-
-
-_TIE_DECIMALS = 9
-
-
-def _predict_codes(F):
-    """Predicted class codes from decision values (..., n_paths).
-
-    Decision values equal to ``1e-9`` are ties (the hinge LP puts many points exactly
-    on the margin, e.g. two one-vs-rest scores of exactly -1): they go to the first
-    class, and a zero decision value to the negative class, whatever the rounding.
-    """
-    F = np.round(F, _TIE_DECIMALS)
-    if F.shape[-1] == 1:
-        return (F[..., 0] > 0).astype(int)
-    return np.argmax(F, axis=-1)
-
-
-def _clipped_risk(F, Y):
-    """Mean hinge loss of the clipped decision values, averaged over the paths: (n_grid,)."""
-    Fc = np.clip(F, -1.0, 1.0)
-    return np.maximum(0.0, 1.0 - Y[:, None, :] * Fc).mean(axis=(0, 2))
-
-
-def _pad(v, length):
-    return v if len(v) >= length else np.concatenate([v, np.full(length - len(v), v[-1])])
-
-
-@dataclass
-class FoldCurves:
-    """One CV fold's curves on the D grid (padded with their last value past the fold's end).
-
-    ``errors``: misclassified validation points; ``clipped``: the clipped training hinge
-    risk of the fold's solution; ``n_used``: grid points solved; ``n_valid``: grid
-    points at which the fold's paths are defined (all, unless no solver solved some
-    dimension: then the CV curve ends before it); ``fallbacks`` and ``failures`` as in
-    ``lp_fallbacks_`` and ``lp_failures_``.
-    """
-
-    errors: np.ndarray
-    clipped: np.ndarray
-    n_used: int
-    n_valid: int
-    fallbacks: int
-    failures: list
-
-
-@dataclass
-class FullPath:
-    """The full-data paths of one kernel (one per one-vs-rest problem) on ``dims``."""
-
-    paths: list
-    dims: np.ndarray
-    hinge_risk: np.ndarray
-    clipped_risk: np.ndarray
-    failures: list
-
-    @classmethod
-    def solve(cls, basis, grid, Y, solver):
-        """Solve the paths on ``grid``; they end before a dimension no solver solved."""
+    def solve(grid, Y):
         paths = _fit_paths(basis.V[:, : int(grid[-1])], Y, grid, solver, basis.groups)
-        n_ok = _n_valid(paths, len(grid))
-        F = _decisions(paths, basis.V[:, : _width(paths)])[:, :n_ok]
-        return cls(
-            paths=paths,
-            dims=grid[:n_ok],
-            hinge_risk=np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok],
-            clipped_risk=_clipped_risk(F, Y),
-            failures=_failures(paths, "full data"),
-        )
+        return FullPath.from_paths(paths, basis.V, grid, Y)
 
-
-@dataclass
-class KernelPaths:
-    """One kernel of the family: its basis, its D grid, the CV folds' curves and the full-data path.
-
-    ``n_used``: the grid points that are models (the CV sweep's end, or where a path
-    ended before a dimension no solver solved). ``full`` is solved by :meth:`solve_full`
-    (for the CV rule only the chosen kernel's, up to the chosen D).
-    """
-
-    basis: _Subspace
-    grid: np.ndarray
-    n_used: int
-    folds: list | None = None
-    full: FullPath | None = None
-    degeneracy: object = None
-
-    @property
-    def dims(self):
-        return self.grid[: self.n_used]
-
-    def solve_full(self, Y, upto, solver):
-        """Solve the full-data paths on the first ``upto`` grid points; no model exists
-        beyond a dimension that no solver solved (``n_used`` ends there)."""
-        self.full = FullPath.solve(self.basis, self.grid[:upto], Y, solver)
-        if len(self.full.dims) < upto:
-            self.n_used = min(self.n_used, len(self.full.dims))
-
-    @property
-    def failures(self):
-        """Records of ``lp_failures_``: the folds' first, then the full data's."""
-        folds = [rec for f in self.folds or [] for rec in f.failures]
-        return folds + (self.full.failures if self.full is not None else [])
-
-    @property
-    def fallbacks(self):
-        return sum(f.fallbacks for f in self.folds or []) + sum(
-            p.fallbacks for p in (self.full.paths if self.full is not None else [])
-        )
+    return solve
 
 
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
@@ -396,29 +283,6 @@ def _cv_lockstep(K, splits, Y, codes, centered, grid, early_stopping, random_sta
         for k, fold in enumerate(folds)
     ]
     return curves, n_used
-
-
-def _model_curves(fits, n):
-    """The family's curves for the selection rules: every kernel's models, in kernel order."""
-    dims = np.concatenate([kp.dims for kp in fits])
-    kidx = np.concatenate([np.full(kp.n_used, i) for i, kp in enumerate(fits)])
-    hinge = np.full(len(dims), np.nan)
-    clipped = np.full(len(dims), np.nan)
-    pos = 0
-    for kp in fits:
-        if kp.full is not None:
-            m = len(kp.full.dims)
-            hinge[pos : pos + m] = kp.full.hinge_risk
-            clipped[pos : pos + m] = kp.full.clipped_risk
-        pos += kp.n_used
-    if fits[0].folds is None:
-        return ModelCurves(dims, kidx, np.full(len(dims), np.nan), hinge, clipped, n_samples=n)
-    cv_error = np.concatenate([(sum(f.errors for f in kp.folds) / n)[: kp.n_used] for kp in fits])
-    per_fold = [
-        [np.concatenate([getattr(kp.folds[k], name)[: kp.n_used] for kp in fits]) for k in range(len(fits[0].folds))]
-        for name in ("errors", "clipped")
-    ]
-    return ModelCurves(dims, kidx, cv_error, hinge, clipped, np.vstack(per_fold[0]), np.vstack(per_fold[1]), n)
 
 
 def auto_dim_grid(max_dim: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
@@ -675,24 +539,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         return kernels
 
     def _validate_params(self):
-        sel = self.selection
-        if isinstance(sel, str):
-            ok = sel in _SELECTIONS
-        else:
-            ok = isinstance(sel, SelectionRule) or (
-                isinstance(sel, numbers.Integral) and not isinstance(sel, bool) and sel >= 1
-            )
-        if not ok:
-            raise ValueError(
-                f"selection must be one of {_SELECTIONS}, a positive int or a SelectionRule (kpm.rules), got {sel!r}"
-            )
-        pen = self.penalty
-        if not (isinstance(pen, str) and pen == "cv"):
-            if isinstance(pen, bool) or not isinstance(pen, numbers.Real) or not np.isfinite(pen) or pen < 0:
-                raise ValueError(f"penalty must be a number >= 0 or 'cv', got {pen!r}")
-        sf = self.slope_factor
-        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not np.isfinite(sf) or sf <= 0:
-            raise ValueError(f"slope_factor must be a number > 0, got {sf!r}")
+        check_selection_params(self.selection, self.penalty, self.slope_factor)
         md = self.max_dim
         if md is not None and (isinstance(md, bool) or not isinstance(md, numbers.Integral) or md < 1):
             raise ValueError(f"max_dim must be None or a positive int, got {md!r}")
@@ -745,7 +592,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
         The algorithm: for each kernel the eigenvector basis and the CV folds' paths
         (:meth:`_kernel_paths`), then the full-data paths the rule needs and the rule
-        (:meth:`_select`), then the coefficients of the chosen model.
+        (:func:`kpm._kpm_engine.select_model`), then the coefficients of the chosen model.
 
         Parameters
         ----------
@@ -776,7 +623,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         groups = _duplicate_groups(X, self._is_precomputed())
         splits = self._splits(X, y, groups) if rule.needs_cv else None
         fits = [self._kernel_paths(kern, X, Y, codes, splits, groups, rule) for kern in kernels]
-        choice = self._select(fits, rule, Y)
+        choice = select_model(fits, rule, Y)
         self._set_model(fits, kernels, choice, Y)
         self.X_fit_ = X
         self._warn_degenerate(fits[self.kernel_index_], y)
@@ -786,21 +633,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     def _check_data(self, X, y):
         """Validated X, y, the class codes and the one-vs-rest targets Y in {-1, +1}."""
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        if n_classes < 2:
-            raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); the Kernel Projection Machine "
-                "needs samples of at least 2 classes"
-            )
+        self.classes_, codes, Y = one_vs_rest(y, "the Kernel Projection Machine")
         if self._is_precomputed():
             X = check_kernel_matrix(X)
-        # binary: one problem, classes_[1] positive
-        if n_classes == 2:
-            Y = np.where(codes == 1, 1.0, -1.0)[:, None]
-        else:
-            Y = np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
         return X, y, codes, Y
 
     def _warn_degenerate(self, kp, y):
@@ -888,7 +723,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         grid = self._grid(max_dim)
         if rule.fixed_dim is not None and grid[-1] != max_dim:
             grid = np.append(grid, max_dim)
-        kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid))
+        kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), solve_path=_eigen_full_path(basis, self.lp_solver))
         if splits is not None:
             kp.folds, kp.n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
         kp.degeneracy = kernel_degeneracy(K)
@@ -910,27 +745,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             )
             for k, (tr, va) in enumerate(splits)
         )
-        # beyond the last grid point any fold solved, the CV curve is flat: ties go to
-        # the smaller D, so no later D can be selected; it ends before a dimension that
-        # no solver solved on some fold
-        return folds, min(max(f.n_used for f in folds), min(f.n_valid for f in folds))
-
-    def _select(self, fits, rule, Y):
-        """Solve the full-data paths the rule needs and apply it: the chosen model."""
-        if rule.needs_training_risks:
-            for kp in fits:
-                kp.solve_full(Y, kp.n_used, self.lp_solver)
-            return rule.select(_model_curves(fits, len(Y)))
-        # the full-data path of the chosen kernel only, up to the chosen D: the rule needs
-        # nothing more (extend_path() solves further for figures); should it end before
-        # that D, choose again among the dimensions it reached
-        while True:
-            choice = rule.select(_model_curves(fits, len(Y)))
-            kp = fits[choice.kernel_index]
-            upto = int(np.searchsorted(kp.grid, choice.dim)) + 1
-            kp.solve_full(Y, upto, self.lp_solver)
-            if kp.n_used >= upto:
-                return choice
+        return folds, cv_extent(folds)
 
     def _set_model(self, fits, kernels, choice, Y):
         """The fitted attributes: the curves, the rule's outputs and the chosen model's coefficients."""
@@ -941,14 +756,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.slope_lambda_ = choice.slope_lambda
         if choice.penalty_cv_curve is not None:
             self.penalty_cv_curve_ = choice.penalty_cv_curve
-        self.selection_curve_ = {
-            "D": curves.D,
-            "kernel": curves.kernel,
-            "cv_error": curves.cv_error,
-            "hinge_risk": curves.hinge_risk,
-            "clipped_risk": curves.clipped_risk,
-            "criterion": curves.clipped_risk + (self.penalty_ if self.penalty_ is not None else np.nan) * curves.D,
-        }
+        self.selection_curve_ = selection_curve(curves, self.penalty_)
         k, D = choice.kernel_index, choice.dim
         kp = fits[k]
         self.kernel_, self.kernel_index_, self.dim_ = kernels[k], k, D
@@ -1013,21 +821,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         """
         check_is_fitted(self)
         rule = as_rule(rule, self.penalty, self.slope_factor)
-        curves = self._curves
-        if rule.needs_cv and not curves.has_cv:
-            raise ValueError(
-                f"{rule!r} needs the cross-validation curves; this model was fitted with "
-                f"selection={self.selection!r}, which runs no cross-validation"
-            )
-        if rule.needs_training_risks and np.isnan(curves.clipped_risk).any():
-            raise ValueError(
-                f"{rule!r} needs the training risk of every model; this fit solved the full-data "
-                "path only up to the selected D (call extend_path() first, or fit with a rule "
-                "that solves every model, e.g. selection='penalty')"
-            )
-        if rule.fixed_dim is not None and rule.fixed_dim not in curves.D:
-            raise ValueError(f"{rule!r}: D={rule.fixed_dim} is not one of this fit's models")
-        return rule.select(curves)
+        check_rule_answerable(rule, self._curves, self.selection, "call extend_path() first, or ")
+        return rule.select(self._curves)
 
     def extend_path(self, max_dim=None):
         """Solve the winning kernel's full-data path further, for figures.
@@ -1052,7 +847,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 grid = self._grid_used[self._grid_used <= self.dim_]
         if len(grid) <= len(self.path_dims_):
             return self
-        full = FullPath.solve(self._subspace, grid, self._Y, self.lp_solver)
+        full = _eigen_full_path(self._subspace, self.lp_solver)(grid, self._Y)
         self._set_path(full)
         rows = np.flatnonzero(self.selection_curve_["kernel"] == self.kernel_index_)[: len(full.dims)]
         self.selection_curve_["hinge_risk"][rows] = full.hinge_risk

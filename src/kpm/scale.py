@@ -1,5 +1,5 @@
 """The Kernel Projection Machine for very large n: Nyström eigenfunctions, exact
-hinge-loss LPs by constraint generation, cross-validation over D, and Dask.
+hinge-loss LPs by constraint generation, the KPM's selection rules, and Dask.
 
 Method
 ------
@@ -22,11 +22,25 @@ Method
    Massart, Vert & Zwald 2004, Section 3) -- solved exactly for every D of the
    grid by constraint generation with HiGHS, warm-started along D
    (:mod:`kpm._constraint_generation`).
-5. *Selection of D* by k-fold cross-validation of the 0-1 error over the D
-   grid, ties to the smaller D (the exact KPM's ``cv`` rule); the folds run in
-   parallel (joblib threads, or Dask tasks when a ``client`` is given).
+5. *Selection of D* by the exact KPM's engine (:mod:`kpm._kpm_engine`), the
+   constraint generation being its path solver: the same path loop (which stops at
+   zero training hinge risk, beyond which every D has the same solution), the same
+   curves, the same rules (:mod:`kpm.rules`: k-fold CV of the 0-1 error, the
+   penalty ``lam D`` on the clipped hinge risk with ``lam`` given or cross-validated,
+   the slope heuristic, a fixed D; ties to the smaller D), the same tie rule in
+   prediction and one-vs-rest for more than two classes. The CV folds keep the
+   eigenfunctions of the landmarks (the exact KPM decomposes each training fold's
+   kernel matrix anew); they run in parallel (joblib threads, or Dask tasks when a
+   ``client`` is given).
 6. The final machine is ``f(x) = Σ_l a_l k(z_l, x) + b`` with ``a = P_D β``: an
    ``m``-term kernel expansion, so prediction costs ``O(m)`` kernel evaluations.
+
+With every training point a landmark (``n_landmarks = n``) the features are
+``F = sqrt(n) V``, V the eigenvectors of the (uncentred) kernel matrix: the exact
+KPM's basis, each column scaled by ``sqrt(n)``. Scaling a column rescales its
+coefficient and leaves the hinge LP's optimal functions unchanged, so the
+full-data paths, and every rule that reads only them (penalty with a given
+``lam``, slope, fixed D), give the exact KPM's model.
 
 Dask
 ----
@@ -43,18 +57,34 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin
 from ._config import get_config
-from ._constraint_generation import ConstraintGenerationHingeLP
+from ._constraint_generation import ConstraintGenerationPath
+from ._kpm_engine import (
+    FoldCurves,
+    FullPath,
+    KernelPaths,
+    check_rule_answerable,
+    check_selection_params,
+    curve_sums,
+    cv_extent,
+    model_curves,
+    one_vs_rest,
+    predict_codes,
+    select_model,
+    selection_curve,
+)
+from ._lp_path import grow_path
 from .exceptions import LPSolverError
+from .rules import as_rule
 from .validation import (
     check_estimator_data,
     check_int,
@@ -89,6 +119,12 @@ _FITTED = (
     "n_features_in_",
     "feature_names_in_",
     "block_rows_",
+    "selection_curve_",
+    "penalty_",
+    "slope_lambda_",
+    "penalty_cv_curve_",
+    "lp_fallbacks_",
+    "_curves",
 )
 
 
@@ -253,51 +289,99 @@ def _feature_block(Xb, Z, P, kernel):
     return kernel.matvec(Xb, P, Z)
 
 
-def _lp_path(cg, dims):
-    """Solve ``cg`` (a :class:`ConstraintGenerationHingeLP`) for each D of ``dims``;
-    the path ends where no LP solver solves a dimension.
-
-    Returns ``(solutions, failure)`` with ``failure = (D, message)`` or None.
-    """
-    path = []
-    for D in dims:
-        try:
-            path.append(cg.solve(D))
-        except LPSolverError as exc:
-            return path, (int(D), str(exc))
-    return path, None
+_ROW_BLOCK = 1024  # rows of decision values evaluated at once (all D of the grid); 8192 raised the
+# peak memory of a fit with n = 3e5 by 0.3 GiB (blocks of MBs allocated in the fold threads)
 
 
-def _fold_job(F, y, train, val, grid, lp_params):
-    """CV work of one fold: the LP path on ``train``, 0-1 error on ``val`` per D.
+def _cg_paths(F, Y, grid, lp_params, rows=None):
+    """One constraint-generation path per column of Y (one-vs-rest) on the grid, grown by
+    the KPM's path loop (:func:`kpm._lp_path.grow_path`): ``(paths, solvers)``."""
+    solvers = [ConstraintGenerationPath(F, Y[:, c], rows=rows, **lp_params) for c in range(Y.shape[1])]
+    paths = [grow_path(s, F, grid, n_samples=s.n_samples) for s in solvers]
+    return paths, solvers
 
-    The path ends where no LP solver solves a dimension (the errors of that D and
-    beyond are NaN, the failure is returned).
+
+def _fold_job(F, Y, codes, train, val, grid, lp_params, k):
+    """CV work of fold ``k``: its paths on ``train`` and their curves.
+
+    Returns ``(FoldCurves, seconds, working-set size)``: the validation errors and the
+    clipped training risks on the grid; the paths end where no LP solver solves a
+    dimension (the curves say where, ``failures`` why).
     """
     t0 = time.perf_counter()
-    cg = ConstraintGenerationHingeLP(F, y, rows=train, **lp_params)
-    path, failure = _lp_path(cg, grid)
-    errs = np.full(len(grid), np.nan)
-    Fv = F[val]
-    for k, res in enumerate(path):
-        f = Fv[:, : res.n_components] @ res.coef + res.intercept
-        errs[k] = np.mean(np.where(f >= 0, 1.0, -1.0) != y[val])
-    return errs, time.perf_counter() - t0, len(cg.working_set), failure
+    try:
+        paths, solvers = _cg_paths(F, Y, grid, lp_params, rows=train)
+    except LPSolverError as exc:
+        raise LPSolverError(
+            f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of "
+            f"cross-validation fold {k}: {exc}"
+        ) from exc
+    errors, _ = curve_sums(paths, F, Y, codes, val, _ROW_BLOCK)
+    _, clipped = curve_sums(paths, F, Y, None, train, _ROW_BLOCK)
+    curves = FoldCurves.from_paths(paths, errors, clipped / len(train), len(grid), f"fold {k}")
+    return curves, time.perf_counter() - t0, sum(len(s.cg.working_set) for s in solvers)
 
 
-def _select_cv(grid, cv_error):
-    """The exact KPM's cv rule (:func:`kpm.selection.select_cv`): smallest mean CV
-    0-1 error, ties to the smaller D."""
-    from .selection import select_cv
+@dataclass
+class _FullPathCG:
+    """The full-data paths by constraint generation on the features ``F``: a
+    ``(grid, Y) -> FullPath`` solver for :class:`kpm._kpm_engine.KernelPaths`; keeps the
+    last solvers (their statistics become ``lp_stats_``)."""
 
-    return int(np.asarray(grid)[select_cv(grid, cv_error)])
+    F: np.ndarray
+    lp_params: dict
+    solvers: list = field(default_factory=list)
+
+    def __call__(self, grid, Y):
+        paths, self.solvers = _cg_paths(self.F, Y, grid, self.lp_params)
+        return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
+
+
+def _cv_error_table(kp, splits, n):
+    """``(cv_errors_, cv_error_)``: each fold's validation error rate and the pooled CV error
+    on the grid, NaN from the first dimension a fold's paths did not reach; None without CV."""
+    if kp.folds is None:
+        return None, None
+    n_grid = len(kp.grid)
+    per_fold = np.vstack([
+        np.where(np.arange(n_grid) < f.n_valid, f.errors / len(va), np.nan) for f, (_, va) in zip(kp.folds, splits)
+    ])
+    ok = np.arange(n_grid) < min(f.n_valid for f in kp.folds)
+    return per_fold, np.where(ok, sum(f.errors for f in kp.folds) / n, np.nan)
+
+
+def _lp_stats(solvers, folds):
+    """``lp_stats_``: working sets, rounds, certificate gaps and iterations of the full-data
+    path (lists over its dimensions; one list per one-vs-rest problem with several classes),
+    and the folds' seconds and working-set sizes."""
+    keys = ("n_working", "n_rounds", "gap", "simplex_iterations")
+    per_problem = {key: [[getattr(r, key) for r in s.results] for s in solvers] for key in keys}
+    stats = {key: v[0] if len(v) == 1 else v for key, v in per_problem.items()}
+    stats["cv_fold_seconds"] = [o[1] for o in folds or []]
+    stats["cv_fold_working_set"] = [o[2] for o in folds or []]
+    return stats
+
+
+@dataclass
+class _NystroemBasis:
+    """Landmarks, kernel and Nyström eigenfunctions (``K(x, Z) @ projection``) with the D grid."""
+
+    indices: np.ndarray
+    landmarks: np.ndarray
+    kernel: object
+    eigenvalues: np.ndarray
+    projection: np.ndarray
+    grid: np.ndarray
 
 
 # --------------------------------------------------------------------------- estimator
 class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     """Kernel Projection Machine on Nyström eigenfunctions, for very large n.
 
-    Binary classifier. See the module docstring for the method.
+    The exact KPM (:class:`KernelProjectionMachine`) with the eigenvectors of the
+    kernel matrix replaced by Nyström eigenfunctions of ``m`` landmarks and the hinge
+    LPs solved by constraint generation over the points: the same selection rules,
+    tie rule and one-vs-rest multi-class. See the module docstring for the method.
 
     Parameters
     ----------
@@ -319,8 +403,21 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     n_components_grid : array-like of int, optional
         The D grid. Default: every D up to 10, then about 20 log-spaced values up
         to ``max_components``. Values above the rank are dropped.
-    cv : int, default=5
-        Number of stratified folds for the choice of D.
+    selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
+        How D is chosen, as in :class:`KernelProjectionMachine`: K-fold CV of the 0-1
+        error (ties -> smaller D); the penalised clipped hinge risk ``R_n(clip f_D) +
+        lam D`` with ``lam = penalty`` (Zwald & Blanchard 2005, eq. 3); the slope
+        heuristic (``lam = slope_factor * lam_jump``); or a fixed D. Or a rule object
+        of :mod:`kpm.rules`; :meth:`select_dim` tells which model another rule picks
+        from a fitted model's curves.
+    cv : int or CV splitter, default=5
+        Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
+        :class:`~sklearn.model_selection.StratifiedKFold` seeded from ``random_state``.
+    penalty : float or 'cv', default='cv'
+        ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
+        over the exact breakpoints of the folds' penalty paths.
+    slope_factor : float, default=2.0
+        Factor of the slope heuristic (Birgé-Massart's 2).
     n_jobs : int, optional
         Folds run in parallel in joblib threads (HiGHS and BLAS release the GIL).
     memory_budget : int, optional
@@ -342,44 +439,61 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray (2,)
+    classes_ : ndarray (n_classes,)
     landmarks_ : ndarray (m, n_features)
     landmark_indices_ : ndarray (m,)
     kernel_ : kpm.kernels.Kernel
     eigenvalues_ : ndarray (r,)
         Landmark Gram eigenvalues kept (``r <= max_components``).
     n_components_grid_ : ndarray
-    cv_error_ : ndarray
-        Mean CV 0-1 error for each D of the grid.
-    cv_errors_ : ndarray (cv, len(grid))
+    cv_error_ : ndarray or None
+        Pooled CV 0-1 error (misclassified validation points of all folds / n) for
+        each D of the grid; NaN from the first D a fold's path did not reach; None
+        when the rule runs no CV.
+    cv_errors_ : ndarray (n_folds, len(grid)) or None
+        Each fold's validation error rate (NaN likewise).
     n_components_ : int
         The selected D.
-    coef_ : ndarray (D,)
-        ``β`` in eigenfunction coordinates.
-    intercept_ : float
+    selection_curve_ : dict of ndarray
+        Per model (D of the grid up to the CV sweep's end): ``D``, ``kernel`` (0),
+        ``cv_error``, ``hinge_risk`` and ``clipped_risk`` (training risks of the
+        full-data path, NaN where it was not solved), ``criterion`` (``clipped_risk +
+        penalty_ * D``), as in :class:`KernelProjectionMachine`.
+    penalty_ : float or None
+        The ``lam`` used by the penalty or slope rule.
+    slope_lambda_ : float or None
+        ``lam_jump`` of the slope heuristic.
+    penalty_cv_curve_ : dict
+        ``penalty='cv'`` only: the candidate ``lam`` and their pooled CV errors.
+    coef_ : ndarray (D,) or (n_classes, D)
+        ``β`` in eigenfunction coordinates (one row per one-vs-rest problem).
+    intercept_ : float or ndarray (n_classes,)
     projection_ : ndarray (m, max D of the grid)
         ``P = sqrt(m) U Λ^{-1}``: eigenfunction features are ``K(x, Z) @ P``.
-    dual_coef_ : ndarray (m,)
+    dual_coef_ : ndarray (m,) or (n_classes, m)
         ``a = P_D β``: ``f(x) = Σ_l a_l k(z_l, x) + b``.
     train_risk_ : ndarray
-        Mean training hinge loss for each D of the grid up to ``n_components_``
-        (the final path on all data).
+        Training hinge risk (averaged over the one-vs-rest problems) for each D of
+        the grid up to ``n_components_`` (the full-data path).
     lp_stats_ : dict
-        Working-set sizes, rounds, certificate gaps of the final path.
+        Working-set sizes, rounds, certificate gaps and simplex iterations of the
+        full-data path (lists over its dimensions; one list per one-vs-rest problem
+        for more than two classes), and the CV folds' seconds and working-set sizes.
     lp_failures_ : list of dict
         Paths that ended because no LP solver solved a dimension (HiGHS's dual
         simplex warm and cold, its interior point method, then the exact KPM's path
-        solver): ``{'path': 'fold k'
-        or 'final', 'dim': D, 'error': message}``. Empty on ordinary data; otherwise
-        :meth:`fit` warned (``ConvergenceWarning``) and selected D below the first
-        failure.
+        solver): ``{'path': 'fold k' or 'full data', 'problem': one-vs-rest problem,
+        'dim': D, 'error': message}``. Empty on ordinary data; otherwise :meth:`fit`
+        warned (``ConvergenceWarning``) and selected D below the first failure.
+    lp_fallbacks_ : int
+        Working-set LPs solved by the exact KPM's path solver after HiGHS failed.
     timings_ : dict
         Seconds spent in each phase.
 
     See Also
     --------
-    KernelProjectionMachine : The exact KPM (every training point a landmark, the
-        eigenvectors of the whole kernel matrix), with all three selection rules.
+    KernelProjectionMachine : The exact KPM (the eigenvectors of the whole kernel
+        matrix, recomputed on each CV training fold), with the same selection rules.
     KernelProjection : Kernel PCA coordinates, with a Nyström mode, for any linear model.
     sklearn.kernel_approximation.Nystroem : Nyström features for a linear model.
 
@@ -397,6 +511,23 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     >>> X_test, y_test = make_twonorm(10000, random_state=1)
     >>> print(f"{clf.score(X_test, y_test):.3f}")  # Bayes error: 2.3 %
     0.977
+
+    The penalty rule of Zwald & Blanchard, here with ``lam`` chosen by CV: such a fit
+    holds every curve and answers the other rules without re-fitting (the slope
+    heuristic, which needs no CV, picks a much smaller D on these data):
+
+    >>> pen = NystroemKPM(n_landmarks=200, sigma="median", max_components=30,
+    ...                   selection="penalty", penalty="cv", random_state=0).fit(X, y)
+    >>> pen.n_components_, pen.select_dim("cv").dim, pen.select_dim("slope").dim
+    (14, 14, 2)
+
+    More than two classes: one-vs-rest, a score per class.
+
+    >>> y3 = (X[:, 0] > 0.3).astype(int) + (X[:, 1] > 0)
+    >>> clf3 = NystroemKPM(n_landmarks=200, sigma="median", max_components=30,
+    ...                    random_state=0).fit(X, y3)
+    >>> clf3.decision_function(X_test).shape, clf3.dual_coef_.shape
+    ((10000, 3), (3, 200))
     """
 
     def __init__(
@@ -412,7 +543,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         kernel_params=None,
         max_components=100,
         n_components_grid=None,
+        selection="cv",
         cv=5,
+        penalty="cv",
+        slope_factor=2.0,
         n_jobs=None,
         memory_budget=None,
         eig_tol=1e-10,
@@ -431,7 +565,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.max_components = max_components
         self.n_components_grid = n_components_grid
+        self.selection = selection
         self.cv = cv
+        self.penalty = penalty
+        self.slope_factor = slope_factor
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.eig_tol = eig_tol
@@ -443,7 +580,6 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ helpers
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
         tags.input_tags.pairwise = False
         return tags
 
@@ -473,7 +609,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         check_int(self.n_landmarks, "n_landmarks")
         for name in ("max_components", "init_working_set"):
             check_int(getattr(self, name), name)
-        check_int(self.cv, "cv", minimum=2)
+        check_selection_params(self.selection, self.penalty, self.slope_factor)
+        if isinstance(self.cv, numbers.Integral) or isinstance(self.cv, (float, str)):
+            check_int(self.cv, "cv", minimum=2)
         check_int(self.n_jobs, "n_jobs", minimum=None, allow_none=True)
         for name in ("eig_tol", "lp_tol"):
             check_real(getattr(self, name), name, low=0, high=1, low_open=True, high_open=True)
@@ -537,25 +675,28 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
         return X, y, X.shape[1]
 
-    def _binary_targets(self, y):
-        """``(classes, y in {-1, +1})``; exactly two classes."""
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0]!r}); NystroemKPM needs exactly 2 classes"
-            )
-        if len(classes) > 2:
-            raise ValueError(
-                "Only binary classification is supported. NystroemKPM is a binary classifier: "
-                f"y must have exactly 2 classes, got {len(classes)}"
-            )
-        if len(y) < self.cv:
-            raise ValueError(f"cv={self.cv} folds need at least {self.cv} samples, got {len(y)}")
-        return classes, np.where(y == classes[1], 1.0, -1.0)
+    def _splits(self, codes, n_classes, seed):
+        """The CV folds: a shuffled stratified K-fold seeded from ``random_state`` (``cv``
+        an int), or the folds of the given splitter."""
+        cv = self.cv
+        if isinstance(cv, numbers.Integral):
+            if len(codes) < cv:
+                raise ValueError(f"cv={cv} folds need at least {cv} samples, got {len(codes)}")
+            cv = StratifiedKFold(int(cv), shuffle=True, random_state=seed)
+        cv = check_cv(cv, codes, classifier=True)
+        splits = list(cv.split(np.zeros(len(codes)), codes))
+        for k, (train, val) in enumerate(splits):
+            if len(np.unique(codes[train])) < n_classes:
+                raise ValueError(
+                    f"cross-validation fold {k} has training samples of only {len(np.unique(codes[train]))} "
+                    f"of the {n_classes} classes; use fewer folds (cv) or more samples of the smaller class"
+                )
+            if len(val) == 0:
+                raise ValueError(f"cross-validation fold {k} has an empty validation set")
+        return splits
 
-    def _basis(self, X, seeds):
-        """Landmarks, kernel and Nyström eigenfunctions: ``(idx, Z, kernel, lam, P, grid)``."""
+    def _basis(self, X, seeds, rule):
+        """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`_NystroemBasis`)."""
         n = X.shape[0]
         dask_X = _is_dask_array(X)
         idx = select_landmarks(X, min(self.n_landmarks, n), self.landmarks, int(seeds[0]))
@@ -572,42 +713,50 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if kernel.is_precomputed:
             raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
         lam, P = nystroem_eigenfunctions(kernel, Z, max_components=self.max_components, eig_tol=self.eig_tol)
-        grid = self._grid(len(lam))
-        return idx, Z, kernel, lam, P[:, : grid[-1]], grid
+        grid = self._fixed_grid(rule.fixed_dim, len(lam)) if rule.fixed_dim is not None else self._grid(len(lam))
+        return _NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid)
 
-    def _cross_validate(self, F, ypm, grid, lp_params, seed, client):
-        """The folds' 0-1 errors per D of the grid: ``[(errors, seconds, |W|, failure)]``."""
-        skf = StratifiedKFold(self.cv, shuffle=True, random_state=seed)
-        folds = list(skf.split(np.zeros(len(ypm)), ypm))
-        for k, (train, _) in enumerate(folds):
-            if len(np.unique(ypm[train])) < 2:
-                raise ValueError(
-                    f"cross-validation fold {k} has training samples of only one class; use fewer "
-                    "folds (cv) or more samples of the smaller class"
-                )
+    def _fixed_grid(self, d, r):
+        """The grid of a fixed D: the grid's dimensions below it, then D."""
+        if d > r:
+            raise ValueError(
+                f"selection={self.selection} (a fixed D) is larger than the {r} eigenfunctions kept "
+                f"(max_components={self.max_components}, eigenvalues above eig_tol * lambda_1 of the "
+                "landmark Gram matrix)"
+            )
+        grid = self._grid(r)
+        grid = grid[grid < d]
+        return np.append(grid, d).astype(int)
+
+    def _cross_validate(self, F, Y, codes, splits, grid, lp_params, client):
+        """The folds' curves: ``[(FoldCurves, seconds, working-set size)]`` (:func:`_fold_job`)."""
         if client is not None:
             _check_client(client)
             Ff = client.scatter(F, broadcast=False)
-            yf = client.scatter(ypm, broadcast=False)
+            Yf = client.scatter(Y, broadcast=False)
+            cf = client.scatter(codes, broadcast=False)
             futs = [
-                client.submit(_fold_job, Ff, yf, tr, va, grid, lp_params, pure=False) for tr, va in folds
+                client.submit(_fold_job, Ff, Yf, cf, tr, va, grid, lp_params, k, pure=False)
+                for k, (tr, va) in enumerate(splits)
             ]
             return client.gather(futs)
         from joblib import Parallel, delayed
 
         return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fold_job)(F, ypm, tr, va, grid, lp_params) for tr, va in folds
+            delayed(_fold_job)(F, Y, codes, tr, va, grid, lp_params, k) for k, (tr, va) in enumerate(splits)
         )
 
-    def _features_and_cv(self, X, Z, P, kernel, block_rows, ypm, grid, lp_params, seed, client):
-        """Features and CV, with Dask failures turned into :class:`DaskClientError`."""
+    def _features_and_cv(self, X, basis, block_rows, Y, codes, splits, lp_params, client):
+        """Features and (with ``splits``) CV, with Dask failures turned into :class:`DaskClientError`."""
         timings = {}
+        out = None
         try:
             t = time.perf_counter()
-            F = self._features(X, Z, P, kernel, block_rows, client)
+            F = self._features(X, basis.landmarks, basis.projection, basis.kernel, block_rows, client)
             timings["features"] = time.perf_counter() - t
             t = time.perf_counter()
-            out = self._cross_validate(F, ypm, grid, lp_params, seed, client)
+            if splits is not None:
+                out = self._cross_validate(F, Y, codes, splits, basis.grid, lp_params, client)
             timings["cv"] = time.perf_counter() - t
         except DaskClientError:
             raise
@@ -629,12 +778,17 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
-        """Fit: landmarks, eigenfunctions, features, CV over D, final LP path.
+        """Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
+
+        The algorithm is the exact KPM's (:mod:`kpm._kpm_engine`) on the Nyström basis:
+        the CV folds' paths (when the rule needs them), the full-data paths, the rule,
+        the chosen model's coefficients.
 
         Parameters
         ----------
         X : array-like or dask array (n_samples, n_features)
-        y : array-like (n_samples,), two classes
+        y : array-like (n_samples,)
+            Class labels (two or more classes; more: one-vs-rest).
 
         Returns
         -------
@@ -654,77 +808,72 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             if a in self.__dict__:
                 delattr(self, a)
         self._validate_params()
+        rule = as_rule(self.selection, self.penalty, self.slope_factor)
         client = _check_client(self.client)
         t_all = time.perf_counter()
         X, y, n_features_in = self._check_data(X, y)
-        classes, ypm = self._binary_targets(y)
-        n = X.shape[0]
+        classes, codes, Y = one_vs_rest(y, "NystroemKPM")
+        seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
+        splits = self._splits(codes, len(classes), int(seeds[2])) if rule.needs_cv else None
 
         t = time.perf_counter()
-        block_rows = self._block_rows(min(self.n_landmarks, n), self.max_components)
-        seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
-        idx, Z, kernel, lam, P, grid = self._basis(X, seeds)
+        block_rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
+        basis = self._basis(X, seeds, rule)
         timings = {"landmarks_eigen": time.perf_counter() - t}
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
                          random_state=int(seeds[3]))
-        F, out, more = self._features_and_cv(X, Z, P, kernel, block_rows, ypm, grid, lp_params,
-                                             int(seeds[2]), client)
+        F, out, more = self._features_and_cv(X, basis, block_rows, Y, codes, splits, lp_params, client)
         timings.update(more)
-
-        failures = [
-            {"path": f"fold {k}", "dim": o[3][0], "error": o[3][1]} for k, o in enumerate(out) if o[3]
-        ]
-        cv_errors = np.vstack([o[0] for o in out])
-        n_valid = int(np.sum(np.all(np.isfinite(cv_errors), axis=0)))
-        if n_valid == 0:
-            raise LPSolverError(
-                f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of a "
-                f"cross-validation fold: {failures[0]['error']}"
-            )
-        cv_error = cv_errors.mean(axis=0)
-        D_hat = _select_cv(grid[:n_valid], cv_error[:n_valid])
+        full = _FullPathCG(F, lp_params)
+        kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), solve_path=full)
+        if out is not None:
+            kp.folds = [o[0] for o in out]
+            kp.n_used = cv_extent(kp.folds)
 
         t = time.perf_counter()
-        path, failure = _lp_path(ConstraintGenerationHingeLP(F, ypm, **lp_params), grid[grid <= D_hat])
-        if failure is not None:
-            failures.append({"path": "final", "dim": failure[0], "error": failure[1]})
-            if not path:
-                raise LPSolverError(f"NystroemKPM: no LP solver solved D={failure[0]} on all data: {failure[1]}")
-            D_hat = path[-1].n_components
-        res = path[-1]
+        choice = select_model([kp], rule, Y)
         timings["final_fit"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t_all
 
         self.classes_ = classes
-        self.landmark_indices_ = idx
-        self.landmarks_ = np.asarray(Z, dtype=float)
-        self.kernel_ = kernel
-        self.eigenvalues_ = lam
-        self.n_components_grid_ = grid
-        self.cv_errors_ = cv_errors
-        self.cv_error_ = cv_error
-        self.n_components_ = D_hat
-        self.coef_ = res.coef
-        self.intercept_ = float(res.intercept)
-        self.dual_coef_ = P[:, :D_hat] @ res.coef
-        self.projection_ = P
-        self.train_risk_ = np.array([p.objective / n for p in path])
-        self.lp_failures_ = failures
-        self.lp_stats_ = {
-            "n_working": [p.n_working for p in path],
-            "n_rounds": [p.n_rounds for p in path],
-            "gap": [p.gap for p in path],
-            "simplex_iterations": [p.simplex_iterations for p in path],
-            "cv_fold_seconds": [o[1] for o in out],
-            "cv_fold_working_set": [o[2] for o in out],
-        }
+        self._set_model(kp, choice, len(y), splits)
+        self.lp_stats_ = _lp_stats(full.solvers, out)
         self.timings_ = timings
         self.block_rows_ = block_rows
         self.n_features_in_ = n_features_in
-        self._warn_fit(F[:, :D_hat] @ res.coef + res.intercept, y)
+        self._warn_fit(F, y)
         return self
 
-    def _warn_fit(self, f_train, y):
+    def _set_model(self, kp, choice, n, splits):
+        """The fitted attributes: the basis, the curves, the rule's outputs, the chosen model."""
+        basis, full, D = kp.basis, kp.full, choice.dim
+        self.landmark_indices_ = basis.indices
+        self.landmarks_ = basis.landmarks
+        self.kernel_ = basis.kernel
+        self.eigenvalues_ = basis.eigenvalues
+        self.projection_ = basis.projection
+        self.n_components_grid_ = kp.grid
+        self._curves = curves = model_curves([kp], n)
+        self.cv_errors_, self.cv_error_ = _cv_error_table(kp, splits, n)
+        self.lp_failures_ = kp.failures
+        self.lp_fallbacks_ = int(kp.fallbacks)
+        self.penalty_ = choice.penalty
+        self.slope_lambda_ = choice.slope_lambda
+        if choice.penalty_cv_curve is not None:
+            self.penalty_cv_curve_ = choice.penalty_cv_curve
+        self.selection_curve_ = selection_curve(curves, self.penalty_)
+        self.n_components_ = D
+        coefs = [p.coef_at(D) for p in full.paths]
+        coef = np.array([beta for beta, _ in coefs])
+        intercept = np.array([b for _, b in coefs])
+        dual = coef @ basis.projection[:, :D].T
+        binary = len(coefs) == 1
+        self.coef_ = coef[0] if binary else coef
+        self.intercept_ = float(intercept[0]) if binary else intercept
+        self.dual_coef_ = dual[0] if binary else dual
+        self.train_risk_ = full.hinge_risk[: int(np.searchsorted(full.dims, D)) + 1]
+
+    def _warn_fit(self, F, y):
         """The fit's warnings: failed LPs and a one-class model."""
         if self.lp_failures_:
             first = min(self.lp_failures_, key=lambda r: r["dim"])
@@ -737,14 +886,43 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        predictions = self.classes_[(f_train >= 0).astype(int)]
+        coef = np.atleast_2d(self.coef_)
+        f_train = F[:, : self.n_components_] @ coef.T + np.atleast_1d(self.intercept_)[None, :]
+        predictions = self.classes_[predict_codes(f_train)]
         warn_if_degenerate_model(predictions, y, self.classes_, "NystroemKPM", stacklevel=4)
+
+    def select_dim(self, rule):
+        """The model another selection rule picks from this fit's curves, without re-fitting.
+
+        As :meth:`kpm.KernelProjectionMachine.select_dim`: the rule is applied to the
+        curves the fit computed. :class:`~kpm.rules.CV` and ``Penalty('cv')`` need a fit
+        that ran CV; the other rules the training risk of every model (a fit with
+        ``selection='cv'`` solves the full-data path only up to the selected D; a fit
+        with ``selection='penalty', penalty='cv'`` holds every curve).
+
+        Parameters
+        ----------
+        rule : SelectionRule, {'cv', 'penalty', 'slope'} or int
+            A rule of :mod:`kpm.rules`, or a ``selection`` value (``'penalty'`` and
+            ``'slope'`` with this model's ``penalty`` and ``slope_factor``).
+
+        Returns
+        -------
+        Choice
+            ``dim`` and ``index`` (the row of ``selection_curve_``) of the chosen model,
+            with the rule's ``penalty`` / ``slope_lambda``.
+        """
+        check_is_fitted(self)
+        rule = as_rule(rule, self.penalty, self.slope_factor)
+        check_rule_answerable(rule, self._curves, self.selection)
+        return rule.select(self._curves)
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
-        """``f(x) = Σ_l a_l k(z_l, x) + b`` (positive -> ``classes_[1]``)."""
+        """``f(x) = Σ_l a_l k(z_l, x) + b``: shape (n,) for two classes (positive ->
+        ``classes_[1]``), (n, n_classes) otherwise (one-vs-rest scores)."""
         check_is_fitted(self)
-        a = self.dual_coef_[:, None]
+        A = np.atleast_2d(self.dual_coef_).T  # (m, n_problems)
         if _is_dask_array(X):
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 raise ValueError(
@@ -752,22 +930,25 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 )
             Xd = X.rechunk((self.block_rows_, X.shape[1]))
             fd = Xd.map_blocks(
-                _feature_block, self.landmarks_, a, self.kernel_, dtype=float, chunks=(Xd.chunks[0], (1,))
+                _feature_block, self.landmarks_, A, self.kernel_, dtype=float, chunks=(Xd.chunks[0], (A.shape[1],))
             )
-            f = self.client.compute(fd).result() if self.client is not None else fd.compute()
-            return np.asarray(f).ravel() + self.intercept_
-        X = check_estimator_data(self, X, reset=False)
-        out = np.empty(len(X))
-        step = self.block_rows_
-        for start in range(0, len(X), step):
-            sl = slice(start, min(start + step, len(X)))
-            out[sl] = _feature_block(X[sl], self.landmarks_, a, self.kernel_).ravel()
-        return out + self.intercept_
+            F = np.asarray(self.client.compute(fd).result() if self.client is not None else fd.compute())
+        else:
+            X = check_estimator_data(self, X, reset=False)
+            F = np.empty((len(X), A.shape[1]))
+            step = self.block_rows_
+            for start in range(0, len(X), step):
+                sl = slice(start, min(start + step, len(X)))
+                F[sl] = _feature_block(X[sl], self.landmarks_, A, self.kernel_)
+        F = F + np.atleast_1d(self.intercept_)[None, :]
+        return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X):
-        """Class labels: ``classes_[1]`` where ``f(x) >= 0``."""
-        f = self.decision_function(X)
-        return self.classes_[(f >= 0).astype(int)]
+        """Class labels: the exact KPM's rule (:func:`kpm._kpm_engine.predict_codes`):
+        ``classes_[1]`` where ``f(x) > 0`` for two classes, the largest one-vs-rest score
+        otherwise, decision values rounded to 9 decimals (ties to the first class)."""
+        F = self.decision_function(X)
+        return self.classes_[predict_codes(F[:, None] if F.ndim == 1 else F)]
 
     def transform_eigenfunctions(self, X, n_components=None):
         """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``)."""
