@@ -260,7 +260,6 @@ class IncrementalHingeLP:
 
     def _new_model(self, presolve, strategy, solver=None, time_limit=None):
         """A fresh HiGHS model holding the xi, b columns, the rows and the columns so far."""
-        hs = self._highspy
         n, y, inf = self.n, self.y, self._inf
         h = new_highs()
         h.setOptionValue("presolve", presolve)
