@@ -12,7 +12,7 @@ Method
    ``φ_j(x) = sqrt(m) / λ_j · Σ_l U_lj k(z_l, x)``; ``φ_j`` converges to the
    eigenfunction of the kernel integral operator ``T_k`` of the paper's §2.2, of
    which the exact KPM's Gram eigenvectors are the n-point version. Directions
-   with ``λ_j <= eig_tol · λ_1`` are dropped.
+   at or below the package's rank tolerance (:func:`kpm.spectral.numerical_rank`) are dropped.
 3. *Features for all n points* ``F = K(X, Z) P`` with ``P = sqrt(m) U_D Λ_D^{-1}``,
    computed block by block: at no time is more than ``memory_budget`` bytes of
    kernel values (an ``rows × m`` block and its temporaries) held, and the
@@ -425,8 +425,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         the ``m × m`` landmark Gram matrix) held at any time. Default:
         ``kpm.get_config()['block_bytes']``. Too small for one row of ``m``
         kernel values or for the landmark matrix -> ``ValueError``.
-    eig_tol : float, default=1e-10
-        Relative eigenvalue threshold of the landmark Gram matrix.
+    eig_tol : float in (0, 1), optional
+        Relative rank tolerance of the landmark Gram matrix, replacing
+        :data:`kpm.spectral.RANK_RTOL` (``1e-10``, the default of every estimator).
     lp_tol : float, default=1e-9
         Termination tolerance of the constraint generation and HiGHS feasibility
         tolerance.
@@ -549,7 +550,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         slope_factor=2.0,
         n_jobs=None,
         memory_budget=None,
-        eig_tol=1e-10,
+        eig_tol=None,
         lp_tol=1e-9,
         init_working_set=5000,
         client=None,
@@ -613,8 +614,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self.cv, numbers.Integral) or isinstance(self.cv, (float, str)):
             check_int(self.cv, "cv", minimum=2)
         check_int(self.n_jobs, "n_jobs", minimum=None, allow_none=True)
-        for name in ("eig_tol", "lp_tol"):
-            check_real(getattr(self, name), name, low=0, high=1, low_open=True, high_open=True)
+        if self.eig_tol is not None:
+            check_real(self.eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
+        check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
 
     def _grid(self, r):
         if self.n_components_grid is None:
