@@ -322,26 +322,24 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if what is not None and not precomputed:
             K = check_kernel_matrix(K, f"the {what}", psd=False)
         warn_if_degenerate_kernel(K, where, stacklevel=4)
-        # trace of the decomposed matrix (for float n_components and the residual)
+        # diagonal of the decomposed matrix (for float n_components and the residual), from
+        # the column means that centring computes anyway (one pass less over K)
         diag = np.diag(K).copy()
-        if self.centered:
-            col_means = K.mean(axis=0)
-            diag_c = diag - 2.0 * col_means + float(col_means.mean())
-        else:
-            diag_c = diag
+        nc = self.n_components
+        fraction = isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral)
         # the matrix decomposed, in errors about a user-supplied one
         name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
-        nc = self.n_components
         rs = check_random_state(self.random_state)
-        if isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral):
-            if solver == "dense":
-                basis = self._basis(K, None, solver, rs, name, copy=False)
-            else:
-                basis = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n, name)
+        if fraction and solver != "dense":
+            # trace(H K H) = trace(K) - 1^T K 1 / n
+            mass = float(diag.sum()) - (n * float(K.mean()) if self.centered else 0.0)
+            basis = self._grow_partial(K, solver, rs, float(nc), mass, n, name)
         else:
             # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
             # centred in place
-            basis = self._basis(K, None if nc is None else int(nc), solver, rs, name, copy=False)
+            basis = self._basis(K, None if nc is None or fraction else int(nc), solver, rs, name,
+                                copy=False)
+        diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
         del K
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0
