@@ -101,8 +101,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         :mod:`kpm.spectral`). ``'nystroem'``: landmark approximation (below,
         :func:`kpm.spectral.nystroem_basis`). ``'auto'``: ``'nystroem'`` if
         ``n_landmarks`` is given; else :func:`kpm.spectral.resolve_solver` (for an
-        integer ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
-        ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
+        integer ``n_components`` much smaller than n, ``'arpack'`` up to 100 components
+        and ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
         ``'dense'`` up to n = 2000, ``'randomized'`` beyond; otherwise ``'dense'``).
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
