@@ -253,6 +253,8 @@ def main(argv=None):
         "--report-from", type=Path, nargs="+", default=None,
         help="only write --out from these JSON results (one section each)",
     )
+    ap.add_argument("--note", action="append", default=[],
+                    help="a bullet added to the report's notes (repeatable)")
     ap.add_argument(
         "--dense-max-n", type=int, default=2000,
         help="run scikit-learn's default (dense eigh) solver only up to this n (minutes beyond)",
@@ -271,7 +273,7 @@ def main(argv=None):
             th = res[0].get("blas_threads", "default")
             runs.append((f"BLAS threads: {th}" if th != "default" else
                          "BLAS threads: library default (2)", res))
-        print(write_report(runs, args.out))
+        print(write_report(runs, args.out, notes=[f"- {note}" for note in args.note]))
         return 0
     if args.threads is not None:
         from threadpoolctl import threadpool_limits
