@@ -68,7 +68,7 @@ from .validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["NystroemKPM", "DaskClientError", "select_landmarks", "nystroem_eigenfunctions"]
+__all__ = ["NystroemKPM", "DaskClientError", "nystroem_eigenfunctions"]  # select_landmarks: kpm.landmarks
 
 _FITTED = (
     "classes_",
