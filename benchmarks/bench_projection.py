@@ -229,10 +229,9 @@ def write_report(runs, out: Path, notes=()):
         "default solver ran (LAPACK `eigh` with `subset_by_index`, the dense solution), the sine "
         "of the largest principal angle between the 50-dimensional eigenvector subspace and it, "
         "and the largest eigenvalue error relative to the largest eigenvalue.",
-        "- kpm 'auto' (`kpm._eigensolvers.choose_solver`): ARPACK on one thread for n < 3500, "
-        "its matrix-vector products by BLAS `dsymv` on the centred matrix (one triangle), else "
-        "the block Krylov solver (Ritz residuals <= 1e-10 lambda_max, checked explicitly); "
-        "fused RBF kernel evaluation.",
+        "- kpm 'auto' (`kpm._eigensolvers.choose_solver`) for 50 components: ARPACK (one BLAS "
+        "thread for n < 3500), its matrix-vector products by BLAS `dsymv` on one triangle of the "
+        "centred matrix from n = 1000 on; fused RBF kernel evaluation.",
         *notes,
         "",
     ]
