@@ -14,7 +14,7 @@ semi-definite, so its trace norm is its trace, ``sum_i (K_ii - K^_ii)``
   Cholesky step. It reads ``m`` kernel columns and the diagonal, ``O(n m)`` kernel
   entries (never the ``n x n`` matrix), and costs ``O(n m^2)`` flops. Its expected
   trace error is within a factor ``1 + epsilon`` of the best rank-``r`` error once
-  ``m >= r / epsilon + r log(1 / (epsilon eta))`` (their Theorem 3.1, ``eta`` the
+  ``m >= r / epsilon + r log(1 / (epsilon eta))`` (their main error bound, ``eta`` the
   relative best rank-``r`` error).
 """
 
@@ -184,7 +184,7 @@ def rpcholesky(kernel, X, n_landmarks, *, random_state=None):
     ----------
     Y. Chen, E. N. Epperly, J. A. Tropp and R. J. Webber, "Randomly pivoted Cholesky:
     Practical approximation of a kernel matrix with few entry evaluations",
-    Communications on Pure and Applied Mathematics 78(5), 2025 (arXiv:2207.06503, 2023).
+    arXiv:2207.06503 (2022, revised 2023); Communications on Pure and Applied Mathematics, 2025.
     """
     kernel = _check_kernel(kernel, "rpcholesky")
     precomputed = kernel.is_precomputed
