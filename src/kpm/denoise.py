@@ -140,7 +140,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
         ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
         LAPACK for the whole spectrum, n <= 300 or ``n_components > n/5``; ARPACK for up
-        to 100 components of n < 3500; the block Krylov solver beyond).
+        to 100 components; the block Krylov solver beyond).
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers.
 

@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
+from .landmarks import LANDMARK_RULES, select_landmarks
 from .spectral import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
 from .validation import (
     check_bool,
@@ -100,15 +101,20 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         :mod:`kpm.spectral`). ``'nystroem'``: landmark approximation (below,
         :func:`kpm.spectral.nystroem_basis`). ``'auto'``: ``'nystroem'`` if
         ``n_landmarks`` is given; else :func:`kpm.spectral.resolve_solver` (for an
-        integer ``n_components`` much smaller than n, ``'arpack'`` up to n = 3500 and
-        ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
+        integer ``n_components`` much smaller than n, ``'arpack'`` up to 100 components
+        and ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
         ``'dense'`` up to n = 2000, ``'randomized'`` beyond; otherwise ``'dense'``).
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
-        landmarks are drawn without replacement with ``random_state``; the map is then
+        landmarks are chosen by the ``landmarks`` rule with ``random_state``; the map is then
         the exact nonlinear projection trick for the feature vectors projected onto the
         span of the landmarks' feature vectors, computed blockwise in memory O(n m).
         With ``n_landmarks = n`` it equals the exact map.
+    landmarks : {'uniform', 'kmeans++', 'rpcholesky'}, default='uniform'
+        How the Nyström variant picks its landmarks (:func:`kpm.landmarks.select_landmarks`):
+        uniformly without replacement, by k-means++ seeding in input space, or by randomly
+        pivoted Cholesky on the kernel matrix (Chen, Epperly, Tropp & Webber 2023; ``O(n m)``
+        kernel entries, a smaller approximation error than uniform landmarks).
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers and the landmark draw.
 
@@ -195,6 +201,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         whiten=False,
         eigen_solver="auto",
         n_landmarks=None,
+        landmarks="uniform",
         random_state=None,
     ):
         self.n_components = n_components
@@ -210,6 +217,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.whiten = whiten
         self.eigen_solver = eigen_solver
         self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
@@ -238,6 +246,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             raise ValueError(
                 f"n_landmarks is used by the Nyström variant only; it cannot be combined "
                 f"with eigen_solver={self.eigen_solver!r}"
+            )
+        check_option(self.landmarks, "landmarks", LANDMARK_RULES)
+        if self.landmarks != "uniform" and self._solver(n) != "nystroem":
+            raise ValueError(
+                f"landmarks={self.landmarks!r} is used by the Nyström variant only: give "
+                "n_landmarks or eigen_solver='nystroem'"
             )
         for name in ("centered", "residual", "whiten"):
             check_bool(getattr(self, name), name)
@@ -308,26 +322,24 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if what is not None and not precomputed:
             K = check_kernel_matrix(K, f"the {what}", psd=False)
         warn_if_degenerate_kernel(K, where, stacklevel=4)
-        # trace of the decomposed matrix (for float n_components and the residual)
+        # diagonal of the decomposed matrix (for float n_components and the residual), from
+        # the column means that centring computes anyway (one pass less over K)
         diag = np.diag(K).copy()
-        if self.centered:
-            col_means = K.mean(axis=0)
-            diag_c = diag - 2.0 * col_means + float(col_means.mean())
-        else:
-            diag_c = diag
+        nc = self.n_components
+        fraction = isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral)
         # the matrix decomposed, in errors about a user-supplied one
         name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
-        nc = self.n_components
         rs = check_random_state(self.random_state)
-        if isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral):
-            if solver == "dense":
-                basis = self._basis(K, None, solver, rs, name, copy=False)
-            else:
-                basis = self._grow_partial(K, solver, rs, float(nc), float(diag_c.sum()), n, name)
+        if fraction and solver != "dense":
+            # trace(H K H) = trace(K) - 1^T K 1 / n
+            mass = float(diag.sum()) - (n * float(K.mean()) if self.centered else 0.0)
+            basis = self._grow_partial(K, solver, rs, float(nc), mass, n, name)
         else:
             # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
             # centred in place
-            basis = self._basis(K, None if nc is None else int(nc), solver, rs, name, copy=False)
+            basis = self._basis(K, None if nc is None or fraction else int(nc), solver, rs, name,
+                                copy=False)
+        diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
         del K
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0
@@ -397,7 +409,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         n = X.shape[0]
         m = min(n, self.n_landmarks if self.n_landmarks is not None else _DEFAULT_LANDMARKS)
         rs = check_random_state(self.random_state)
-        idx = np.sort(rs.choice(n, m, replace=False))
+        idx = select_landmarks(X, m, self.landmarks, rs, kernel=self.kernel_)
         self.landmark_indices_ = idx
         self.kernel_col_means_ = None
         self.kernel_mean_ = None

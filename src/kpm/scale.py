@@ -3,9 +3,10 @@ hinge-loss LPs by constraint generation, the KPM's selection rules, and Dask.
 
 Method
 ------
-1. *Landmarks.* ``m = n_landmarks`` training points, drawn uniformly or by
-   k-means++ seeding (on a uniform subsample of at most ``20 m`` points, so that
-   the seeding costs ``O(m^2 d)`` rather than ``O(n m d)``).
+1. *Landmarks.* ``m = n_landmarks`` training points, drawn uniformly, by
+   k-means++ seeding or by randomly pivoted Cholesky (the last two on a uniform
+   subsample of at most ``20 m`` points, so that they cost ``O(m^2 d)`` and
+   ``O(m^3)`` rather than ``O(n m d)`` and ``O(n m^2)``; :mod:`kpm.landmarks`).
 2. *Approximate eigenfunctions.* The landmark Gram matrix ``W = K(Z, Z) = U Λ Uᵀ``
    (uncentred, as in the KPM of Blanchard, Massart, Vert & Zwald, 2004). The
    Nyström extension of the j-th eigenvector, normalised to unit mean square on the landmarks, is
@@ -84,6 +85,7 @@ from ._kpm_engine import (
 )
 from ._lp_path import grow_path
 from .exceptions import LPSolverError
+from .landmarks import LANDMARK_RULES, select_landmarks
 from .rules import as_rule
 from .validation import (
     check_estimator_data,
@@ -96,7 +98,7 @@ from .validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["NystroemKPM", "DaskClientError", "select_landmarks", "nystroem_eigenfunctions"]
+__all__ = ["NystroemKPM", "DaskClientError", "nystroem_eigenfunctions"]  # select_landmarks: kpm.landmarks
 
 _FITTED = (
     "classes_",
@@ -173,47 +175,6 @@ def _check_client(client):
 
 
 # --------------------------------------------------------------------------- pieces
-def select_landmarks(X, n_landmarks, method="uniform", random_state=None):
-    """Indices of ``n_landmarks`` landmark rows of X (sorted).
-
-    Parameters
-    ----------
-    X : ndarray or dask array (n_samples, n_features)
-    n_landmarks : int
-    method : {'uniform', 'kmeans++'}
-        ``'kmeans++'`` runs scikit-learn's k-means++ seeding on a uniform
-        subsample of ``min(n, 20 n_landmarks)`` rows.
-    random_state : int, RandomState or None
-    """
-    if not _is_dask_array(X):
-        X = check_samples(X)
-    elif X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
-    n = X.shape[0]
-    n_landmarks = check_int(n_landmarks, "n_landmarks")
-    method = check_option(method, "landmarks", ("uniform", "kmeans++"))
-    if n_landmarks > n:
-        raise ValueError(
-            f"n_landmarks={n_landmarks} is larger than the number of samples n={n}: "
-            "use at most n landmarks"
-        )
-    rng = np.random.default_rng(_seed(random_state))
-    if method == "uniform":
-        return np.sort(rng.choice(n, int(n_landmarks), replace=False))
-    if method == "kmeans++":
-        from sklearn.cluster import kmeans_plusplus
-
-        n_sub = min(n, 20 * int(n_landmarks))
-        sub = np.sort(rng.choice(n, n_sub, replace=False))
-        Xs = X[sub]
-        if _is_dask_array(Xs):
-            Xs = Xs.compute()
-        _, idx = kmeans_plusplus(
-            np.asarray(Xs, dtype=float), int(n_landmarks), random_state=int(rng.integers(2**31 - 1))
-        )
-        return np.sort(sub[idx])
-
-
 def _seed(random_state):
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator)):
         return random_state
@@ -387,8 +348,11 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     ----------
     n_landmarks : int, default=1000
         Number m of landmark points, capped at the number of training samples.
-    landmarks : {'uniform', 'kmeans++'}, default='uniform'
-        How the landmarks are drawn from the training set.
+    landmarks : {'uniform', 'kmeans++', 'rpcholesky'}, default='uniform'
+        How the landmarks are drawn from the training set
+        (:func:`kpm.landmarks.select_landmarks`): uniformly, by k-means++ seeding, or by
+        randomly pivoted Cholesky on the kernel matrix (Chen, Epperly, Tropp & Webber
+        2023), which reads ``O(n m)`` kernel entries and gives a smaller Nyström error.
     kernel : str or callable, default='rbf'
     sigma, gamma : float or str, optional
         RBF width (``sigma`` as in the KPM papers, or ``'median'``); see
@@ -606,7 +570,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         return int(rows)
 
     def _validate_params(self):
-        check_option(self.landmarks, "landmarks", ("uniform", "kmeans++"))
+        check_option(self.landmarks, "landmarks", LANDMARK_RULES)
         check_int(self.n_landmarks, "n_landmarks")
         for name in ("max_components", "init_working_set"):
             check_int(getattr(self, name), name)
@@ -701,12 +665,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`_NystroemBasis`)."""
         n = X.shape[0]
         dask_X = _is_dask_array(X)
-        idx = select_landmarks(X, min(self.n_landmarks, n), self.landmarks, int(seeds[0]))
-        Z = X[idx]
-        if dask_X:
-            Z = check_samples(Z.compute())
-        sub = idx
-        if n > len(idx):  # data-dependent widths from a uniform subsample
+        m = min(self.n_landmarks, n)
+        sub = np.arange(n)
+        if n > m:  # data-dependent widths from a uniform subsample
             sub = np.sort(np.random.default_rng(int(seeds[1])).choice(n, min(n, 10000), replace=False))
         Xs = X[sub]
         if dask_X:
@@ -714,6 +675,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         kernel = self._make_kernel(Xs)
         if kernel.is_precomputed:
             raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
+        idx = select_landmarks(X, m, self.landmarks, int(seeds[0]), kernel=kernel)
+        Z = X[idx]
+        if dask_X:
+            Z = check_samples(Z.compute())
         lam, P = nystroem_eigenfunctions(kernel, Z, max_components=self.max_components, eig_tol=self.eig_tol)
         grid = self._fixed_grid(rule.fixed_dim, len(lam)) if rule.fixed_dim is not None else self._grid(len(lam))
         return _NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid)

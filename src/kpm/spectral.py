@@ -65,7 +65,6 @@ import numpy as np
 from ._eigensolvers import (
     EIGENSOLVERS,
     SOLVERS,
-    center_cross_gram,
     center_gram,
     choose_solver,
     fix_signs,
@@ -251,9 +250,15 @@ class EigenBasis:
             V = ny.rotation[:, :m]
             Y = K_new @ (ny.landmark_map @ V) - ny.feature_mean @ V
             return Y / np.sqrt(w) if whiten else Y
+        U = self.eigenvectors[:, :m]
+        Y = K_new @ U
         if self.col_means is not None:
-            K_new = center_cross_gram(K_new, self.col_means, self.total_mean)
-        return (K_new @ self.eigenvectors[:, :m]) / (w if whiten else np.sqrt(w))
+            # the centred rows H (kappa(x) - K 1/n) (kpm._eigensolvers.center_cross_gram) times
+            # U, without the centred (n_new, n) copy: the centring terms are rank one
+            u_sum = U.sum(axis=0)
+            Y -= self.col_means @ U
+            Y -= np.outer(K_new.mean(axis=1) - self.total_mean, u_sum)
+        return Y / (w if whiten else np.sqrt(w))
 
     def _n(self, n_components):
         if n_components is None:
@@ -295,14 +300,15 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"the kernel matrix must be a non-empty square matrix, got shape {K.shape}")
-    if not (np.isfinite(K.max()) and np.isfinite(K.min())):
+    kmax, kmin = float(K.max()), float(K.min())
+    if not (np.isfinite(kmax) and np.isfinite(kmin)):
         raise ValueError("the kernel matrix contains NaN or infinite values")
     n = K.shape[0]
     center = check_bool(center, "center")
     rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
     k = n if n_components is None else check_int(n_components, "n_components", minimum=1, maximum=n)
     solver = resolve_solver(solver, n, None if k == n else k)
-    magnitude = float(max(K.max(), -K.min()))
+    magnitude = max(kmax, -kmin)
     col_means = total_mean = None
     A = K
     if center:
