@@ -201,12 +201,17 @@ def summarize(kpm, svm, datasets):
                       "at_grid_edge": int(sum(bool(svm[(d, r)]["at_grid_edge"]) for r in both))}
         row["oracle"] = dict(zip(("mean", "se"), _ms([min(kpm[(d, r)]["test_error_path"])
                                                        for r in both])))
+        paths = [kpm[(d, r)]["test_error_path"] for r in both]
+        row["oracle"]["D_median"] = (float(np.median([int(np.argmin(p)) + 1 for p in paths]))
+                                     if both else None)
+        row["path_end_D_median"] = (float(np.median([kpm[(d, r)]["max_dim"] for r in both]))
+                                    if both else None)
         row["time_s"] = {
             "kpm": _ms([kpm[(d, r)]["time_fit_s"] for r in both])[0],
             "svm": _ms([svm[(d, r)]["time_cv_s"] + svm[(d, r)]["time_fit_s"] for r in both])[0]}
         row["gap_cv_minus_svm"] = (None if not both else row["cv"]["mean"] - row["svm"]["mean"])
         se2 = (None if not both else math.hypot(row["cv"]["se"], row["svm"]["se"]))
-        row["trails_svm"] = bool(both) and row["gap_cv_minus_svm"] > se2
+        row["trails_svm"] = len(both) > 1 and row["gap_cv_minus_svm"] > se2
         pub = BRAUN_PAPER[d]
         row["published"] = {"kpcr": list(pub[3]), "krr": list(pub[4]), "svm": list(pub[5])}
         rows.append(row)
@@ -217,7 +222,7 @@ def _f(c):
     return "—" if c["mean"] is None else f"{c['mean']:.2f} ± {c['se']:.2f}"
 
 
-def _markdown(st, rows, complete, failures):
+def _markdown(st, rows, complete, failures, updated):
     done = {r["dataset"]: r["n"] for r in rows}
     md = [f"# KPM versus the SVM on the 13 Rätsch benchmarks", "", *header(st.command),
           "Blanchard et al. (NIPS 2004)'s Table-2 protocol on all 13 IDA sets: the KPM's D and "
@@ -233,14 +238,15 @@ def _markdown(st, rows, complete, failures):
            "where the KPM (D by CV) trails the SVM by more than one standard error of the "
            "difference.", "",
            "| dataset | σ | R | KPM, D by CV | KPM, λ·D (λ by CV) | KPM, slope | SVM (C by CV) "
-           "| oracle D | D (CV / pen / slope), median | published kPCR | KRR | SVM "
-           "| time (s): KPM / SVM |",
+           "| oracle D | D (CV / pen / slope / oracle / path end), median | published kPCR "
+           "| KRR | SVM | time (s): KPM / SVM |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         d = r["dataset"]
         pub = r["published"]
-        Ds = " / ".join("—" if r[k]["D_median"] is None else f"{r[k]['D_median']:g}"
-                        for k in RULES)
+        Ds = " / ".join("—" if v is None else f"{v:g}"
+                        for v in [r[k]["D_median"] for k in (*RULES, "oracle")]
+                        + [r["path_end_D_median"]])
         t = r["time_s"]
         ts = "—" if t["kpm"] is None else f"{t['kpm']:.1f} / {t['svm']:.1f}"
         md.append(f"| {d}{' *' if r['trails_svm'] else ''} | {r['sigma']:.3g} | "
@@ -254,13 +260,17 @@ def _markdown(st, rows, complete, failures):
         md += ["", "Mean over the sets with results: " + "; ".join(
             f"{_RULE_NAMES.get(k, 'SVM')} {np.mean(v):.2f}" for k, v in means.items()) + "."]
     md += ["", "Oracle D: the best D of the full-data path in hindsight (the test error's "
-           "minimum over D; no rule can beat it). Time: mean wall time per realization of "
-           "the full model selection, one BLAS thread (KPM: the one fit that answers all "
+           "minimum over D; no rule can beat it). Path end: the last D of the full-data path, "
+           "where the training hinge risk reaches its floor (or the rank of K). Time: mean "
+           "wall time per realization of the full model selection, one BLAS thread (KPM: the one fit that answers all "
            "three rules, CV of D and of λ included; SVM: 5-fold CV over the "
            f"{len(st.C_grid)}-value C grid in [{st.C_grid[0]:g}, {st.C_grid[-1]:g}] plus the "
            "final fit). SVM: the CV choice of C is on an end of the grid in "
            + ", ".join(f"{r['dataset']} {r['svm']['at_grid_edge']}" for r in rows if r["n"])
            + " realizations."]
+    md += ["", f"Task results: `runs/{results_path(st).name}` (last updated {updated})"
+           + (", tabulated by this `--report-only` run (nothing recomputed; the times are "
+              "those of the run that computed them, same machine)." if st.report_only else ".")]
     if failures:
         md += ["", f"**{len(failures)} task(s) failed** (listed in the JSON):"]
         md += [f"- `{k}`: {v}" for k, v in sorted(failures.items())]
@@ -292,5 +302,7 @@ def run_kpm13(st):
                 for d, row in zip(st.datasets, rows)}}
     st.out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(st.out / "kpm_13.json", data)
-    atomic_write_text(st.out / "kpm_13.md", _markdown(st, rows, complete, failures))
+    path = results_path(st)
+    updated = load_results(path).get("updated", "?") if path.exists() else "never"
+    atomic_write_text(st.out / "kpm_13.md", _markdown(st, rows, complete, failures, updated))
     return data
