@@ -68,3 +68,20 @@ def test_bad_settings_are_refused():
         kpm13.Settings(datasets=["nope"])
     with pytest.raises(ValueError, match="n_realizations"):
         kpm13.Settings(n_realizations=0)
+
+
+def test_gap_evidence_by_hand():
+    per = [{"kpm": {"cv": {"error": 5.0, "D": 3}}, "svm": {"error": 2.0},
+            "kpm_test_error_path": [9.0, 4.0, 5.0, 6.0]},
+           {"kpm": {"cv": {"error": 7.0, "D": 1}}, "svm": {"error": 4.0},
+            "kpm_test_error_path": [7.0, 6.0, 3.0]}]
+    data = {"rows": [{"dataset": "x", "trails_svm": True}, {"dataset": "y", "trails_svm": False}],
+            "per_realization": {"x": per, "y": []}}
+    (e,) = kpm13.gap_evidence(data)
+    assert e["dataset"] == "x" and e["n"] == 2
+    assert e["gap"][0] == pytest.approx(3.0) and e["gap"][1] == pytest.approx(0.0)
+    assert e["selection_loss"][0] == pytest.approx((1.0 + 4.0) / 2)
+    assert e["path_gap"][0] == pytest.approx((2.0 - 1.0) / 2)
+    assert (e["D_cv_median"], e["D_oracle_median"], e["D_end_median"]) == (2.0, 2.5, 3.5)
+    assert (e["cv_below_oracle"], e["cv_above_oracle"]) == (1, 1)
+    assert e["path_end_error"][0] == pytest.approx(4.5)
