@@ -1,0 +1,87 @@
+"""Smoke test of ``kpm reproduce kpm-13`` (two small sets, two realizations, small grids)."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kpm.experiments import kpm13
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kpm13")
+    st = kpm13.Settings(datasets=["heart", "titanic"], n_realizations=2,
+                        C_grid=np.logspace(-1, 2, 4), max_dim=8, out=out, progress=False)
+    return out, kpm13.run_kpm13(st)
+
+
+def test_structure(report):
+    out, data = report
+    assert [r["dataset"] for r in data["rows"]] == ["heart", "titanic"]
+    assert all(r["n"] == 2 and r["realizations"] == [1, 2] for r in data["rows"])
+    assert data["complete"] is False and data["failures"] == {}
+    md = (out / "kpm_13.md").read_text()
+    assert "PARTIAL RESULTS" in md and "| heart" in md and "| titanic" in md
+    assert json.loads((out / "kpm_13.json").read_text())["rows"] == data["rows"]
+
+
+def test_cell_recomputed_from_json(report):
+    out, _ = report
+    data = json.loads((out / "kpm_13.json").read_text())
+    row = data["rows"][0]
+    per = data["per_realization"]["heart"]
+    # D by CV = first minimiser of the stored CV path; its error = the test path at D
+    for p in per:
+        cvp = np.asarray(p["kpm_cv_error_path"], dtype=float)
+        D = int(np.flatnonzero(cvp == np.nanmin(cvp))[0]) + 1
+        assert p["kpm"]["cv"]["D"] == D
+        assert p["kpm"]["cv"]["error"] == pytest.approx(p["kpm_test_error_path"][D - 1])
+    e = [p["kpm"]["cv"]["error"] for p in per]
+    assert row["cv"]["mean"] == pytest.approx(np.mean(e))
+    assert row["cv"]["se"] == pytest.approx(np.std(e, ddof=1) / math.sqrt(len(e)))
+    s = [p["svm"]["error"] for p in per]
+    assert row["svm"]["mean"] == pytest.approx(np.mean(s))
+    assert row["oracle"]["mean"] == pytest.approx(np.mean([min(p["kpm_test_error_path"])
+                                                           for p in per]))
+
+
+def test_report_only_rebuilds_the_same_rows(report):
+    out, data = report
+    st = kpm13.Settings(datasets=["heart", "titanic"], n_realizations=2,
+                        C_grid=np.logspace(-1, 2, 4), max_dim=8, out=out, progress=False,
+                        report_only=True)
+    assert kpm13.run_kpm13(st)["rows"] == data["rows"]
+
+
+def test_sigmas_are_the_braun_table_widths():
+    rows = json.loads((ROOT / "docs" / "results" / "braun_table.json").read_text())["rows"]
+    assert kpm13.SIGMAS == {d: rows[d]["sigma"] for d in kpm13.SIGMAS}
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="unknown data set"):
+        kpm13.Settings(datasets=["nope"])
+    with pytest.raises(ValueError, match="n_realizations"):
+        kpm13.Settings(n_realizations=0)
+
+
+def test_gap_evidence_by_hand():
+    per = [{"kpm": {"cv": {"error": 5.0, "D": 3}}, "svm": {"error": 2.0},
+            "kpm_test_error_path": [9.0, 4.0, 5.0, 6.0]},
+           {"kpm": {"cv": {"error": 7.0, "D": 1}}, "svm": {"error": 4.0},
+            "kpm_test_error_path": [7.0, 6.0, 3.0]}]
+    data = {"rows": [{"dataset": "x", "trails_svm": True}, {"dataset": "y", "trails_svm": False}],
+            "per_realization": {"x": per, "y": []}}
+    (e,) = kpm13.gap_evidence(data)
+    assert e["dataset"] == "x" and e["n"] == 2
+    assert e["gap"][0] == pytest.approx(3.0) and e["gap"][1] == pytest.approx(0.0)
+    assert e["selection_loss"][0] == pytest.approx((1.0 + 4.0) / 2)
+    assert e["path_gap"][0] == pytest.approx((2.0 - 1.0) / 2)
+    assert (e["D_cv_median"], e["D_oracle_median"], e["D_end_median"]) == (2.0, 2.5, 3.5)
+    assert (e["cv_below_oracle"], e["cv_above_oracle"]) == (1, 1)
+    assert e["path_end_error"][0] == pytest.approx(4.5)
