@@ -51,9 +51,7 @@ from ._kpm_engine import FoldCurves, FullPath, KernelPaths, check_rule_answerabl
 from ._kpm_engine import clipped_risk as _clipped_risk
 from ._kpm_engine import decisions as _decisions
 from ._kpm_engine import model_curves as _model_curves
-from ._kpm_engine import n_valid as _n_valid
 from ._kpm_engine import pad as _pad
-from ._kpm_engine import path_failures as _failures
 from ._kpm_engine import path_width as _width
 from ._kpm_engine import predict_codes as _predict_codes
 from ._kpm_engine import check_selection_params, select_model, selection_curve
@@ -180,15 +178,8 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     w = _width(paths)
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
     F_tr = _decisions(paths, sub.V[:, :w])
-    n_grid = len(grid)
-    return FoldCurves(
-        errors=_pad((_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)[:n_grid], n_grid),
-        clipped=_pad(_clipped_risk(F_tr, Y[tr])[:n_grid], n_grid),
-        n_used=min(max(p.n_solved for p in paths), n_grid),
-        n_valid=_n_valid(paths, n_grid),
-        fallbacks=sum(p.fallbacks for p in paths),
-        failures=_failures(paths, f"fold {fold}"),
-    )
+    errors = (_predict_codes(F_va) != codes[va][:, None]).sum(axis=0)
+    return FoldCurves.from_paths(paths, errors, _clipped_risk(F_tr, Y[tr]), len(grid), f"fold {fold}")
 
 
 class _LockstepFold:
