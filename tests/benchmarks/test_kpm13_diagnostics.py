@@ -65,3 +65,24 @@ def test_diagnostics_rejects_bad_input(tmp_path):
     with pytest.raises(SystemExit):
         diag.main(["--sigma-factors", "0.5", "2", "--out", str(tmp_path)])
     assert math.isclose(diag.SIGMA_FACTORS[1], 1 / math.sqrt(2))
+
+
+def test_split_oracle_chooses_on_one_half_and_measures_on_the_other():
+    import kpm13_diagnostics as diag
+
+    rng = np.random.default_rng(0)
+    noisy = rng.random((40, 5)) < 0.3
+    # one D right on every point: found from either half, error 0
+    perfect = noisy.copy()
+    perfect[:, 3] = False
+    assert diag.split_oracle(perfect, 1) == 0.0
+    # every D the same: the error of any of them
+    same = np.repeat(noisy[:, :1], 5, axis=1)
+    assert diag.split_oracle(same, 1) == pytest.approx(100 * noisy[:, 0].mean())
+    # D = 2 best on the first half, D = 4 on the second: each measured on the other half
+    wrong = np.ones((4, 5), bool)
+    wrong[:, 1] = [False, False, True, True]
+    wrong[:, 3] = [True, True, False, False]
+    # (seed 1 splits the points into {0, 1} and {2, 3}; seed 0 into {0, 2} and {1, 3})
+    assert diag.split_oracle(wrong, 1) == 100.0
+    assert diag.split_oracle(wrong, 0) == 50.0
