@@ -69,8 +69,9 @@ MEASURES = {"error_cv", "error_oracle", "error_oracle_split", "D_floor", "oracle
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "results" / "kpm_13.json"
 
 
-def fit_key(dataset, realization, factor, centered):
-    return f"{dataset}/r{realization:03d}/s{factor:.4f}/{'centred' if centered else 'uncentred'}"
+def fit_key(dataset, realization, factor, kind):
+    name = kind if isinstance(kind, str) else ("centred" if kind else "uncentred")
+    return f"{dataset}/r{realization:03d}/s{factor:.4f}/{name}"
 
 
 def _rkhs_norm2(model):
@@ -177,14 +178,30 @@ def run_fit(split, sigma, centered, random_state, timeout):
     return value if status == "ok" else {"error": value}
 
 
-def planned_fits(datasets, realizations, factors):
-    """``(dataset, r, factor, centred)`` of every fit: the width scan plus the centred one."""
+def planned_fits(datasets, realizations, factors, svm=True):
+    """``(dataset, r, factor, kind)`` of every fit: the KPM's width scan (kind False), the
+    centred KPM at the set's σ (True), and the SVM at every width (``'svm'``)."""
     out = []
     for d in datasets:
         for r in range(1, realizations[d] + 1):
             out += [(d, r, f, False) for f in factors]
             out.append((d, r, 1.0, True))
+            if svm:
+                out += [(d, r, f, "svm") for f in factors]
     return out
+
+
+def run_svm(dataset, realization, sigma, data_dir=None):
+    """The SVM of ``kpm-13`` (C by 5-fold CV over its grid) at width ``sigma``."""
+    from kpm.experiments.kpm_tables import C_GRID, svm_cv_task
+
+    try:
+        res = svm_cv_task(dataset, realization, sigma, C_GRID, cv=5, data_dir=data_dir)
+    except Exception as exc:  # noqa: BLE001 - recorded and listed in the report
+        return {"sigma": float(sigma), "error": f"{type(exc).__name__}: {exc}"}
+    return {"sigma": float(sigma), "error_svm": float(res["error"]), "C": float(res["C"]),
+            "at_grid_edge": bool(res["at_grid_edge"]),
+            "fit_s": float(res["time_cv_s"] + res["time_fit_s"])}
 
 
 def _ms(values):
@@ -204,16 +221,22 @@ def summarize_set(dataset, fits, factors, reference):
     ref = _reference_rows(reference, dataset)
     rs = sorted({k[1] for k in fits if k[0] == dataset})
     keys = lambda r: [(dataset, r, f, False) for f in factors] + [(dataset, r, 1.0, True)]
-    done = [r for r in rs if all(k in fits and "error" not in fits[k] for k in keys(r))]
+    done = [r for r in rs if all(k in fits and "error" not in fits[k]
+                                 and MEASURES <= set(fits[k]) for k in keys(r))]
     failed = sorted(f"{fit_key(*k)}: {fits[k]['error']}" for r in rs for k in keys(r)
                     if k in fits and "error" in fits[k])
     row = {"dataset": dataset, "realizations": done, "n": len(done), "failed": failed}
     if not done:
         return row
+    # fits where an LP of a path was not solved (the path then ends early, see the estimator)
+    row["lp_trouble"] = sorted(fit_key(*k) for r in done for k in keys(r)
+                               if "ConvergenceWarning" in fits[k]["warnings"])
     at = lambda f, c=False: [fits[(dataset, r, f, c)] for r in done]
     svm = [ref[r]["svm"]["error"] if r in ref else np.nan for r in done]
     row["svm"] = _ms(svm) if not np.any(np.isnan(svm)) else None
     row["width"] = []
+    svm_at = {f: [fits[(dataset, r, f, "svm")]["error_svm"] for r in done
+                  if "error_svm" in fits.get((dataset, r, f, "svm"), {})] for f in factors}
     for f in factors:
         fs = at(f)
         row["width"].append({
@@ -223,7 +246,12 @@ def summarize_set(dataset, fits, factors, reference):
             "D_cv_median": float(np.median([x["D_cv"] for x in fs])),
             "D_oracle_median": float(np.median([x["D_oracle"] for x in fs])),
             "D_floor_median": float(np.median([x["D_floor"] for x in fs])),
-            "fit_s": _ms([x["fit_s"] for x in fs])[0]})
+            "fit_s": _ms([x["fit_s"] for x in fs])[0],
+            "svm_error": _ms(svm_at[f]) if len(svm_at[f]) == len(done) else None,
+            "svm_minus_reference": (_ms([e - ref[r]["svm"]["error"] for r, e in
+                                         zip(done, svm_at[f])])
+                                    if len(svm_at[f]) == len(done)
+                                    and all(r in ref for r in done) else None)})
     # σ chosen with D by the same CV over the width grid (ties: the width nearest σ)
     joint = []
     for r in done:
@@ -328,8 +356,9 @@ def report_lines(rows, factors, command, reference_name):
            "error over the width grid. D floor: first D where the full-data training hinge "
            "risk reaches its floor (medians; see below). Agrees with kpm-13: realizations whose CV D and "
            "error at factor 1 equal the stored ones."]
-    md += ["", "## Width", "", "KPM test error at σ × factor: D by CV / oracle D "
-           "(median D by CV, oracle, floor).", "",
+    md += ["", "## Width", "", "Test error at σ × factor: the KPM with D by CV / oracle D "
+           "(median D by CV, oracle, floor); below it, the SVM (C by CV) at the same width "
+           "(— where it was not run on every realization of the row).", "",
            "| set | σ | " + " | ".join(f"× {_fmt_factor(f)}" for f in factors) + " |",
            "|---|---|" + "---|" * len(factors)]
     for row in rows:
@@ -338,6 +367,8 @@ def report_lines(rows, factors, command, reference_name):
                       + " | ".join(f"{_pm(w['error_cv'])} / {_pm(w['error_oracle'])} "
                                    f"({w['D_cv_median']:g}, {w['D_oracle_median']:g}, "
                                    f"{w['D_floor_median']:g})" for w in row["width"]) + " |")
+            md.append(f"| {row['dataset']}: SVM | | "
+                      + " | ".join(_pm(w["svm_error"]) for w in row["width"]) + " |")
     md += ["", "## Centring, path, selection (at the set's σ)", "",
            "| set | centred: CV / oracle | D floor: uncentred / centred | floor 0 in | D "
            "end of CV sweep | training error at CV D | error at floor | oracle up to floor "
@@ -364,6 +395,12 @@ def report_lines(rows, factors, command, reference_name):
            "up to it. RKHS norm² = Σ_j β_j²/λ_j of the LP solution. CV flatness: the CV error "
            "at the oracle D minus the CV error at the CV D, in % (small: the CV curve cannot "
            "tell the two apart)."]
+    trouble = [f for row in rows for f in row.get("lp_trouble", [])]
+    if trouble:
+        md += ["", f"**{len(trouble)} fit(s) warned that an LP of a path was not solved** "
+               "(`ConvergenceWarning`: the path ends at the last D solved, so its 'floor' is "
+               "not the hinge risk's floor there):"]
+        md += [f"- `{f}`" for f in trouble]
     failed = [f for row in rows for f in row["failed"]]
     if failed:
         md += ["", f"**{len(failed)} fit(s) did not finish** (their realizations are left out):"]
@@ -378,7 +415,7 @@ def _load(path):
     fits = {}
     for k, v in data.get("fits", {}).items():
         d, r, s, c = k.split("/")
-        fits[(d, int(r[1:]), float(s[1:]), c == "centred")] = v
+        fits[(d, int(r[1:]), float(s[1:]), "svm" if c == "svm" else c == "centred")] = v
     return fits
 
 
@@ -424,6 +461,8 @@ def main(argv=None):
     ap.add_argument("--report-only", action="store_true", help="tabulate the stored fits")
     ap.add_argument("--fit-timeout", type=float, default=600.0)
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--no-svm", action="store_true",
+                    help="skip the SVM at the other widths (the width scan's control)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
 
@@ -454,8 +493,9 @@ def main(argv=None):
     summarize = lambda: [summarize_set(d, fits, factors, reference) for d in shown]
     if not args.report_only:
         # a fit stored by an older version of this script, without every measure, is redone
-        todo = [k for k in planned_fits(datasets, realizations, factors)
-                if k not in fits or not ("error" in fits[k] or MEASURES <= set(fits[k]))]
+        todo = [k for k in planned_fits(datasets, realizations, factors, not args.no_svm)
+                if k not in fits or not ("error" in fits[k] or k[3] == "svm"
+                                         or MEASURES <= set(fits[k]))]
         if todo:  # compile the LP kernels once here, so the forked fits do not
             from sklearn.datasets import make_moons
 
@@ -466,10 +506,15 @@ def main(argv=None):
                 KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
         saved = time.monotonic()
         for i, (d, r, f, c) in enumerate(todo, 1):
-            split = load_raetsch(d, r, data_dir=args.data_dir)
-            fits[(d, r, f, c)] = rec = run_fit(split, SIGMAS[d] * f, c, r, args.fit_timeout)
+            if c == "svm":
+                fits[(d, r, f, c)] = rec = run_svm(d, r, SIGMAS[d] * f, args.data_dir)
+            else:
+                split = load_raetsch(d, r, data_dir=args.data_dir)
+                fits[(d, r, f, c)] = rec = run_fit(split, SIGMAS[d] * f, c, r, args.fit_timeout)
             if not args.no_progress:
-                what = rec.get("error") or (f"CV D {rec['D_cv']} {rec['error_cv']:.2f}% oracle "
+                what = rec.get("error") or (
+                    f"SVM {rec['error_svm']:.2f}% C {rec['C']:.3g} {rec['fit_s']:.1f}s"
+                    if c == "svm" else None) or (f"CV D {rec['D_cv']} {rec['error_cv']:.2f}% oracle "
                                             f"D {rec['D_oracle']} {rec['error_oracle']:.2f}% "
                                             f"floor D {rec['D_floor']} {rec['fit_s']:.1f}s")
                 print(f"[{i}/{len(todo)}] {fit_key(d, r, f, c)}: {what}", flush=True)

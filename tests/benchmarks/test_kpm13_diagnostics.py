@@ -19,13 +19,20 @@ def test_diagnostics_one_realization(tmp_path, data_dir):
     rows = diag.main(argv)
     stored = json.loads((tmp_path / "kpm13_diagnostics.json").read_text())
     # the width grid asked for, plus the centred fit at the set's σ
-    assert sorted(stored["fits"]) == ["thyroid/r001/s0.5000/uncentred",
+    assert sorted(stored["fits"]) == ["thyroid/r001/s0.5000/svm",
+                                      "thyroid/r001/s0.5000/uncentred",
                                       "thyroid/r001/s1.0000/centred",
+                                      "thyroid/r001/s1.0000/svm",
                                       "thyroid/r001/s1.0000/uncentred"]
     (row,) = rows
     assert [w["factor"] for w in row["width"]] == [0.5, 1.0]
     sigma = SIGMAS["thyroid"]
+    # the SVM at the set's σ is the one of kpm-13: the same error as the stored report's
+    assert row["width"][1]["svm_minus_reference"] == [0.0, 0.0]
+    assert stored["fits"]["thyroid/r001/s0.5000/svm"]["sigma"] == pytest.approx(sigma / 2)
     for key, fit in stored["fits"].items():
+        if key.endswith("/svm"):
+            continue
         assert "error" not in fit, fit
         factor = 0.5 if "/s0.5000/" in key else 1.0
         assert fit["sigma"] == pytest.approx(factor * sigma, rel=1e-12)
