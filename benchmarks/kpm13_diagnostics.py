@@ -178,16 +178,17 @@ def run_fit(split, sigma, centered, random_state, timeout):
     return value if status == "ok" else {"error": value}
 
 
-def planned_fits(datasets, realizations, factors, svm=True):
+def planned_fits(datasets, realizations, factors, svm=None):
     """``(dataset, r, factor, kind)`` of every fit: the KPM's width scan (kind False), the
-    centred KPM at the set's σ (True), and the SVM at every width (``'svm'``)."""
+    centred KPM at the set's σ (True), and the SVM at the widths ``svm`` (``'svm'``;
+    default: every width)."""
+    svm = factors if svm is None else svm
     out = []
     for d in datasets:
         for r in range(1, realizations[d] + 1):
             out += [(d, r, f, False) for f in factors]
             out.append((d, r, 1.0, True))
-            if svm:
-                out += [(d, r, f, "svm") for f in factors]
+            out += [(d, r, f, "svm") for f in svm]
     return out
 
 
@@ -237,6 +238,9 @@ def summarize_set(dataset, fits, factors, reference):
     row["width"] = []
     svm_at = {f: [fits[(dataset, r, f, "svm")]["error_svm"] for r in done
                   if "error_svm" in fits.get((dataset, r, f, "svm"), {})] for f in factors}
+    fitted = {f: list(v) for f, v in svm_at.items()}
+    if 1.0 in svm_at and len(svm_at[1.0]) < len(done) and all(r in ref for r in done):
+        svm_at[1.0] = [ref[r]["svm"]["error"] for r in done]  # kpm-13's SVM, same σ
     for f in factors:
         fs = at(f)
         row["width"].append({
@@ -249,8 +253,8 @@ def summarize_set(dataset, fits, factors, reference):
             "fit_s": _ms([x["fit_s"] for x in fs])[0],
             "svm_error": _ms(svm_at[f]) if len(svm_at[f]) == len(done) else None,
             "svm_minus_reference": (_ms([e - ref[r]["svm"]["error"] for r, e in
-                                         zip(done, svm_at[f])])
-                                    if len(svm_at[f]) == len(done)
+                                         zip(done, fitted[f])])
+                                    if len(fitted[f]) == len(done)
                                     and all(r in ref for r in done) else None)})
     # σ chosen with D by the same CV over the width grid (ties: the width nearest σ)
     joint = []
@@ -358,7 +362,8 @@ def report_lines(rows, factors, command, reference_name):
            "error at factor 1 equal the stored ones."]
     md += ["", "## Width", "", "Test error at σ × factor: the KPM with D by CV / oracle D "
            "(median D by CV, oracle, floor); below it, the SVM (C by CV) at the same width "
-           "(— where it was not run on every realization of the row).", "",
+           "(— where it was not run on every realization of the row; at × 1, kpm-13's SVM "
+           "of the same realizations where this run did not refit it).", "",
            "| set | σ | " + " | ".join(f"× {_fmt_factor(f)}" for f in factors) + " |",
            "|---|---|" + "---|" * len(factors)]
     for row in rows:
@@ -461,8 +466,9 @@ def main(argv=None):
     ap.add_argument("--report-only", action="store_true", help="tabulate the stored fits")
     ap.add_argument("--fit-timeout", type=float, default=600.0)
     ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--no-svm", action="store_true",
-                    help="skip the SVM at the other widths (the width scan's control)")
+    ap.add_argument("--svm-factors", type=float, nargs="*", default=None,
+                    help="widths (factors of the grid) at which the SVM is run as the width "
+                         "scan's control (default: all; none: give the option alone)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
 
@@ -473,6 +479,9 @@ def main(argv=None):
     factors = tuple(float(f) for f in args.sigma_factors)
     if 1.0 not in factors or any(f <= 0 for f in factors):
         ap.error("--sigma-factors must be positive and include 1")
+    if args.svm_factors and not all(any(abs(f - g) < 1e-3 for g in factors)
+                                    for f in args.svm_factors):
+        ap.error("--svm-factors must be among --sigma-factors")
     if args.realizations is not None and args.realizations < 1:
         ap.error("--realizations must be a positive int")
     realizations = {d: args.realizations or SLOW_R.get(d, DEFAULT_R) for d in datasets}
@@ -493,7 +502,9 @@ def main(argv=None):
     summarize = lambda: [summarize_set(d, fits, factors, reference) for d in shown]
     if not args.report_only:
         # a fit stored by an older version of this script, without every measure, is redone
-        todo = [k for k in planned_fits(datasets, realizations, factors, not args.no_svm)
+        svm_factors = (factors if args.svm_factors is None
+                       else tuple(_canonical_factor(f, factors) for f in args.svm_factors))
+        todo = [k for k in planned_fits(datasets, realizations, factors, svm_factors)
                 if k not in fits or not ("error" in fits[k] or k[3] == "svm"
                                          or MEASURES <= set(fits[k]))]
         if todo:  # compile the LP kernels once here, so the forked fits do not
