@@ -217,6 +217,87 @@ def _reference_rows(reference, dataset):
     return {p["realization"]: p for p in per}
 
 
+def _width_rows(dataset, fits, factors, done, ref, at):
+    """The KPM (and, where it was run, the SVM) at each width of the scan."""
+    svm_at = {f: [fits[(dataset, r, f, "svm")]["error_svm"] for r in done
+                  if "error_svm" in fits.get((dataset, r, f, "svm"), {})] for f in factors}
+    fitted = {f: list(v) for f, v in svm_at.items()}
+    if 1.0 in svm_at and len(svm_at[1.0]) < len(done) and all(r in ref for r in done):
+        svm_at[1.0] = [ref[r]["svm"]["error"] for r in done]  # kpm-13's SVM, same σ
+    rows = []
+    for f in factors:
+        fs = at(f)
+        rows.append({
+            "factor": f, "sigma": fs[0]["sigma"],
+            "error_cv": _ms([x["error_cv"] for x in fs]),
+            "error_oracle": _ms([x["error_oracle"] for x in fs]),
+            "D_cv_median": float(np.median([x["D_cv"] for x in fs])),
+            "D_oracle_median": float(np.median([x["D_oracle"] for x in fs])),
+            "D_floor_median": float(np.median([x["D_floor"] for x in fs])),
+            "fit_s": _ms([x["fit_s"] for x in fs])[0],
+            "svm_error": _ms(svm_at[f]) if len(svm_at[f]) == len(done) else None,
+            "svm_minus_reference": (_ms([e - ref[r]["svm"]["error"] for r, e in
+                                         zip(done, fitted[f])])
+                                    if len(fitted[f]) == len(done)
+                                    and all(r in ref for r in done) else None)})
+    return rows
+
+
+def _sigma_by_cv(dataset, fits, factors, done):
+    """σ chosen with D by the same CV over the width grid (ties: the width nearest σ)."""
+    joint = []
+    for r in done:
+        best = min(factors, key=lambda f: (fits[(dataset, r, f, False)]["cv_at_cv"],
+                                           abs(math.log(f))))
+        joint.append((best, fits[(dataset, r, best, False)]["error_cv"]))
+    return {"error": _ms([e for _, e in joint]),
+            "minus_sigma": _ms([e - fits[(dataset, r, 1.0, False)]["error_cv"]
+                                for r, (_, e) in zip(done, joint)]),
+            "factors": [f for f, _ in joint]}
+
+
+def _centring_stats(base, cen, svm):
+    """The centred KPM at the set's σ, and its difference from the uncentred one (paired)."""
+    return {
+        "error_cv": _ms([x["error_cv"] for x in cen]),
+        "error_oracle": _ms([x["error_oracle"] for x in cen]),
+        "diff_cv": _ms([c["error_cv"] - u["error_cv"] for c, u in zip(cen, base)]),
+        "diff_oracle": _ms([c["error_oracle"] - u["error_oracle"] for c, u in zip(cen, base)]),
+        "minus_svm": (None if svm is None
+                      else _ms([c["error_cv"] - e for c, e in zip(cen, svm)])),
+        "D_cv_median": float(np.median([x["D_cv"] for x in cen])),
+        "D_floor_median": float(np.median([x["D_floor"] for x in cen]))}
+
+
+def _path_stats(base):
+    """Where the full-data path reaches its floor, and its coefficients' growth."""
+    med = lambda k: float(np.median([x[k] for x in base]))
+    return {
+        "D_floor_median": med("D_floor"), "D_end_median": med("D_end"),
+        "floor_zero": int(sum(x["hinge_floor"] <= 1e-6 for x in base)),
+        "hinge_floor_max": float(max(x["hinge_floor"] for x in base)),
+        **{k: _ms([x[k] for x in base]) for k in (
+            "error_end", "error_floor", "oracle_to_floor", "train_error_cv",
+            "train_error_floor", "hinge_at_cv")},
+        "norm2_cv_median": med("norm2_cv"), "norm2_oracle_median": med("norm2_oracle"),
+        "norm2_floor_median": med("norm2_floor")}
+
+
+def _selection_stats(base):
+    """The CV D against the oracle D."""
+    return {
+        "error_cv": _ms([x["error_cv"] for x in base]),
+        "error_oracle": _ms([x["error_oracle"] for x in base]),
+        "loss": _ms([x["error_cv"] - x["error_oracle"] for x in base]),
+        "error_oracle_split": _ms([x["error_oracle_split"] for x in base]),
+        "loss_split": _ms([x["error_cv"] - x["error_oracle_split"] for x in base]),
+        "cv_flatness": _ms([x["cv_at_oracle"] - x["cv_at_cv"] for x in base]),
+        "D_cv_median": float(np.median([x["D_cv"] for x in base])),
+        "D_oracle_median": float(np.median([x["D_oracle"] for x in base])),
+        "cv_below_oracle": int(sum(x["D_cv"] < x["D_oracle"] for x in base)),
+        "cv_above_oracle": int(sum(x["D_cv"] > x["D_oracle"] for x in base))}
+
+
 def summarize_set(dataset, fits, factors, reference):
     """Per-set statistics over the realizations whose every fit finished."""
     ref = _reference_rows(reference, dataset)
@@ -235,70 +316,12 @@ def summarize_set(dataset, fits, factors, reference):
     at = lambda f, c=False: [fits[(dataset, r, f, c)] for r in done]
     svm = [ref[r]["svm"]["error"] if r in ref else np.nan for r in done]
     row["svm"] = _ms(svm) if not np.any(np.isnan(svm)) else None
-    row["width"] = []
-    svm_at = {f: [fits[(dataset, r, f, "svm")]["error_svm"] for r in done
-                  if "error_svm" in fits.get((dataset, r, f, "svm"), {})] for f in factors}
-    fitted = {f: list(v) for f, v in svm_at.items()}
-    if 1.0 in svm_at and len(svm_at[1.0]) < len(done) and all(r in ref for r in done):
-        svm_at[1.0] = [ref[r]["svm"]["error"] for r in done]  # kpm-13's SVM, same σ
-    for f in factors:
-        fs = at(f)
-        row["width"].append({
-            "factor": f, "sigma": fs[0]["sigma"],
-            "error_cv": _ms([x["error_cv"] for x in fs]),
-            "error_oracle": _ms([x["error_oracle"] for x in fs]),
-            "D_cv_median": float(np.median([x["D_cv"] for x in fs])),
-            "D_oracle_median": float(np.median([x["D_oracle"] for x in fs])),
-            "D_floor_median": float(np.median([x["D_floor"] for x in fs])),
-            "fit_s": _ms([x["fit_s"] for x in fs])[0],
-            "svm_error": _ms(svm_at[f]) if len(svm_at[f]) == len(done) else None,
-            "svm_minus_reference": (_ms([e - ref[r]["svm"]["error"] for r, e in
-                                         zip(done, fitted[f])])
-                                    if len(fitted[f]) == len(done)
-                                    and all(r in ref for r in done) else None)})
-    # σ chosen with D by the same CV over the width grid (ties: the width nearest σ)
-    joint = []
-    for r in done:
-        best = min(factors, key=lambda f: (fits[(dataset, r, f, False)]["cv_at_cv"],
-                                           abs(math.log(f))))
-        joint.append((best, fits[(dataset, r, best, False)]["error_cv"]))
-    row["sigma_by_cv"] = {"error": _ms([e for _, e in joint]),
-                          "minus_sigma": _ms([e - fits[(dataset, r, 1.0, False)]["error_cv"]
-                                              for r, (_, e) in zip(done, joint)]),
-                          "factors": [f for f, _ in joint]}
+    row["width"] = _width_rows(dataset, fits, factors, done, ref, at)
+    row["sigma_by_cv"] = _sigma_by_cv(dataset, fits, factors, done)
     base, cen = at(1.0), at(1.0, True)
-    row["centred"] = {
-        "error_cv": _ms([x["error_cv"] for x in cen]),
-        "error_oracle": _ms([x["error_oracle"] for x in cen]),
-        "diff_cv": _ms([c["error_cv"] - u["error_cv"] for c, u in zip(cen, base)]),
-        "diff_oracle": _ms([c["error_oracle"] - u["error_oracle"] for c, u in zip(cen, base)]),
-        "D_cv_median": float(np.median([x["D_cv"] for x in cen])),
-        "D_floor_median": float(np.median([x["D_floor"] for x in cen]))}
-    row["path"] = {
-        "D_floor_median": float(np.median([x["D_floor"] for x in base])),
-        "D_end_median": float(np.median([x["D_end"] for x in base])),
-        "floor_zero": int(sum(x["hinge_floor"] <= 1e-6 for x in base)),
-        "hinge_floor_max": float(max(x["hinge_floor"] for x in base)),
-        "error_end": _ms([x["error_end"] for x in base]),
-        "error_floor": _ms([x["error_floor"] for x in base]),
-        "oracle_to_floor": _ms([x["oracle_to_floor"] for x in base]),
-        "train_error_cv": _ms([x["train_error_cv"] for x in base]),
-        "train_error_floor": _ms([x["train_error_floor"] for x in base]),
-        "hinge_at_cv": _ms([x["hinge_at_cv"] for x in base]),
-        "norm2_cv_median": float(np.median([x["norm2_cv"] for x in base])),
-        "norm2_oracle_median": float(np.median([x["norm2_oracle"] for x in base])),
-        "norm2_floor_median": float(np.median([x["norm2_floor"] for x in base]))}
-    row["selection"] = {
-        "error_cv": _ms([x["error_cv"] for x in base]),
-        "error_oracle": _ms([x["error_oracle"] for x in base]),
-        "loss": _ms([x["error_cv"] - x["error_oracle"] for x in base]),
-        "error_oracle_split": _ms([x["error_oracle_split"] for x in base]),
-        "loss_split": _ms([x["error_cv"] - x["error_oracle_split"] for x in base]),
-        "cv_flatness": _ms([x["cv_at_oracle"] - x["cv_at_cv"] for x in base]),
-        "D_cv_median": float(np.median([x["D_cv"] for x in base])),
-        "D_oracle_median": float(np.median([x["D_oracle"] for x in base])),
-        "cv_below_oracle": int(sum(x["D_cv"] < x["D_oracle"] for x in base)),
-        "cv_above_oracle": int(sum(x["D_cv"] > x["D_oracle"] for x in base))}
+    row["centred"] = _centring_stats(base, cen, svm if row["svm"] is not None else None)
+    row["path"] = _path_stats(base)
+    row["selection"] = _selection_stats(base)
     same = [r for r, x in zip(done, base) if r in ref
             and ref[r]["kpm"]["cv"]["D"] == x["D_cv"]
             and abs(ref[r]["kpm"]["cv"]["error"] - x["error_cv"]) < 1e-6]
@@ -378,7 +401,7 @@ def report_lines(rows, factors, command, reference_name):
             md.append(f"| {row['dataset']}: SVM | | "
                       + " | ".join(_pm(w["svm_error"]) for w in row["width"]) + " |")
     md += ["", "## Centring, path, selection (at the set's σ)", "",
-           "| set | centred: CV / oracle | D floor: uncentred / centred | floor 0 in | D "
+           "| set | centred: CV / oracle (CV − SVM) | D floor: uncentred / centred | floor 0 in | D "
            "end of CV sweep | training error at CV D | error at floor | oracle up to floor "
            "| RKHS norm² at CV D / oracle D / floor (median) | CV D < / > oracle D | CV "
            "flatness |",
@@ -387,7 +410,8 @@ def report_lines(rows, factors, command, reference_name):
         if row["n"]:
             c, p, s = row["centred"], row["path"], row["selection"]
             md.append(
-                f"| {row['dataset']} | {_pm(c['error_cv'])} / {_pm(c['error_oracle'])} | "
+                f"| {row['dataset']} | {_pm(c['error_cv'])} / {_pm(c['error_oracle'])} "
+                f"({_pm(c.get('minus_svm'), True)}) | "
                 f"{p['D_floor_median']:g} / {c['D_floor_median']:g} | {p['floor_zero']}/{row['n']}"
                 f" | {p['D_end_median']:g} | {_pm(p['train_error_cv'])} | "
                 f"{_pm(p['error_floor'])} | {_pm(p['oracle_to_floor'])} | "
