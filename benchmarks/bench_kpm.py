@@ -17,7 +17,7 @@ heuristic, :func:`kpm.kernels.median_sigma` of each training set).
 * KPM ``fast``: both, ``dim_grid='auto'`` and ``early_stopping=True``.
 * KPM ``svm``: ``formulation='svm'`` (beyond the papers: the soft-margin SVM restricted to
   S_D, (D, C) chosen jointly by the same CV over its default D grid and C in
-  {0.1, 1, 10, 100}).
+  {0.1, 0.3, 1, 3, 10}).
 
 Both use the same shuffled ``StratifiedKFold(5, random_state=0)`` folds and one
 process (n_jobs=1) with one BLAS thread (threadpoolctl). Times: wall clock (``perf_counter``) and CPU (``process_time``,

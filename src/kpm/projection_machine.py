@@ -423,7 +423,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         several ``C`` the selection must be ``'cv'`` (the penalty and slope rules compare
         training risks, which always favour the largest C); with one C every rule works,
         on the curves of that C.
-    C : float or sequence of float, default=(0.1, 1.0, 10.0, 100.0)
+    C : float or sequence of float, default=(0.1, 0.3, 1.0, 3.0, 10.0)
         ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
         (sorted; ties go to the smaller C, then to the smaller D). Unused by ``'paper'``.
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
@@ -548,7 +548,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         cv_duplicates="warn",
         eigen_solver="auto",
         formulation="paper",
-        C=(0.1, 1.0, 10.0, 100.0),
+        C=(0.1, 0.3, 1.0, 3.0, 10.0),
         random_state=None,
         n_jobs=None,
     ):
