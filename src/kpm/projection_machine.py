@@ -58,6 +58,8 @@ from ._kpm_engine import check_selection_params, select_model, selection_curve
 from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
+from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
+from ._svm_path import TOL as SVM_TOL
 from ._svm_path import svm_path
 from .rules import CV, as_rule
 from .spectral import check_eigen_solver, eigen_basis
@@ -78,6 +80,9 @@ _CV_DUPLICATES = ("warn", "split", "group")
 FORMULATIONS = ("paper", "svm")
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
 SVM_DIM_RATIO = 1.25
+#: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
+#: at most (:mod:`kpm._svm_path`), re-exported for the records of the reproductions.
+SVM_SOLVER = {"tol": SVM_TOL, "max_sweeps": SVM_MAX_SWEEPS}
 
 
 def _duplicate_groups(X, precomputed):

@@ -192,10 +192,11 @@ def results_path(st):
 
 
 def _svm_config(st):
-    from kpm._svm_path import MAX_SWEEPS, TOL
+    from kpm.projection_machine import SVM_SOLVER
 
     return {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,
-            "C": list(SVM_FORMULATION_C), "tol": TOL, "max_sweeps": MAX_SWEEPS}
+            "C": list(SVM_FORMULATION_C), "tol": SVM_SOLVER["tol"],
+            "max_sweeps": SVM_SOLVER["max_sweeps"]}
 
 
 def svm_results_path(st):
