@@ -343,7 +343,9 @@ def _svm_formulation_markdown(rows):
            f"{means['kpm_svm']:.2f}, SVM {means['svm']:.2f}, KPM D by CV {means['kpm_cv']:.2f}; "
            f"largest gap to the SVM: {worst['dataset']} {worst['gap'][0]:+.2f}. Times: mean wall "
            "time per realization of the full model selection, one BLAS thread, each column from "
-           "the run that computed it (the SVM's from the main table's run)."]
+           "the run that computed it (the SVM's from the main table's run): where the machine's "
+           "load differed between those runs the two are not comparable; "
+           "`benchmarks/bench_kpm.py --variants exact svm` times both in one run."]
     return md
 
 
