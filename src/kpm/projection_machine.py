@@ -354,7 +354,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     ``formulation='svm'`` goes beyond the papers: in each ``S_D`` it fits the
     soft-margin SVM instead of the unregularised hinge LP. With the kernel-PCA
     features ``Phi_D(x) = (V_j^T k(x) / sqrt(lambda_j))_{j<=D}`` (on the training points
-    ``sqrt(lambda_j) V_j``, so that ``Phi_r Phi_r^T = K`` at the rank r) it solves
+    ``sqrt(lambda_j) V_j``, so that ``Phi_r Phi_r^T = K`` at the rank r) it solves::
 
         min_{w, b} 1/2 (|w|^2 + b^2) + C sum_i max(0, 1 - y_i (w . Phi_D(x_i) + b)),
 
