@@ -58,13 +58,17 @@ from ._kpm_engine import check_selection_params, select_model, selection_curve
 from ._lp_path import SOLVERS as LP_SOLVERS
 from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
 from .kernels import make_kernel
-from .rules import as_rule
+from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
+from ._svm_path import TOL as SVM_TOL
+from ._svm_path import svm_path
+from .rules import CV, as_rule
 from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
     check_option,
+    check_positive_grid,
     kernel_degeneracy,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
@@ -73,6 +77,12 @@ from .validation import (
 __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
 _CV_DUPLICATES = ("warn", "split", "group")
+FORMULATIONS = ("paper", "svm")
+#: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
+SVM_DIM_RATIO = 1.25
+#: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
+#: at most (:mod:`kpm._svm_path`), re-exported for the records of the reproductions.
+SVM_SOLVER = {"tol": SVM_TOL, "max_sweeps": SVM_MAX_SWEEPS}
 
 
 def _duplicate_groups(X, precomputed):
@@ -160,6 +170,52 @@ def _eigen_full_path(basis, solver):
     return solve
 
 
+def _svm_paths(basis, Y, grid, C):
+    """The SVM paths (one per one-vs-rest problem) on the features ``sqrt(lambda_j) V_j`` of ``basis``."""
+    m = int(grid[-1])
+    sqrt_lam = np.sqrt(basis.eigenvalues[:m])
+    Phi = basis.V[:, :m] * sqrt_lam
+    return [svm_path(Phi, sqrt_lam, Y[:, c], C, grid) for c in range(Y.shape[1])]
+
+
+def _full_path_solver(basis, formulation, lp_solver, C):
+    """``(grid, Y) -> FullPath``: the full-data paths of a formulation on ``basis``."""
+    if formulation == "paper":
+        return _eigen_full_path(basis, lp_solver)
+
+    def solve(grid, Y):
+        return FullPath.from_paths(_svm_paths(basis, Y, grid, C), basis.V, grid, Y)
+
+    return solve
+
+
+def _fold_grid(grid, m):
+    """The grid of a fold whose basis holds ``m`` columns: the grid's D <= m, then m."""
+    g = grid[grid <= m]
+    return g if len(g) and g[-1] == m else np.append(g, m)
+
+
+def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None, fold=0,
+                   eigen_solver="auto"):
+    """The SVM paths of one CV fold for every C: one :class:`FoldCurves` per C."""
+    sub = _Subspace(
+        K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
+        groups=None if groups is None else groups[tr], eigen_solver=eigen_solver,
+    )
+    m = min(int(grid[-1]), sub.rank)
+    if m < 1:
+        raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+    g = _fold_grid(grid, m)
+    Z_va = sub.features(K[np.ix_(va, tr)], m)
+    curves = []
+    for C in Cs:
+        paths = _svm_paths(sub, Y[tr], g, C)
+        errors = (_predict_codes(_decisions(paths, Z_va)) != codes[va][:, None]).sum(axis=0)
+        clipped = _clipped_risk(_decisions(paths, sub.V[:, :m]), Y[tr])
+        curves.append(FoldCurves.from_paths(paths, errors, clipped, len(grid), f"fold {fold}"))
+    return curves
+
+
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
                fold=0, eigen_solver="auto"):
     """Fit the paths of one CV fold; return its :class:`FoldCurves` on the grid."""
@@ -171,9 +227,7 @@ def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, 
     if m < 1:
         raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
     # dimensions beyond the fold's rank: the subspace cannot grow, keep the last solution
-    g = grid[grid <= m]
-    if len(g) == 0 or g[-1] != m:
-        g = np.append(g, m)
+    g = _fold_grid(grid, m)
     paths = _fit_paths(sub.V[:, :m], Y[tr], g, solver, sub.groups)
     w = _width(paths)
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
@@ -297,6 +351,21 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     penalty ``lam * D`` on the clipped hinge risk, or by the slope heuristic
     (Zwald & Blanchard 2005).
 
+    ``formulation='svm'`` goes beyond the papers: in each ``S_D`` it fits the
+    soft-margin SVM instead of the unregularised hinge LP. With the kernel-PCA
+    features ``Phi_D(x) = (V_j^T k(x) / sqrt(lambda_j))_{j<=D}`` (on the training points
+    ``sqrt(lambda_j) V_j``, so that ``Phi_r Phi_r^T = K`` at the rank r) it solves::
+
+        min_{w, b} 1/2 (|w|^2 + b^2) + C sum_i max(0, 1 - y_i (w . Phi_D(x_i) + b)),
+
+    the intercept being the weight of a constant feature of value 1 (LIBLINEAR's
+    convention). At ``D = r`` the problem is the kernel SVM with kernel ``k + 1`` and
+    no separate intercept -- the same decision function as :class:`sklearn.svm.SVC`
+    up to that intercept's small regularisation; smaller D restricts the SVM to the
+    leading kernel-PCA directions. Every D of the grid is solved by dual coordinate
+    descent warm-started from the previous D (:mod:`kpm._svm_path`), and (D, C) are
+    chosen jointly by the same K-fold CV. See the user guide, "Beyond the papers".
+
     Parameters
     ----------
     kernel : str, callable, Kernel, or list, default='rbf'
@@ -349,6 +418,19 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         provably cannot change the selection. With early stopping ``n_jobs`` is not used.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
+    formulation : {'paper', 'svm'}, default='paper'
+        ``'paper'``: the KPM of the papers, the hinge LP in every ``S_D``. ``'svm'``:
+        the soft-margin SVM restricted to ``S_D`` (beyond the papers; see above), D and
+        C chosen jointly by cross-validation; its default D grid is every D up to 20,
+        then steps of 25 % up to the rank (:func:`auto_dim_grid`, ratio
+        :data:`SVM_DIM_RATIO`), so that the rank -- the kernel SVM -- is a candidate.
+        With ``'svm'``, ``lp_solver`` is unused and ``early_stopping`` must be False; with
+        several ``C`` the selection must be ``'cv'`` (the penalty and slope rules compare
+        training risks, which always favour the largest C); with one C every rule works,
+        on the curves of that C.
+    C : float or sequence of float, default=(0.1, 0.3, 1.0, 3.0, 10.0)
+        ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
+        (sorted; ties go to the smaller C, then to the smaller D). Unused by ``'paper'``.
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
         The solver of the hinge LP paths (:mod:`kpm._lp_path`): ``'simplex'`` the
         specialised warm-started simplex of :mod:`kpm._hinge_simplex`, ``'highs'``
@@ -391,12 +473,16 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         The kernel used (the winner of a list).
     kernel_index_ : int
         Its position in the list (0 for a single kernel).
+    C_ : float or None
+        ``formulation='svm'``: the chosen C (None for the paper's KPM).
     X_fit_ : ndarray
     selection_curve_ : dict of ndarray
         Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``,
         ``cv_error`` (pooled CV 0-1 error, NaN when no CV was run),
         ``hinge_risk`` (training ``R_n(f_D)``), ``clipped_risk`` (``R_n(clip f_D)``),
-        ``criterion`` (``clipped_risk + penalty_ * D``, NaN without a penalty).
+        ``criterion`` (``clipped_risk + penalty_ * D``, NaN without a penalty);
+        with ``formulation='svm'`` also ``C``: the models are the (kernel, C, D) triples,
+        in that order.
     penalty_ : float or None
         The ``lam`` used by the penalty or slope rule.
     slope_lambda_ : float or None
@@ -466,6 +552,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         lp_solver="auto",
         cv_duplicates="warn",
         eigen_solver="auto",
+        formulation="paper",
+        C=(0.1, 0.3, 1.0, 3.0, 10.0),
         random_state=None,
         n_jobs=None,
     ):
@@ -486,6 +574,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.lp_solver = lp_solver
         self.cv_duplicates = cv_duplicates
         self.eigen_solver = eigen_solver
+        self.formulation = formulation
+        self.C = C
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -542,6 +632,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         check_bool(self.centered, "centered")
         check_bool(self.early_stopping, "early_stopping")
         check_eigen_solver(self.eigen_solver)
+        check_option(self.formulation, "formulation", FORMULATIONS)
+        check_positive_grid(self.C, "C")
+        if self.formulation == "svm" and self.early_stopping:
+            raise ValueError("early_stopping=True is an option of formulation='paper' (the LP paths) only")
         if self.n_jobs is not None:
             check_int(self.n_jobs, "n_jobs", minimum=None)
             if self.n_jobs == 0:
@@ -609,17 +703,34 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         t0 = time.perf_counter()
         self._validate_params()
         rule = as_rule(self.selection, self.penalty, self.slope_factor)
+        Cs = self._C_grid(rule)
         X, y, codes, Y = self._check_data(X, y)
         kernels = self._kernel_list(X)
         groups = _duplicate_groups(X, self._is_precomputed())
         splits = self._splits(X, y, groups) if rule.needs_cv else None
-        fits = [self._kernel_paths(kern, X, Y, codes, splits, groups, rule) for kern in kernels]
+        fits, family = [], []
+        for i, kern in enumerate(kernels):
+            kps = self._kernel_paths(kern, X, Y, codes, splits, groups, rule, Cs)
+            fits += kps
+            family += [(i, C) for C in (Cs if self.formulation == "svm" else [None])]
         choice = select_model(fits, rule, Y)
-        self._set_model(fits, kernels, choice, Y)
+        self._set_model(fits, kernels, family, choice, Y)
         self.X_fit_ = X
-        self._warn_degenerate(fits[self.kernel_index_], y)
+        self._warn_degenerate(fits[self._model_family], y)
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _C_grid(self, rule):
+        """The C values of ``formulation='svm'`` (None for the paper's KPM)."""
+        if self.formulation != "svm":
+            return None
+        Cs = check_positive_grid(self.C, "C")
+        if len(Cs) > 1 and not isinstance(rule, CV):
+            raise ValueError(
+                f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
+                f"selection must be 'cv' (got {self.selection!r}); give one C to use another rule"
+            )
+        return Cs
 
     def _check_data(self, X, y):
         """Validated X, y, the class codes and the one-vs-rest targets Y in {-1, +1}."""
@@ -652,6 +763,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
     def _grid(self, max_dim):
         g = self.dim_grid
+        if g is None and self.formulation == "svm":
+            return auto_dim_grid(max_dim, ratio=SVM_DIM_RATIO)
         if g is None:
             return np.arange(1, max_dim + 1)
         if isinstance(g, str):
@@ -705,8 +818,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             max_dim = rule.fixed_dim
         return basis, max_dim
 
-    def _kernel_paths(self, kern, X, Y, codes, splits, groups, rule):
-        """One kernel: its basis, its D grid and (with CV) the folds' curves."""
+    def _kernel_paths(self, kern, X, Y, codes, splits, groups, rule, Cs=None):
+        """One kernel: its basis, its D grid and (with CV) the folds' curves, as a list of
+        :class:`KernelPaths`: one for the paper's KPM, one per C for ``formulation='svm'``."""
         K = X if kern.is_precomputed else kern(X)
         if kern.user_defined:
             K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
@@ -714,11 +828,33 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         grid = self._grid(max_dim)
         if rule.fixed_dim is not None and grid[-1] != max_dim:
             grid = np.append(grid, max_dim)
-        kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), solve_path=_eigen_full_path(basis, self.lp_solver))
-        if splits is not None:
-            kp.folds, kp.n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
-        kp.degeneracy = kernel_degeneracy(K)
-        return kp
+        degeneracy = kernel_degeneracy(K)
+        kps = [
+            KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
+                        solve_path=_full_path_solver(basis, self.formulation, self.lp_solver, C))
+            for C in (Cs if Cs is not None else [None])
+        ]
+        if splits is not None and Cs is not None:
+            for kp, folds in zip(kps, self._svm_cv_paths(K, Y, codes, splits, grid, groups, Cs)):
+                kp.folds, kp.n_used = folds, cv_extent(folds)
+        elif splits is not None:
+            kps[0].folds, kps[0].n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
+        return kps
+
+    def _svm_cv_paths(self, K, Y, codes, splits, grid, groups, Cs):
+        """``formulation='svm'``: per C, the CV folds' curves on the grid."""
+        from joblib import Parallel, delayed
+
+        n_comp = int(grid[-1]) if self.max_dim is not None else None
+        per_fold = Parallel(n_jobs=self.n_jobs)(
+            delayed(_svm_fold_task)(
+                K, tr, va, Y, codes, self.centered, grid, Cs,
+                n_comp if n_comp is not None and n_comp < len(tr) - 1 else None,
+                self.random_state, groups, k, self.eigen_solver,
+            )
+            for k, (tr, va) in enumerate(splits)
+        )
+        return [[fold[i] for fold in per_fold] for i in range(len(Cs))]
 
     def _cv_paths(self, K, Y, codes, splits, grid, groups):
         """The CV folds' curves on the grid and the number of grid points used."""
@@ -738,7 +874,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         )
         return folds, cv_extent(folds)
 
-    def _set_model(self, fits, kernels, choice, Y):
+    def _set_model(self, fits, kernels, family, choice, Y):
         """The fitted attributes: the curves, the rule's outputs and the chosen model's coefficients."""
         self._curves = curves = _model_curves(fits, len(Y))
         self.lp_failures_ = [dict(f, kernel=i) for i, kp in enumerate(fits) for f in kp.failures]
@@ -748,8 +884,14 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if choice.penalty_cv_curve is not None:
             self.penalty_cv_curve_ = choice.penalty_cv_curve
         self.selection_curve_ = selection_curve(curves, self.penalty_)
-        k, D = choice.kernel_index, choice.dim
-        kp = fits[k]
+        if self.formulation == "svm":
+            fam = np.asarray(family, dtype=float)[curves.kernel]
+            self.selection_curve_["kernel"] = fam[:, 0].astype(int)
+            self.selection_curve_["C"] = fam[:, 1]
+        j, D = choice.kernel_index, choice.dim
+        kp = fits[j]
+        k, self.C_ = family[j]
+        self._model_family = j
         self.kernel_, self.kernel_index_, self.dim_ = kernels[k], k, D
         self.eigenvalues_ = kp.basis.eigenvalues
         self.alpha_, self.intercept_ = self._expansion(kp, D)
@@ -838,9 +980,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 grid = self._grid_used[self._grid_used <= self.dim_]
         if len(grid) <= len(self.path_dims_):
             return self
-        full = _eigen_full_path(self._subspace, self.lp_solver)(grid, self._Y)
+        full = _full_path_solver(self._subspace, self.formulation, self.lp_solver, self.C_)(grid, self._Y)
         self._set_path(full)
-        rows = np.flatnonzero(self.selection_curve_["kernel"] == self.kernel_index_)[: len(full.dims)]
+        rows = np.flatnonzero(self._curves.kernel == self._model_family)[: len(full.dims)]
         self.selection_curve_["hinge_risk"][rows] = full.hinge_risk
         self.selection_curve_["clipped_risk"][rows] = full.clipped_risk
         if self.penalty_ is not None:

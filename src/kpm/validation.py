@@ -53,6 +53,7 @@ __all__ = [
     "check_int",
     "check_real",
     "check_option",
+    "check_positive_grid",
     "check_bool",
     "check_generator",
     "check_random_state",
@@ -106,6 +107,15 @@ def check_real(value, name, *, low=None, high=None, low_open=False, high_open=Fa
     if high is not None and (value >= high if high_open else value > high):
         raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
     return value
+
+
+def check_positive_grid(value, name):
+    """A positive finite number or a non-empty 1-D sequence of them: a sorted, distinct array."""
+    values = np.atleast_1d(np.asarray(value, dtype=object))
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{name} must be a positive number or a non-empty list of them, got {value!r}")
+    out = np.array([check_real(v, name, low=0.0, low_open=True) for v in values])
+    return np.unique(out)
 
 
 def check_option(value, name, options):

@@ -1,5 +1,6 @@
 """Smoke tests of the KPM benchmark scripts (small inputs; the full runs are in docs/results)."""
 
+import numpy as np
 import pytest
 
 
@@ -40,3 +41,30 @@ def test_compare_kpm_solvers(tmp_path):
     compare_kpm_solvers.main(["--realizations", "1", "--datasets", "heart", "--out", str(tmp_path)])
     text = (tmp_path / "kpm_solvers_table2_check.md").read_text()
     assert "| heart | 1 | 1 |" in text
+
+
+def test_svm_formulation_grid_rules_by_hand():
+    import svm_formulation_grid as g
+
+    E = np.full((len(g.SUPERSET), 3), 9.0)
+    T = np.arange(len(g.SUPERSET) * 3, dtype=float).reshape(len(g.SUPERSET), 3)
+    c30 = int(np.flatnonzero(g.SUPERSET == 30.0)[0])
+    c1 = int(np.flatnonzero(g.SUPERSET == 1.0)[0])
+    E[c30, 0] = 1.0  # the joint minimum, only in the grids holding C = 30
+    E[c1, 2] = 5.0  # the best C at D = rank (the last column) among C <= 10
+    E[c1, 1] = 2.0
+    out = g.rule_errors(E, T)
+    assert out["joint all 8"] == T[c30, 0]
+    assert out["joint {0.1,0.3,1,3,10}"] == T[c1, 1]
+    assert out["2-stage {0.1,0.3,1,3,10}"] == T[c1, 1]
+    assert out["2-stage all 8"] == T[c1, 1]  # C = 30 is not the best at D = rank
+
+
+@pytest.mark.slow
+def test_bench_kpm_svm_variant():
+    import bench_kpm
+
+    rec = bench_kpm.run_one("banana", 1, ["svm"])
+    assert rec["kpm_svm"]["C"] in (0.1, 0.3, 1.0, 3.0, 10.0)
+    assert rec["kpm_svm"]["D"] <= rec["kpm_svm"]["rank"]
+    assert "| banana |" in bench_kpm.summarise([rec], ["svm"])

@@ -50,6 +50,31 @@ def test_cell_recomputed_from_json(report):
                                                            for p in per]))
 
 
+def test_svm_formulation_column(report):
+    out, data = report
+    results = json.loads(next((out / "runs").glob("kpm13svm-*.json")).read_text())["results"]
+    per_set = data["svm_formulation_rows"]
+    assert [r["dataset"] for r in per_set] == ["heart", "titanic"]
+    for row in per_set:
+        errs = [results[f"kpm13svm/{row['dataset']}/r{r:03d}"]["error"] for r in (1, 2)]
+        assert row["n"] == 2 and row["kpm_svm"]["mean"] == pytest.approx(np.mean(errs))
+        svm = [p["svm"]["error"] for p in data["per_realization"][row["dataset"]]]
+        assert row["gap"][0] == pytest.approx(np.mean(errs) - np.mean(svm))
+    assert "Beyond the papers" in (out / "kpm_13.md").read_text()
+
+
+def test_svm_formulation_task_matches_the_estimator():
+    from kpm.datasets import load_raetsch
+    from kpm.projection_machine import KernelProjectionMachine
+
+    res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"])
+    s = load_raetsch("titanic", 3)
+    m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", random_state=3,
+                                cv_duplicates="split").fit(s.X_train, s.y_train)
+    assert (res["D"], res["C"]) == (m.dim_, m.C_)
+    assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
+
+
 def test_report_only_rebuilds_the_same_rows(report):
     out, data = report
     st = kpm13.Settings(datasets=["heart", "titanic"], n_realizations=2,
@@ -68,6 +93,8 @@ def test_bad_settings_are_refused():
         kpm13.Settings(datasets=["nope"])
     with pytest.raises(ValueError, match="n_realizations"):
         kpm13.Settings(n_realizations=0)
+    with pytest.raises(ValueError, match="svm_realizations"):
+        kpm13.Settings(svm_realizations=-1)
 
 
 def test_gap_evidence_by_hand():

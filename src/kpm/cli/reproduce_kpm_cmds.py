@@ -128,6 +128,10 @@ def register_kpm13(reproduce):
                                    help="SVM C grid LO:HI:N (N log-spaced values)."),
         max_dim: Optional[int] = typer.Option(
             None, "--max-dim", min=1, help="Largest D of the KPM path (default: the rank)."),
+        svm_realizations: Optional[int] = typer.Option(
+            None, "--svm-realizations", min=0,
+            help="Realizations 1..N for the column of the KPM's formulation='svm' (default: "
+                 "those of the other columns; 0: none)."),
         out: Path = options.out("report and the task results (runs/)"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
@@ -148,6 +152,7 @@ def register_kpm13(reproduce):
             lambda: k13.run_kpm13(k13.Settings(
                 datasets=[d.strip() for d in datasets.split(",")] if datasets else None,
                 n_realizations=realizations, C_grid=grid, max_dim=max_dim, out=out,
+                svm_realizations=svm_realizations,
                 data_dir=data_dir_str(data_dir), jobs=jobs, resume=resume,
                 progress=not quiet, report_only=report_only, command=cmd)),
             resumable=True, out=out)

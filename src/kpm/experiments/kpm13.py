@@ -24,6 +24,11 @@ Protocol
 * SVM: ``sklearn.svm.SVC`` (same kernel, precomputed), C by 5-fold CV over 100 log-spaced
   values in [1e-2, 1e3] (:func:`kpm.experiments.kpm_tables.svm_cv_task`, folds
   ``StratifiedKFold(5, shuffle=True, random_state=realization)``).
+* Beyond the papers, ``KernelProjectionMachine(formulation='svm')`` (the soft-margin SVM
+  restricted to S_D; D and C in :data:`SVM_FORMULATION_C` chosen jointly by the same 5-fold
+  CV, folds seeded by the realization), on realizations 1..``svm_realizations`` of each set
+  (its own task family, :func:`svm_formulation_task`), reported beside the SVM and the
+  paper's KPM on the same realizations.
 * Reported per set: mean ± standard error (std / sqrt(R)) of the test error in percent over
   the realizations done, for each KPM rule and the SVM; the mean wall time of each method's
   full model selection (KPM: the single fit, CV of D and λ included; SVM: the CV over the C
@@ -48,8 +53,9 @@ from kpm.experiments.provenance import header
 from kpm.experiments.runner import (Task, atomic_write_json, atomic_write_text, load_results,
                                     require_results, run_tasks)
 
-__all__ = ["SIGMAS", "RULES", "Settings", "pair_task", "results_path", "run_kpm13",
-           "summarize", "gap_evidence"]
+__all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "Settings", "pair_task", "svm_formulation_task",
+           "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
+           "gap_evidence"]
 
 #: σ per data set: the widths chosen by ``kpm reproduce braun-table`` (Braun et al. 2008's
 #: likelihood over σ_median × 2^(k/2), realizations 1-5); see the report's σ column.
@@ -85,12 +91,16 @@ class Settings:
     C_grid : array, default :data:`kpm.experiments.kpm_tables.C_GRID`
     max_dim : int, optional
         Largest D of the KPM path (default: the estimator's, i.e. the rank).
+    svm_realizations : int, optional
+        Realizations 1..N of each set (capped by ``n_realizations``) for the column of the
+        KPM's ``formulation='svm'`` (the SVM restricted to S_D, beyond the papers);
+        default: those of the other columns; 0: no such column.
     out, data_dir, jobs, resume, progress, report_only, command : as in ``kpm_tables``.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, max_dim=None, cv=5,
                  out="kpm-results", data_dir=None, jobs=1, resume=False, progress=True,
-                 report_only=False, command=None):
+                 report_only=False, command=None, svm_realizations=None):
         from kpm.datasets import n_realizations as _nr
 
         self.datasets = tuple(str(d).strip().lower().replace("-", "_")
@@ -109,6 +119,12 @@ class Settings:
         self.realizations = {d: list(range(1, (R if n_realizations is None
                                                else min(int(n_realizations), R)) + 1))
                              for d, R in self.total.items()}
+        if svm_realizations is not None and (isinstance(svm_realizations, bool)
+                                             or int(svm_realizations) != svm_realizations
+                                             or svm_realizations < 0):
+            raise ValueError(f"svm_realizations must be None or an int >= 0, got {svm_realizations!r}")
+        self.svm_realizations = {d: rs if svm_realizations is None else rs[:int(svm_realizations)]
+                                 for d, rs in self.realizations.items()}
         self.C_grid = np.asarray(C_GRID if C_grid is None else C_grid, dtype=float)
         if self.C_grid.ndim != 1 or self.C_grid.size < 1 or np.any(self.C_grid <= 0):
             raise ValueError("C_grid must be a non-empty 1-D array of positive values")
@@ -130,6 +146,35 @@ def pair_task(dataset, realization, sigma, C_grid, cv=5, max_dim=None, data_dir=
             "svm": svm_cv_task(dataset, realization, sigma, C_grid, cv=cv, data_dir=data_dir)}
 
 
+#: C grid of the KPM's ``formulation='svm'`` column (the estimator's default).
+SVM_FORMULATION_C = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None):
+    """The KPM with ``formulation='svm'`` (the SVM restricted to S_D; D and C by ``cv``-fold CV)
+    on one training set: ``error`` (test, %), ``D``, ``C``, ``time_fit_s``.
+
+    The folds are those of the SVM column (``StratifiedKFold(cv, shuffle=True,
+    random_state=realization)``); duplicated samples are split across folds, as for the
+    paper's KPM (``cv_duplicates='split'``).
+    """
+    import time
+
+    from kpm.datasets import load_raetsch
+    from kpm.projection_machine import KernelProjectionMachine
+
+    s = load_raetsch(dataset, realization, data_dir=data_dir)
+    t0 = time.perf_counter()
+    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, formulation="svm", C=SVM_FORMULATION_C,
+                                    selection="cv", cv=cv, random_state=realization,
+                                    cv_duplicates="split").fit(s.X_train, s.y_train)
+    t1 = time.perf_counter()
+    err = 100.0 * float(np.mean(model.predict(s.X_test) != s.y_test))
+    return {"error": err, "D": int(model.dim_), "C": float(model.C_), "time_fit_s": t1 - t0}
+
+
+SVM_SCHEMA = {"error": float, "D": int, "C": float, "time_fit_s": float}
+
 #: What a stored result must hold to be reused (runner schema).
 SCHEMA = {"kpm": SCHEMAS["kpm_all"], "svm": {**SCHEMAS["svm_cv"], "time_cv_s": float,
                                              "at_grid_edge": bool}}
@@ -144,6 +189,42 @@ def results_path(st):
     """The task results file of these settings (``<out>/runs/kpm13-<hash>.json``)."""
     h = hashlib.sha1(json.dumps(_config(st), sort_keys=True).encode()).hexdigest()[:10]
     return st.out / "runs" / f"kpm13-{h}.json"
+
+
+def _svm_config(st):
+    from kpm.projection_machine import SVM_SOLVER
+
+    return {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,
+            "C": list(SVM_FORMULATION_C), "tol": SVM_SOLVER["tol"],
+            "max_sweeps": SVM_SOLVER["max_sweeps"]}
+
+
+def svm_results_path(st):
+    """The task results file of the ``formulation='svm'`` column (``<out>/runs/kpm13svm-<hash>.json``)."""
+    h = hashlib.sha1(json.dumps(_svm_config(st), sort_keys=True).encode()).hexdigest()[:10]
+    return st.out / "runs" / f"kpm13svm-{h}.json"
+
+
+def _svm_tasks(st):
+    keys = sorted(((d, r) for d in st.datasets for r in st.svm_realizations[d]),
+                  key=lambda dr: (dr[1], st.datasets.index(dr[0])))
+    return [Task(f"kpm13svm/{d}/r{r:03d}", svm_formulation_task,
+                 dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv, data_dir=st.data_dir),
+                 SVM_SCHEMA) for d, r in keys]
+
+
+def _svm_results(st):
+    """Run (or read) the ``formulation='svm'`` tasks; ``{(d, r): result}``."""
+    path, tasks = svm_results_path(st), _svm_tasks(st)
+    if not tasks:
+        return {}
+    if st.report_only:
+        res = require_results(path, tasks)[1] if path.exists() else {}
+    else:
+        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, config=_svm_config(st),
+                        progress=st.progress, description="KPM formulation='svm'", on_error="record")
+    wanted = {t.key for t in tasks}
+    return {(k.split("/")[1], int(k.split("/")[2][1:])): v for k, v in res.items() if k in wanted}
 
 
 def _tasks(st):
@@ -216,6 +297,56 @@ def summarize(kpm, svm, datasets):
         row["published"] = {"kpcr": list(pub[3]), "krr": list(pub[4]), "svm": list(pub[5])}
         rows.append(row)
     return rows
+
+
+def summarize_svm_formulation(ksvm, kpm, svm, datasets):
+    """Per set: the ``formulation='svm'`` column against the SVM and the paper's KPM (D by CV)
+    on the same realizations (those done by all three)."""
+    rows = []
+    for d in datasets:
+        rs = sorted(r for (dd, r) in ksvm if dd == d and (d, r) in svm and (d, r) in kpm)
+        row = {"dataset": d, "n": len(rs), "realizations": rs}
+        for name, res, key in (("kpm_svm", ksvm, None), ("svm", svm, None), ("kpm_cv", kpm, "cv")):
+            m, se = _ms([(res[(d, r)][key] if key else res[(d, r)])["error"] for r in rs])
+            row[name] = {"mean": m, "se": se}
+        row["gap"] = _ms([ksvm[(d, r)]["error"] - svm[(d, r)]["error"] for r in rs])
+        row["D_median"] = float(np.median([ksvm[(d, r)]["D"] for r in rs])) if rs else None
+        row["C_median"] = float(np.median([ksvm[(d, r)]["C"] for r in rs])) if rs else None
+        row["time_s"] = {"kpm_svm": _ms([ksvm[(d, r)]["time_fit_s"] for r in rs])[0],
+                         "svm": _ms([svm[(d, r)]["time_cv_s"] + svm[(d, r)]["time_fit_s"]
+                                     for r in rs])[0]}
+        rows.append(row)
+    return rows
+
+
+def _svm_formulation_markdown(rows):
+    done = [r for r in rows if r["n"]]
+    if not done:
+        return []
+    md = ["", "## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`)", "",
+          "`KernelProjectionMachine(formulation='svm')`: in each S_D the soft-margin SVM on the "
+          "kernel-PCA features (at D = rank, the kernel SVM), (D, C) chosen jointly by the same "
+          f"5-fold CV, C in {{{', '.join(f'{c:g}' for c in SVM_FORMULATION_C)}}}. Every column of "
+          "a row covers the same R realizations (1..R); gap = formulation='svm' − SVM, mean ± "
+          "standard error of the per-realization differences.", "",
+          "| dataset | R | formulation='svm' | SVM (C by CV) | KPM, D by CV (paper) | gap | "
+          "D, C (median) | time (s): formulation='svm' / SVM |",
+          "|---|---|---|---|---|---|---|---|"]
+    for r in done:
+        t = r["time_s"]
+        md.append(f"| {r['dataset']} | {r['n']} | {_f(r['kpm_svm'])} | {_f(r['svm'])} | "
+                  f"{_f(r['kpm_cv'])} | {r['gap'][0]:+.2f} ± {r['gap'][1]:.2f} | "
+                  f"{r['D_median']:g}, {r['C_median']:g} | {t['kpm_svm']:.1f} / {t['svm']:.1f} |")
+    means = {k: np.mean([r[k]["mean"] for r in done]) for k in ("kpm_svm", "svm", "kpm_cv")}
+    worst = max(done, key=lambda r: r["gap"][0])
+    md += ["", f"Mean over the {len(done)} sets (same realizations): formulation='svm' "
+           f"{means['kpm_svm']:.2f}, SVM {means['svm']:.2f}, KPM D by CV {means['kpm_cv']:.2f}; "
+           f"largest gap to the SVM: {worst['dataset']} {worst['gap'][0]:+.2f}. Times: mean wall "
+           "time per realization of the full model selection, one BLAS thread, each column from "
+           "the run that computed it (the SVM's from the main table's run): where the machine's "
+           "load differed between those runs the two are not comparable; "
+           "`benchmarks/bench_kpm.py --variants exact svm` times both in one run."]
+    return md
 
 
 def gap_evidence(data):
@@ -337,6 +468,7 @@ def run_kpm13(st):
     kpm = {k: v["kpm"] for k, v in res.items()}
     svm = {k: v["svm"] for k, v in res.items()}
     rows = summarize(kpm, svm, st.datasets)
+    svm_rows = summarize_svm_formulation(_svm_results(st), kpm, svm, st.datasets)
     complete = all(r["n"] == st.total[r["dataset"]] for r in rows)
     data = {"command": "kpm-13", "complete": complete,
             "settings": {"datasets": list(st.datasets), "sigmas": SIGMAS,
@@ -344,7 +476,7 @@ def run_kpm13(st):
                          "C_grid": [float(st.C_grid[0]), float(st.C_grid[-1]),
                                     int(st.C_grid.size)], "cv": st.cv, "max_dim": st.max_dim,
                          "realizations_total": st.total},
-            "rows": rows, "failures": failures,
+            "rows": rows, "svm_formulation_rows": svm_rows, "failures": failures,
             "per_realization": {
                 d: [{"realization": r, "kpm": {k: kpm[(d, r)][k] for k in RULES},
                      "kpm_test_error_path": kpm[(d, r)]["test_error_path"],
@@ -361,5 +493,6 @@ def run_kpm13(st):
     updated = load_results(path).get("updated", "?") if path.exists() else "never"
     md = _markdown(st, rows, complete, failures, updated)
     md += "\n".join(_gap_markdown(data["gap_evidence"])) + "\n"
+    md += "\n".join(_svm_formulation_markdown(svm_rows)) + "\n"
     atomic_write_text(st.out / "kpm_13.md", md)
     return data

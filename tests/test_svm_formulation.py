@@ -1,0 +1,112 @@
+"""The KPM's ``formulation='svm'``: the soft-margin SVM restricted to S_D, along D."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.svm import SVC
+
+from kpm import KernelProjectionMachine
+from kpm._svm_path import BIAS_SCALE, svm_path
+from kpm.kernels import make_kernel
+from kpm.spectral import eigen_basis
+
+C = 1.0
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, -1)
+    Xt = rng.normal(size=(200, 2))
+    kern = make_kernel("rbf", sigma=1.0)
+    return X, y, Xt, kern(X), kern(Xt, X)
+
+
+def _box_qp(K, y, C):
+    """The dual of the SVM with kernel K + B^2 and no separate intercept, by L-BFGS-B:
+    an independent solver of the problem ``formulation='svm'`` solves at D = rank."""
+    Q = (y[:, None] * y[None, :]) * (K + BIAS_SCALE**2)
+    res = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(len(y)), jac=True,
+                   method="L-BFGS-B", bounds=[(0.0, C)] * len(y),
+                   options=dict(ftol=1e-15, gtol=1e-12, maxiter=10000))
+    return res.x * y
+
+
+def _features(K):
+    b = eigen_basis(K).truncate()
+    sqrt_lam = np.sqrt(b.eigenvalues)
+    return b, b.eigenvectors * sqrt_lam, sqrt_lam
+
+
+def test_path_at_the_rank_is_the_kernel_svm(problem):
+    X, y, Xt, K, Kt = problem
+    ay = _box_qp(K, y, C)
+    b, Phi, sl = _features(K)
+    p = svm_path(Phi, sl, y.astype(float), C, np.array([b.rank]), tol=1e-9, max_sweeps=100000)
+    F = p.decision_values(b.features(Kt, b.rank, whiten=True))[:, 0]
+    np.testing.assert_allclose(F, (Kt + BIAS_SCALE**2) @ ay, atol=1e-4)
+
+
+def test_warm_started_path_equals_cold_solves(problem):
+    _, y, _, K, _ = problem
+    b, Phi, sl = _features(K)
+    grid = np.array([2, 5, 10, 20])
+    warm = svm_path(Phi, sl, y.astype(float), C, grid, tol=1e-9, max_sweeps=100000)
+    for k, D in enumerate(grid):
+        cold = svm_path(Phi, sl, y.astype(float), C, np.array([D]), tol=1e-9, max_sweeps=100000)
+        np.testing.assert_allclose(warm.coef[k, :D], cold.coef[0, :D], atol=1e-6)
+        assert warm.intercept[k] == pytest.approx(cold.intercept[0], abs=1e-6)
+
+
+def test_estimator_at_the_rank_agrees_with_svc(problem):
+    X, y, Xt, K, Kt = problem
+    rank = eigen_basis(K).truncate().rank
+    m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank).fit(X, y)
+    assert m.dim_ == rank and m.C_ == C
+    # the estimator stops at LIBLINEAR's tolerance: close to the exact dual solution
+    np.testing.assert_allclose(m.decision_function(Xt), (Kt + BIAS_SCALE**2) @ _box_qp(K, y, C), atol=0.1)
+    svc = SVC(C=C, kernel="precomputed").fit(K, y)
+    np.testing.assert_array_equal(m.predict(Xt), svc.predict(Kt))
+
+
+def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
+    X, y, *_ = problem
+    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], random_state=3)
+    m = KernelProjectionMachine(**kw).fit(X, y)
+    m2 = KernelProjectionMachine(**kw).fit(X, y)
+    assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
+    curve = m.selection_curve_
+    assert sorted(set(curve["C"])) == [0.1, 1.0, 10.0]
+    i = int(np.argmin(curve["cv_error"]))  # models in C order, then D: ties -> smaller C, then D
+    assert (curve["C"][i], curve["D"][i]) == (m.C_, m.dim_)
+    np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
+
+
+def test_one_c_answers_the_other_rules(problem):
+    X, y, *_ = problem
+    m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=1.0, selection="penalty",
+                                random_state=0).fit(X, y)
+    assert m.select_dim("slope").dim in m.selection_curve_["D"]
+    assert np.all(np.isfinite(m.selection_curve_["clipped_risk"]))
+
+
+def test_multiclass_one_vs_rest():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    m = KernelProjectionMachine(formulation="svm", C=1.0, cv_duplicates="split", random_state=0).fit(X, y)
+    assert m.alpha_.shape == (3, len(y)) and m.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(formulation="l2"), "formulation must be one of"),
+    (dict(formulation="svm", C=0.0), "C must be > 0"),
+    (dict(formulation="svm", C=[]), "C must be a positive number"),
+    (dict(formulation="svm", selection="penalty"), "selection must be 'cv'"),
+    (dict(formulation="svm", early_stopping=True), "early_stopping=True is an option"),
+])
+def test_bad_parameters_are_refused(problem, params, match):
+    X, y, *_ = problem
+    with pytest.raises(ValueError, match=match):
+        KernelProjectionMachine(**params).fit(X, y)
