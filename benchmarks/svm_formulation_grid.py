@@ -41,7 +41,7 @@ GRIDS = {"{0.1,1,10,100}": [0.1, 1.0, 10.0, 100.0], "{0.1,0.3,1,3,10}": [0.1, 0.
 
 def _path_errors(basis, y_tr, Z_eval, y_eval, grid, C):
     """Misclassified points of ``Z_eval`` at every D of ``grid`` (padded past the basis' end)."""
-    from kpm._svm_path import svm_path
+    from kpm.projection_machine import svm_path  # the solver the estimator uses
 
     m = min(int(grid[-1]), basis.rank)
     g = grid[grid <= m]
