@@ -175,7 +175,7 @@ def _centered_matmat(K, center):
 
 
 def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False,
-             magnitude=None):
+             magnitude=None, check_finite=True):
     """Top eigenpairs of a symmetric matrix.
 
     Parameters
@@ -203,13 +203,17 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         The size of the entries whose rounding errors K carries (default ``max|K|``;
         for a matrix centred by the caller, ``max`` of the uncentred one): a partial
         solver treats an operator at that rounding level as zero.
+    check_finite : bool, default=True
+        Check that K is finite (one pass over it). False only for a matrix the caller has
+        checked already (e.g. a kernel matrix it centred itself, see
+        :func:`kpm.spectral.eigen_basis`).
 
     Returns
     -------
     eigenvalues : ndarray (k,), decreasing
     eigenvectors : ndarray (n, k)
     """
-    K = _check_square(K)
+    K = _check_square(K, check_finite=check_bool(check_finite, "check_finite"))
     n = K.shape[0]
     k = n if n_components is None else check_int(n_components, "n_components", minimum=1, maximum=n)
     solver = check_option(solver, "solver", SOLVERS)
@@ -221,7 +225,9 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         A = center_gram(K)[0] if center else K
         return _finish(*dense_eigh(A, None, n, k))
     matmat = _centered_matmat(K, center)
-    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude)
+    # |trace| / n <= ||K||_2: a large trace proves the operator nonzero without the probe
+    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude,
+                                trace=None if center else float(np.trace(K)))
     if pairs is not None:
         return pairs
     A = None if center else K  # ARPACK's matrix-vector products read one triangle of it
@@ -284,6 +290,8 @@ def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     """
     v0 = check_random_state(random_state).uniform(-1, 1, n)
     matvec = _symmetric_matvec(A) if n >= _SYMV_MIN_N else None
+    if matvec is None and A is not None:
+        matvec = A.dot  # one call less per product than matmat (about 180 products at k = 50)
     if matvec is None:
         def matvec(v):
             return matmat(v.reshape(-1, 1)).ravel()
@@ -353,18 +361,18 @@ def _dense_eigh(A, k):
     return w, V
 
 
-def _check_square(K):
+def _check_square(K, check_finite=True):
     """A finite square float64 matrix (not copied when it is one already)."""
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"top_eigh needs a non-empty square matrix, got shape {K.shape}")
     # max/min propagate NaN and inf without an n x n temporary
-    if not (np.isfinite(K.max()) and np.isfinite(K.min())):
+    if check_finite and not (np.isfinite(K.max()) and np.isfinite(K.min())):
         raise ValueError("top_eigh needs a finite matrix: it contains NaN or infinite values")
     return K
 
 
-def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
+def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None, trace=None):
     """Eigenpairs of a numerically zero operator, or None if it is not one.
 
     A zero operator -- e.g. the centred kernel matrix of identical samples -- would hand
@@ -373,14 +381,18 @@ def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
     with ``n_probe`` random unit vectors that is at the rounding level of products with K,
     ``||A Q||_F <= n^{3/2} eps max|K| ||Q||_F``; every vector is then an eigenvector to
     rounding, and Rayleigh-Ritz on a random k-dimensional subspace returns k of them. The
-    probe has its own fixed seed, so the caller's random stream is left as it was.
+    probe has its own fixed seed, so the caller's random stream is left as it was. With
+    ``trace``, the operator's trace, the probe is skipped when ``|trace| / n`` (a lower
+    bound of ``||A||_2``) is above the rounding level: an O(n) proof that A is not zero.
     """
     n = K.shape[0]
-    rs = np.random.default_rng(0)
-    P = _random_orthonormal(rs, n, min(n_probe, k))
     if magnitude is None:
         magnitude = max(abs(float(K.max())), abs(float(K.min())))
     bound = n**1.5 * np.finfo(float).eps * float(magnitude)
+    if trace is not None and abs(trace) > n * bound:
+        return None
+    rs = np.random.default_rng(0)
+    P = _random_orthonormal(rs, n, min(n_probe, k))
     if float(np.linalg.norm(matmat(P))) > bound * np.sqrt(P.shape[1]):
         return None
     Q = _random_orthonormal(rs, n, k)
