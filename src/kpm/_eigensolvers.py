@@ -133,7 +133,13 @@ def choose_solver(n, k, *, grow=False):
     traffic; :func:`arpack_eigh`), which moved the crossover past every n measured: on a
     loaded 2-core machine, eigensolver alone, wall seconds, ARPACK (``dsymv``) against the
     block Krylov solver: n = 5000, 2.3 vs 3.8 (one BLAS thread) and 3.4-4.2 vs 4.7-4.9
-    (two); n = 10000, 10.0 vs 17.3 (one thread). So ARPACK for up to ``_ARPACK_MAX_K``
+    (two); n = 10000, 10.0 vs 17.3 (one thread). At small n, with ``dsymv`` products at every
+    order (20-dimensional data, one BLAS thread, process CPU seconds, medians): n = 500,
+    ARPACK 0.016, ``eigh`` ``subset_by_index`` 0.022 (``evr``) and 0.021 (``evx``), block
+    Krylov 0.15-0.20 (a 2% gap after the 50th eigenvalue: its basis grows to 357 columns);
+    n = 1000, ARPACK 0.04-0.06, ``evr`` 0.10, ``evx`` 0.09, block Krylov 0.18. ARPACK's
+    ``ncv`` (default 2k + 1) was no lever: 1.5k-1.8k changed its time by -10% to +10% over
+    27 matrices at n = 500 (4% less on average, mostly at k = 100). So ARPACK for up to ``_ARPACK_MAX_K``
     components at every n; the block Krylov solver for more components, and for kernel
     matrices known only by their products (:func:`kpm.spectral.operator_basis`), where
     its block products are BLAS-3.
