@@ -133,14 +133,14 @@ def choose_solver(n, k, *, grow=False):
     traffic; :func:`arpack_eigh`), which moved the crossover past every n measured: on a
     loaded 2-core machine, eigensolver alone, wall seconds, ARPACK (``dsymv``) against the
     block Krylov solver: n = 5000, 2.3 vs 3.8 (one BLAS thread) and 3.4-4.2 vs 4.7-4.9
-    (two); n = 10000, 10.0 vs 17.3 (one thread). At small n, with ``dsymv`` products at every
-    order (20-dimensional data, one BLAS thread, process CPU seconds, medians): n = 500,
-    ARPACK 0.016, ``eigh`` ``subset_by_index`` 0.022 (``evr``) and 0.021 (``evx``), block
-    Krylov 0.15-0.20 (a 2% gap after the 50th eigenvalue: its basis grows to 357 columns);
-    n = 1000, ARPACK 0.04-0.06, ``evr`` 0.10, ``evx`` 0.09, block Krylov 0.18. ARPACK's
-    ``ncv`` (default 2k + 1) was no lever: 1.5k-1.8k changed its time by -10% to +10% over
-    27 matrices at n = 500 (4% less on average, mostly at k = 100). So ARPACK for up to ``_ARPACK_MAX_K``
-    components at every n; the block Krylov solver for more components, and for kernel
+    (two); n = 10000, 10.0 vs 17.3 (one thread). At small n (20-dimensional data, one BLAS
+    thread, process CPU seconds, medians; ARPACK's products ``A @ v`` at n = 500, 0.016 with
+    ``dsymv``): n = 500, ARPACK 0.018, ``eigh`` ``subset_by_index`` 0.022 (``evr``) and
+    0.021 (``evx``), block Krylov 0.15-0.20 (a 2% gap after the 50th eigenvalue: its basis
+    grows to 357 columns); n = 1000, ARPACK 0.04-0.06, ``evr`` 0.10, ``evx`` 0.09, block
+    Krylov 0.18. ARPACK's ``ncv`` (default 2k + 1) was no lever: 1.5k-1.8k changed its time
+    by -10% to +10% over 27 matrices at n = 500 (4% less on average, mostly at k = 100).
+    So ARPACK for up to ``_ARPACK_MAX_K`` components at every n; the block Krylov solver for more components, and for kernel
     matrices known only by their products (:func:`kpm.spectral.operator_basis`), where
     its block products are BLAS-3.
     """
@@ -288,13 +288,16 @@ def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     """The top k eigenpairs of a symmetric operator by ARPACK (implicitly restarted Lanczos).
 
     ``tol``: ARPACK's relative tolerance (0 = machine precision). With the symmetric
-    matrix ``A`` (float64, contiguous) the matrix-vector products are BLAS ``dsymv``,
-    which reads one triangle of ``A``: half the memory traffic of ``A @ v``, measured on
-    one core 1.3x (n = 300), 1.4x (n = 500, 1000 -- even a matrix that stays in the
-    cache), 1.5x (n = 2000) to 2.6x (n = 5000) faster. Otherwise the products ``matmat``.
+    matrix ``A`` (float64, contiguous) of order n >= 1000 the matrix-vector products are
+    BLAS ``dsymv``, which reads one triangle of ``A``: half the memory traffic of
+    ``A @ v``, measured 1.5x (n = 2000) to 2.6x (n = 5000) faster on one core. Below,
+    ``A @ v``: ``dsymv`` measured 1.3-1.4x faster there too (n = 300-1000), but its other
+    rounding moved a Kernel Projection Machine hinge path on duplicated inputs (flare_solar,
+    n = 666) off the floor it reaches with ``A @ v``, so small orders keep the products
+    they had.
     """
     v0 = check_random_state(random_state).uniform(-1, 1, n)
-    matvec = _symmetric_matvec(A)
+    matvec = _symmetric_matvec(A) if n >= _SYMV_MIN_N else None
     if matvec is None and A is not None:
         matvec = A.dot
     if matvec is None:
@@ -303,6 +306,10 @@ def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     op = LinearOperator((n, n), matvec=matvec, matmat=matmat, dtype=float)
     with _one_thread() if n < _ARPACK_MAX_N else contextlib.nullcontext():
         return eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+
+
+# ARPACK's products use dsymv from this order on (see arpack_eigh)
+_SYMV_MIN_N = 1000
 
 
 def _symmetric_matvec(A):

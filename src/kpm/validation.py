@@ -311,7 +311,10 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
     if m < 2:
         return None
     every = m == len(d)
-    unit = every and bool(np.all(d == 1.0))  # RBF, normalised kernels: nothing to scale
+    # RBF, normalised kernels: nothing to scale. Their diagonal by the norm expansion is 1 to a
+    # few eps (and must stay as computed: duplicated samples need bitwise equal rows), which
+    # moves the normalised values by as little, far below tol
+    unit = every and bool(np.all(np.abs(d - 1.0) <= 16 * np.finfo(float).eps))
     s = 1.0 / np.sqrt(d[idx])
     alone = np.empty(m, dtype=bool)  # no normalised value above tol with another sample
     low, high = np.inf, -np.inf
