@@ -268,7 +268,8 @@ def write_report(runs, out: Path, notes=()):
         "shows what that time buys.",
         "- kpm 'auto' (`kpm._eigensolvers.choose_solver`) for 50 components: ARPACK (one BLAS "
         "thread for n < 3500), its matrix-vector products by BLAS `dsymv` on one triangle of the "
-        "centred matrix (centred in place, in the estimator's own kernel matrix); RBF exponent "
+        "centred matrix from n = 1000 on (centred in place, in the estimator's own kernel "
+        "matrix); RBF exponent "
         "by one matrix product; scikit-learn's ARPACK starts from the same vector.",
         *notes,
         "",

@@ -556,3 +556,13 @@ def test_kernel_degeneracy_rbf_isolated_share_matches_the_definition():
     expected = float(np.mean(off.max(axis=1) <= DEGENERACY_TOL))
     assert expected == pytest.approx(7 / 10)
     assert kernel_degeneracy(K) == ("identity", expected)
+
+
+def test_kernel_degeneracy_diagonal_within_eps_of_one_is_read_as_unit():
+    # an RBF training matrix by the norm expansion has a diagonal 1 to a few eps: the diagnosis
+    # is the one of the exactly normalised matrix, for the identity and the normal case
+    eps = np.finfo(float).eps
+    for K in (np.eye(8), _rbf(np.random.default_rng(0).normal(size=(8, 2)), 1.0)):
+        near = K.copy()
+        np.fill_diagonal(near, 1.0 - 4 * eps * np.arange(8) / 7)
+        assert kernel_degeneracy(near) == kernel_degeneracy(K)
