@@ -523,3 +523,44 @@ def test_top_eigh_dense_subset_with_repeated_eigenvalues():
     w, V = top_eigh(Kc, 3, solver="dense")
     np.testing.assert_allclose(w, 1.0, atol=1e-12)
     np.testing.assert_allclose(Kc @ V, V * w, atol=1e-12)
+
+
+def test_top_eigh_trace_proves_a_matrix_nonzero_without_the_probe(monkeypatch):
+    # an explicit matrix with |trace| / n above the rounding level skips the zero-operator
+    # probe (its random block); the eigenpairs are ARPACK's as before
+    import kpm._eigensolvers as eig
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("the zero-operator probe ran")
+
+    Kc = center_gram(_rbf_matrix(400))[0]
+    monkeypatch.setattr(eig, "_random_orthonormal", no_probe)
+    w, V = top_eigh(Kc, 5, solver="arpack", random_state=3)
+    from scipy.sparse.linalg import eigsh
+
+    w2 = np.sort(eigsh(Kc, k=5, which="LA", v0=np.random.RandomState(3).uniform(-1, 1, 400))[0])[::-1]
+    assert np.allclose(w, w2, rtol=1e-10)
+    assert np.linalg.norm(Kc @ V - V * w) <= 1e-12 * w[0]
+    with pytest.raises(AssertionError, match="probe ran"):  # a zero trace: the probe decides
+        top_eigh(np.zeros((400, 400)), 5, solver="arpack")
+
+
+def test_top_eigh_check_finite():
+    K = _rbf_matrix(50)
+    K[3, 4] = K[4, 3] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        top_eigh(K, 5, solver="arpack")
+    with pytest.raises(ValueError, match="check_finite"):
+        top_eigh(_rbf_matrix(50), 5, check_finite="no")
+
+
+def test_fit_leaves_a_precomputed_kernel_matrix_unchanged():
+    # the estimator centres its own copy in place, never the caller's matrix
+    K = _rbf_matrix(300)
+    K_before = K.copy()
+    for solver in ("auto", "dense", "arpack"):
+        kp = KernelProjection(10, kernel="precomputed", eigen_solver=solver, random_state=0).fit(K)
+        assert np.array_equal(K, K_before)
+        Kc = center_gram(K)[0]
+        U, w = kp.eigenvectors_, kp.eigenvalues_
+        assert np.linalg.norm(Kc @ U - U * w) <= 1e-12 * w[0]

@@ -533,3 +533,36 @@ def test_check_random_state_names_the_parameter():
     for bad in (-1, "x", 2.5):
         with pytest.raises(ValueError, match="random_state must be None, an integer"):
             check_random_state(bad)
+
+
+def test_kernel_degeneracy_unit_diagonal_with_negative_values():
+    # a unit diagonal with negative entries takes the |value| path: isolated samples are those
+    # whose every other |value| is below the tolerance, whatever the sign
+    K = np.eye(6)
+    K[0, 1] = K[1, 0] = -0.5  # two samples related (anti-parallel-ish), four isolated
+    K[2, 3] = K[3, 2] = -1e-12
+    kind, share = kernel_degeneracy(K)
+    assert kind == "identity" and share == pytest.approx(4 / 6)
+    K[2:, 2:] = 0.3
+    np.fill_diagonal(K, 1.0)
+    assert kernel_degeneracy(K) is None
+
+
+def test_kernel_degeneracy_rbf_isolated_share_matches_the_definition():
+    # the boolean fast path for unit, non-negative matrices agrees with the definition
+    X = np.r_[np.zeros((3, 2)), 100.0 * np.arange(1, 8)[:, None] * np.ones((1, 2))]
+    K = make_kernel("rbf", gamma=1.0)(X)
+    off = K - np.diag(np.diag(K))
+    expected = float(np.mean(off.max(axis=1) <= DEGENERACY_TOL))
+    assert expected == pytest.approx(7 / 10)
+    assert kernel_degeneracy(K) == ("identity", expected)
+
+
+def test_kernel_degeneracy_diagonal_within_eps_of_one_is_read_as_unit():
+    # an RBF training matrix by the norm expansion has a diagonal 1 to a few eps: the diagnosis
+    # is the one of the exactly normalised matrix, for the identity and the normal case
+    eps = np.finfo(float).eps
+    for K in (np.eye(8), _rbf(np.random.default_rng(0).normal(size=(8, 2)), 1.0)):
+        near = K.copy()
+        np.fill_diagonal(near, 1.0 - 4 * eps * np.arange(8) / 7)
+        assert kernel_degeneracy(near) == kernel_degeneracy(K)

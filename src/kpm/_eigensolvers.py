@@ -133,8 +133,14 @@ def choose_solver(n, k, *, grow=False):
     traffic; :func:`arpack_eigh`), which moved the crossover past every n measured: on a
     loaded 2-core machine, eigensolver alone, wall seconds, ARPACK (``dsymv``) against the
     block Krylov solver: n = 5000, 2.3 vs 3.8 (one BLAS thread) and 3.4-4.2 vs 4.7-4.9
-    (two); n = 10000, 10.0 vs 17.3 (one thread). So ARPACK for up to ``_ARPACK_MAX_K``
-    components at every n; the block Krylov solver for more components, and for kernel
+    (two); n = 10000, 10.0 vs 17.3 (one thread). At small n (20-dimensional data, one BLAS
+    thread, process CPU seconds, medians; ARPACK's products ``A @ v`` at n = 500, 0.016 with
+    ``dsymv``): n = 500, ARPACK 0.018, ``eigh`` ``subset_by_index`` 0.022 (``evr``) and
+    0.021 (``evx``), block Krylov 0.15-0.20 (a 2% gap after the 50th eigenvalue: its basis
+    grows to 357 columns); n = 1000, ARPACK 0.04-0.06, ``evr`` 0.10, ``evx`` 0.09, block
+    Krylov 0.18. ARPACK's ``ncv`` (default 2k + 1) was no lever: 1.5k-1.8k changed its time
+    by -10% to +10% over 27 matrices at n = 500 (4% less on average, mostly at k = 100).
+    So ARPACK for up to ``_ARPACK_MAX_K`` components at every n; the block Krylov solver for more components, and for kernel
     matrices known only by their products (:func:`kpm.spectral.operator_basis`), where
     its block products are BLAS-3.
     """
@@ -175,7 +181,7 @@ def _centered_matmat(K, center):
 
 
 def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0, center=False,
-             magnitude=None):
+             magnitude=None, check_finite=True):
     """Top eigenpairs of a symmetric matrix.
 
     Parameters
@@ -203,13 +209,17 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         The size of the entries whose rounding errors K carries (default ``max|K|``;
         for a matrix centred by the caller, ``max`` of the uncentred one): a partial
         solver treats an operator at that rounding level as zero.
+    check_finite : bool, default=True
+        Check that K is finite (one pass over it). False only for a matrix the caller has
+        checked already (e.g. a kernel matrix it centred itself, see
+        :func:`kpm.spectral.eigen_basis`).
 
     Returns
     -------
     eigenvalues : ndarray (k,), decreasing
     eigenvectors : ndarray (n, k)
     """
-    K = _check_square(K)
+    K = _check_square(K, check_finite=check_bool(check_finite, "check_finite"))
     n = K.shape[0]
     k = n if n_components is None else check_int(n_components, "n_components", minimum=1, maximum=n)
     solver = check_option(solver, "solver", SOLVERS)
@@ -221,7 +231,9 @@ def top_eigh(K, n_components=None, *, solver="auto", random_state=None, tol=0.0,
         A = center_gram(K)[0] if center else K
         return _finish(*dense_eigh(A, None, n, k))
     matmat = _centered_matmat(K, center)
-    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude)
+    # |trace| / n <= ||K||_2: a large trace proves the operator nonzero without the probe
+    pairs = _zero_operator_eigh(matmat, K, k, magnitude=magnitude,
+                                trace=None if center else float(np.trace(K)))
     if pairs is not None:
         return pairs
     A = None if center else K  # ARPACK's matrix-vector products read one triangle of it
@@ -278,12 +290,16 @@ def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     ``tol``: ARPACK's relative tolerance (0 = machine precision). With the symmetric
     matrix ``A`` (float64, contiguous) of order n >= 1000 the matrix-vector products are
     BLAS ``dsymv``, which reads one triangle of ``A``: half the memory traffic of
-    ``A @ v``, measured 1.5x (n = 2000) to 2.6x (n = 5000) faster on one core. Otherwise
-    the products ``matmat`` (below n = 1000 the matrix stays in the cache and a product
-    costs tens of microseconds either way, measured).
+    ``A @ v``, measured 1.5x (n = 2000) to 2.6x (n = 5000) faster on one core. Below,
+    ``A @ v``: ``dsymv`` measured 1.3-1.4x faster there too (n = 300-1000), but its other
+    rounding moved a Kernel Projection Machine hinge path on duplicated inputs (flare_solar,
+    n = 666) off the floor it reaches with ``A @ v``, so small orders keep the products
+    they had.
     """
     v0 = check_random_state(random_state).uniform(-1, 1, n)
     matvec = _symmetric_matvec(A) if n >= _SYMV_MIN_N else None
+    if matvec is None and A is not None:
+        matvec = A.dot
     if matvec is None:
         def matvec(v):
             return matmat(v.reshape(-1, 1)).ravel()
@@ -353,18 +369,18 @@ def _dense_eigh(A, k):
     return w, V
 
 
-def _check_square(K):
+def _check_square(K, check_finite=True):
     """A finite square float64 matrix (not copied when it is one already)."""
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"top_eigh needs a non-empty square matrix, got shape {K.shape}")
     # max/min propagate NaN and inf without an n x n temporary
-    if not (np.isfinite(K.max()) and np.isfinite(K.min())):
+    if check_finite and not (np.isfinite(K.max()) and np.isfinite(K.min())):
         raise ValueError("top_eigh needs a finite matrix: it contains NaN or infinite values")
     return K
 
 
-def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
+def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None, trace=None):
     """Eigenpairs of a numerically zero operator, or None if it is not one.
 
     A zero operator -- e.g. the centred kernel matrix of identical samples -- would hand
@@ -373,14 +389,18 @@ def _zero_operator_eigh(matmat, K, k, n_probe=2, magnitude=None):
     with ``n_probe`` random unit vectors that is at the rounding level of products with K,
     ``||A Q||_F <= n^{3/2} eps max|K| ||Q||_F``; every vector is then an eigenvector to
     rounding, and Rayleigh-Ritz on a random k-dimensional subspace returns k of them. The
-    probe has its own fixed seed, so the caller's random stream is left as it was.
+    probe has its own fixed seed, so the caller's random stream is left as it was. With
+    ``trace``, the operator's trace, the probe is skipped when ``|trace| / n`` (a lower
+    bound of ``||A||_2``) is above the rounding level: an O(n) proof that A is not zero.
     """
     n = K.shape[0]
-    rs = np.random.default_rng(0)
-    P = _random_orthonormal(rs, n, min(n_probe, k))
     if magnitude is None:
         magnitude = max(abs(float(K.max())), abs(float(K.min())))
     bound = n**1.5 * np.finfo(float).eps * float(magnitude)
+    if trace is not None and abs(trace) > n * bound:
+        return None
+    rs = np.random.default_rng(0)
+    P = _random_orthonormal(rs, n, min(n_probe, k))
     if float(np.linalg.norm(matmat(P))) > bound * np.sqrt(P.shape[1]):
         return None
     Q = _random_orthonormal(rs, n, k)

@@ -501,7 +501,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         basis = self._basis_
         k = self.n_components_
         Yt = np.empty((X.shape[0], k))
-        row_means = np.empty(X.shape[0])
+        row_means = np.empty(X.shape[0]) if self.residual else None
         blocks = (
             [(slice(0, X.shape[0]), X)]
             if precomputed
@@ -509,7 +509,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         )
         for rows, Kb in blocks:
             Yt[rows] = basis.features(Kb, k)
-            row_means[rows] = Kb.mean(axis=1)
+            if self.residual:
+                row_means[rows] = Kb.mean(axis=1)
         diag_c = None
         if self.residual:
             dk = self.kernel_.diag(X)

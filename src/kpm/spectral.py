@@ -316,8 +316,9 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     scale = magnitude if center else None
     if name is not None and k < n:
         check_kernel_matrix(A, name, scale=scale)
+    # K was checked finite above; its centred entries are at most 4 max|K|
     w, U = top_eigh(A, None if k == n else k, solver=solver, random_state=random_state,
-                    magnitude=magnitude)
+                    magnitude=magnitude, check_finite=4.0 * magnitude > np.finfo(float).max)
     if name is not None and k == n:
         check_psd_spectrum(w, name, scale=scale)
     floor = rounding_level(n, magnitude)

@@ -321,9 +321,12 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
     if m < 2:
         return None
     every = m == len(d)
-    unit = every and bool(np.all(d == 1.0))  # RBF, normalised kernels: nothing to scale
+    # RBF, normalised kernels: nothing to scale. Their diagonal by the norm expansion is 1 to a
+    # few eps (and must stay as computed: duplicated samples need bitwise equal rows), which
+    # moves the normalised values by as little, far below tol
+    unit = every and bool(np.all(np.abs(d - 1.0) <= 16 * np.finfo(float).eps))
     s = 1.0 / np.sqrt(d[idx])
-    nearest = np.empty(m)
+    alone = np.empty(m, dtype=bool)  # no normalised value above tol with another sample
     low, high = np.inf, -np.inf
     for start in range(0, m, block_rows):
         stop = min(start + block_rows, m)
@@ -333,14 +336,19 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
             B = B * s[rows, None]
             B *= s[None, :]
         # max |1 - B| = max(1 - min B, max B - 1), without a temporary
-        low, high = min(low, float(B.min())), max(high, float(B.max()))
+        b_min = float(B.min())
+        low, high = min(low, b_min), max(high, float(B.max()))
+        if unit and b_min >= 0.0:
+            # values in [0, 1] with the diagonal 1 > tol (RBF): a boolean pass, no copy
+            alone[rows] = np.count_nonzero(B > tol, axis=1) <= 1
+            continue
         B = np.abs(B, out=None if unit else B)
         B[np.arange(len(rows)), rows] = 0.0
-        nearest[rows] = B.max(axis=1)
+        alone[rows] = B.max(axis=1) <= tol
     spread = max(1.0 - low, high - 1.0)
     if spread <= tol:
         return "constant", spread
-    isolated = float(np.mean(nearest <= tol))
+    isolated = float(np.mean(alone))
     if isolated >= ISOLATED_FRACTION:
         return "identity", isolated
     return None

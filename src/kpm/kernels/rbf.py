@@ -42,16 +42,15 @@ class RBFKernel(Kernel):
         return f"Kernel('rbf', gamma={self.gamma:.6g}, sigma={self.sigma:.6g})"
 
     def evaluate(self, X, Y, X_sq=None, Y_sq=None, out=None):
-        # exp(2g<x,y> - g|x|^2 - g|y|^2), fused into 4 passes and exp (in place)
+        # exp(2g<x,y> - g|x|^2 - g|y|^2): the exponent by one matrix product of the rows
+        # [sqrt(2g) x, -g|x|^2, 1] and [sqrt(2g) y, 1, -g|y|^2] (no passes to scale and shift
+        # the n x m result), then the clip and exp in place
         g = self.gamma
         if X_sq is None:
             X_sq = np.einsum("ij,ij->i", X, X)
         if Y_sq is None:
             Y_sq = np.einsum("ij,ij->i", Y, Y)
-        G = np.matmul(X, Y.T, out=out)
-        G *= 2.0 * g
-        G -= g * X_sq[:, None]
-        G -= g * Y_sq[None, :]
+        G = np.matmul(_augment(X, X_sq, g, 0), _augment(Y, Y_sq, g, 1).T, out=out)
         np.minimum(G, 0.0, out=G)  # squared distances are >= 0
         # points far from the origin: distances from differences where the expansion cancels;
         # exp underflows to 0 beyond -746: those entries need no accuracy
@@ -66,3 +65,13 @@ class RBFKernel(Kernel):
 
     def sklearn_params(self):
         return {"kernel": "rbf", "gamma": self.gamma}
+
+
+def _augment(X, X_sq, g, side):
+    """``[sqrt(2g) X, -g |x|^2, 1]`` (side 0) or ``[sqrt(2g) X, 1, -g |x|^2]`` (side 1)."""
+    d = X.shape[1]
+    A = np.empty((X.shape[0], d + 2))
+    np.multiply(X, np.sqrt(2.0 * g), out=A[:, :d])
+    A[:, d + side] = -g * X_sq
+    A[:, d + 1 - side] = 1.0
+    return A
