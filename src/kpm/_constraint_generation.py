@@ -61,7 +61,8 @@ else reads the working set's own feature rows, which the solver keeps. The searc
 the draw of the initial working set are the methods of a *row source*:
 :class:`InMemoryRows` for a feature matrix in memory, or a source whose rows stay on
 Dask workers (:class:`kpm._dask_rows.DaskRowSource`), where only the working set's rows
-travel.
+travel: the solver keeps them up to the current D and asks the source for the next
+columns of its working points when D grows.
 
 Tolerances: the termination test uses ``tol`` (a point outside ``W`` with
 ``1 - y_i f(x_i) <= tol`` is accepted), so the returned objective exceeds the
@@ -147,7 +148,8 @@ class Violations:
     ``objective``: the hinge sum over all the problem's points; ``n_violated``: points
     outside the working set with ``1 - y_i f(x_i) > tol``; ``index``: the global indices
     of those added (all of them, or the ``max_add`` most violated), increasing; ``viol``
-    their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (all columns) and labels.
+    their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
+    those of the search) and labels.
     """
 
     objective: float
@@ -182,10 +184,15 @@ class InMemoryRows:
         self.shape = F.shape
         self.n_rows = len(self.rows)
 
-    def take(self, positions):
-        """``(index, features, labels)`` of the problem's points at ``positions`` (increasing)."""
+    def take(self, positions, n_cols):
+        """``(index, features, labels)`` of the problem's points at ``positions`` (increasing):
+        the first ``n_cols`` columns of their rows."""
         idx = self.rows[positions]
-        return idx, self.F[idx], self.y[idx]
+        return idx, self.F[idx, :n_cols], self.y[idx]
+
+    def columns(self, index, start, stop):
+        """``F[index, start:stop]`` (``index``: global indices, any order)."""
+        return self.F[index, start:stop]
 
     def search(self, coef, intercept, working, tol, max_add=None) -> Violations:
         """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
@@ -202,7 +209,7 @@ class InMemoryRows:
         n_violated = len(cand)
         cand = cand[top_violations(viol_r[cand], max_add)]
         idx = self.rows[cand]
-        return Violations(objective, n_violated, idx, viol_r[cand], self.F[idx], self.y[idx])
+        return Violations(objective, n_violated, idx, viol_r[cand], self.F[idx, :D], self.y[idx])
 
 
 class ConstraintGenerationHingeLP:
@@ -214,7 +221,7 @@ class ConstraintGenerationHingeLP:
         Feature columns (e.g. eigenfunctions), the first D used for dimension D.
         Fortran (column-major) order avoids copies when slicing ``F[:, :D]``. Or an
         object with the methods of :class:`InMemoryRows` (``shape``, ``n_rows``,
-        ``take``, ``search``) holding the points, their labels and the problem's rows
+        ``take``, ``columns``, ``search``) holding the points, their labels and the problem's rows
         (``y`` and ``rows`` then None): e.g. features that stay on Dask workers.
     y : ndarray (n_samples,)
         Labels in {-1, +1}.
@@ -304,7 +311,7 @@ class ConstraintGenerationHingeLP:
         h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
         self._h = h
         self._W = np.empty(0, np.int64)  # point index of each LP column, in column order
-        self._FW = np.empty((0, self.shape[1]), order="F")  # their feature rows (all columns)
+        self._FW = np.empty((0, 0), order="F")  # their feature rows (the first _D columns)
         self._yW = np.empty(0)  # their labels
         self._D = 0
         self._fW = None  # decision values of the last solution at the working points
@@ -314,7 +321,7 @@ class ConstraintGenerationHingeLP:
     def _source(F, y, rows):
         """The row source: ``F`` itself (``y`` and ``rows`` None), or an :class:`InMemoryRows`
         over the checked ``F``, ``y`` and ``rows``."""
-        if hasattr(F, "search") and hasattr(F, "take"):
+        if all(hasattr(F, name) for name in ("search", "take", "columns")):
             if y is not None or rows is not None:
                 raise ValueError("a row source holds its labels and rows: pass y=None and rows=None")
             return F
@@ -352,7 +359,9 @@ class ConstraintGenerationHingeLP:
         k = D_new - self._D
         if k <= 0:
             return
-        vals = self._yW[:, None] * self._FW[:, self._D : D_new]  # (|W|, k)
+        new = self.source.columns(W, self._D, D_new)  # (|W|, k)
+        self._FW = np.asfortranarray(np.hstack([self._FW, new]))
+        vals = self._yW[:, None] * new
         vals = np.ascontiguousarray(vals.T)  # row-major: one LP row per feature
         nW = len(W)
         idx = np.tile(np.arange(nW, dtype=np.int32), k)
@@ -474,7 +483,7 @@ class ConstraintGenerationHingeLP:
         if len(self._W) == 0:
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points
-            init = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)))
+            init = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)
             self._add_points(*init, None)
 
         history = []
