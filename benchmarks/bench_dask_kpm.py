@@ -50,6 +50,13 @@ def dask_twonorm(n, block_rows, seed):
     return X, y
 
 
+def _loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return ""
+
+
 def _rss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
@@ -64,7 +71,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
 
     t0 = time.perf_counter()
     out = {"n": n, "m": landmarks, "max_components": max_components, "n_test": n_test, "workers": workers,
-           "memory_limit": memory_limit, "bayes_error": bayes_error("twonorm")}
+           "memory_limit": memory_limit, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                       host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
         out["cluster_start_s"] = time.perf_counter() - t0
@@ -101,6 +108,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
     Xt, yt = make_twonorm(n_test, random_state=SEED_TEST)
     out["test_error"] = float(np.mean(est.predict(Xt) != yt))
     out["wall_s"] = time.perf_counter() - t0
+    out["load_end"] = _loadavg()
     return out
 
 
@@ -135,6 +143,9 @@ def report(res, command):
         "Phase timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in res["timings"].items()),
         "",
         f"Working set of the full-data path along D: {res['working_set_full_path']}.",
+        "",
+        f"Load average of the (shared, 2-core) machine at the start / end: {res.get('load_start', '?')} / "
+        f"{res.get('load_end', '?')}.",
         "",
     ]
     return "\n".join(lines)

@@ -45,12 +45,18 @@ full-data paths, and every rule that reads only them (penalty with a given
 
 Dask
 ----
-``X`` may be a :class:`dask.array.Array`; the features are then computed
-blockwise as Dask tasks (``map_blocks``). With ``client=`` (a
-``distributed.Client``) the feature blocks *and* the per-fold LP paths run on
-the cluster's workers. If the client loses its scheduler or workers mid-run,
-``fit`` raises :class:`DaskClientError` and the estimator is left unfitted —
-never a partially fitted model.
+``X`` may be a :class:`dask.array.Array`; without a client its features are computed
+blockwise by Dask's local scheduler and held in memory. With ``client=`` (a
+``distributed.Client``) the training data stay on the cluster
+(:mod:`kpm._dask_rows`): the features, class codes and CV folds are persisted on
+the workers in row chunks, and every pass over all n points -- the constraint
+generation's violation searches, the initial working sets, the curves of the paths --
+runs as one task per chunk; the client holds the LPs, their working sets' rows and
+``O(chunks)`` numbers. The result equals the in-memory fit on the same data and folds
+(with ``cv`` an int the folds are drawn chunk by chunk, see :mod:`kpm._dask_rows`). A
+lost worker's chunks are recomputed from the graph; if the client loses its scheduler
+or the cluster mid-run, ``fit`` raises :class:`DaskClientError` and the estimator is
+left unfitted -- never a partially fitted model.
 """
 
 from __future__ import annotations
@@ -508,7 +514,11 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     init_working_set : int, default=5000
         Initial working-set size of the constraint generation.
     client : distributed.Client, optional
-        Run the feature blocks and the folds as Dask tasks on this client.
+        Keep the training data on this client's cluster: features, labels and folds
+        persisted on the workers, the violation searches and curves computed there;
+        only working-set rows and per-chunk sums reach the client. With ``cv`` an int
+        the folds are stratified chunk by chunk (not scikit-learn's StratifiedKFold);
+        a CV splitter must put every point in exactly one validation set.
     random_state : int, RandomState or None
         Seeds the landmarks, the folds and the initial working sets.
 
@@ -865,8 +875,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or dask array (n_samples, n_features)
-        y : array-like (n_samples,)
-            Class labels (two or more classes; more: one-vs-rest).
+        y : array-like or dask array (n_samples,)
+            Class labels (two or more classes; more: one-vs-rest). A Dask ``y`` stays on
+            the workers with ``client=``.
 
         Returns
         -------
