@@ -438,19 +438,3 @@ def warn_if_degenerate_counts(predicted, correct, counts, classes, where, *, sta
         _warn_one_class(classes[int(np.flatnonzero(predicted)[0])], n, len(classes), where, stacklevel + 1)
         return True
     return _warn_if_less_accurate(correct / n, counts.max() / n, where, stacklevel + 1)
-    predictions, y = np.asarray(predictions), np.asarray(y)
-    if predictions.size == 0 or predictions.shape != y.shape:
-        return False
-    accuracy = float(np.mean(predictions == y))
-    majority = float(np.max(np.unique(y, return_counts=True)[1])) / y.size
-    if accuracy >= majority:
-        return False
-    warnings.warn(
-        f"{where} is less accurate on its own training samples ({accuracy:.3f}) than always "
-        f"predicting the most frequent class ({majority:.3f}): the model is degenerate. Check the "
-        "kernel width against the scale of the data (sigma='median', or standardise the features) "
-        "and the model's size (dimension, number of vectors).",
-        DegenerateModelWarning,
-        stacklevel=stacklevel,
-    )
-    return True
