@@ -133,33 +133,26 @@ def test_dask_array_equals_numpy(fitted, twonorm):
 
 
 @pytest.mark.slow
-def test_local_cluster_equals_local_run(fitted, twonorm, monkeypatch):
-    """Features and CV folds as Dask tasks on a 2-worker LocalCluster (127.0.0.1)."""
+def test_lost_cluster_leaves_the_estimator_unfitted(twonorm, monkeypatch):
+    """The cluster goes away mid-run (after the features were persisted on its workers)."""
     from distributed import Client, LocalCluster
 
-    X, y, Xt, _ = twonorm
+    import kpm._dask_rows as R
+
+    X, y, _, _ = twonorm
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None, processes=True) as cluster, Client(cluster) as client:
-        est = NystroemKPM(**KW, memory_budget=2_000_000, client=client).fit(X, y)
-        assert est.n_components_ == fitted.n_components_
-        np.testing.assert_array_equal(est.cv_errors_, fitted.cv_errors_)
-        np.testing.assert_allclose(est.decision_function(Xt), fitted.decision_function(Xt), atol=1e-10)
-        np.testing.assert_array_equal(est.predict(Xt), fitted.predict(Xt))
+        init = R.DaskRows.__init__
 
-        # the cluster goes away mid-run (after the features, before the folds)
-        import kpm.scale as S
-
-        orig = S.NystroemKPM._features
-
-        def features_then_disconnect(self, *args):
-            F = orig(self, *args)
+        def persist_then_disconnect(self, *args, **kwargs):
+            init(self, *args, **kwargs)
             cluster.close()
-            return F
 
-        monkeypatch.setattr(S.NystroemKPM, "_features", features_then_disconnect)
-        broken = NystroemKPM(**KW, memory_budget=2_000_000, client=client)
+        monkeypatch.setattr(R.DaskRows, "__init__", persist_then_disconnect)
+        broken = NystroemKPM(n_landmarks=50, sigma="median", max_components=10, random_state=0,
+                             memory_budget=2_000_000, client=client)
         with pytest.raises(DaskClientError, match="no model was fitted"):
-            broken.fit(X, y)
+            broken.fit(X[:1000], y[:1000])
         assert not hasattr(broken, "coef_") and not hasattr(broken, "classes_")
 
 

@@ -566,3 +566,26 @@ def test_kernel_degeneracy_diagonal_within_eps_of_one_is_read_as_unit():
         near = K.copy()
         np.fill_diagonal(near, 1.0 - 4 * eps * np.arange(8) / 7)
         assert kernel_degeneracy(near) == kernel_degeneracy(K)
+
+
+def test_warn_if_degenerate_counts_matches_the_model_check():
+    from kpm.exceptions import DegenerateModelWarning
+    from kpm.validation import warn_if_degenerate_counts, warn_if_degenerate_model
+
+    classes = np.array(["a", "b", "c"])
+    y = np.array(["a"] * 6 + ["b"] * 3 + ["c"])
+    cases = [np.array(["a"] * 10),  # one class predicted
+             np.array(["b"] * 6 + ["a"] * 3 + ["c"]),  # 1 of 10 right: below the majority share 0.6
+             np.array(["a"] * 6 + ["b"] * 2 + ["c"] * 2)]  # 8 of 10 right: fine
+    for pred in cases:
+        with warnings.catch_warnings(record=True) as from_model:
+            warnings.simplefilter("always")
+            expected = warn_if_degenerate_model(pred, y, classes, "M")
+        counts = [np.sum(pred == c) for c in classes]
+        with warnings.catch_warnings(record=True) as from_counts:
+            warnings.simplefilter("always")
+            got = warn_if_degenerate_counts(counts, int(np.sum(pred == y)), [np.sum(y == c) for c in classes],
+                                            classes, "M")
+        assert got == expected
+        assert [str(w.message) for w in from_counts] == [str(w.message) for w in from_model]
+        assert all(issubclass(w.category, DegenerateModelWarning) for w in from_counts)

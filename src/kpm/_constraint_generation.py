@@ -55,6 +55,15 @@ simplex resumes from it. Before a new D, points of ``W`` at ``alpha_i = 0``
 with a large margin (``y_i f(x_i) > 1 + prune_margin``) are dropped from the
 model to keep it small (never within one D, so termination is unaffected).
 
+Where the points live. The loop touches all n points only in the violation search
+(the decision values, the hinge sum, the violated points outside ``W``); everything
+else reads the working set's own feature rows, which the solver keeps. The search and
+the draw of the initial working set are the methods of a *row source*:
+:class:`InMemoryRows` for a feature matrix in memory, or a source whose rows stay on
+Dask workers (:class:`kpm._dask_rows.DaskRowSource`), where only the working set's rows
+travel: the solver keeps them up to the current D and asks the source for the next
+columns of its working points when D grows.
+
 Tolerances: the termination test uses ``tol`` (a point outside ``W`` with
 ``1 - y_i f(x_i) <= tol`` is accepted), so the returned objective exceeds the
 optimum by at most ``tol`` times the number of such points; the report's
@@ -71,7 +80,14 @@ import numpy as np
 from ._highs import new_highs
 from .exceptions import LPSolverError
 
-__all__ = ["HingeLPResult", "ConstraintGenerationHingeLP", "ConstraintGenerationPath", "hinge_objective"]
+__all__ = [
+    "HingeLPResult",
+    "InMemoryRows",
+    "Violations",
+    "ConstraintGenerationHingeLP",
+    "ConstraintGenerationPath",
+    "hinge_objective",
+]
 
 
 @dataclass
@@ -125,14 +141,88 @@ def hinge_objective(F, y, coef, intercept, rows=None):
     return float(np.maximum(0.0, 1.0 - m).sum())
 
 
+@dataclass
+class Violations:
+    """One violation search of the constraint generation (:meth:`InMemoryRows.search`).
+
+    ``objective``: the hinge sum over all the problem's points; ``n_violated``: points
+    outside the working set with ``1 - y_i f(x_i) > tol``; ``index``: the global indices
+    of those added (all of them, or the ``max_add`` most violated), increasing; ``viol``
+    their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
+    those of the search) and labels.
+    """
+
+    objective: float
+    n_violated: int
+    index: np.ndarray
+    viol: np.ndarray
+    features: np.ndarray
+    labels: np.ndarray
+
+
+def top_violations(viol, max_add):
+    """Positions of the ``max_add`` largest ``viol`` (all when ``max_add`` is None), increasing."""
+    if max_add is not None and len(viol) > max_add:
+        return np.sort(np.argpartition(-viol, max_add - 1)[:max_add])
+    return np.arange(len(viol))
+
+
+class InMemoryRows:
+    """The points of a hinge LP held in memory: a row source of the constraint generation.
+
+    Parameters
+    ----------
+    F : ndarray (n_samples, n_columns)
+    y : ndarray (n_samples,) in {-1, +1}
+    rows : ndarray of int, optional
+        The problem's points (a cross-validation fold), increasing; default all.
+    """
+
+    def __init__(self, F, y, rows=None):
+        self.F, self.y = F, y
+        self.rows = np.arange(F.shape[0]) if rows is None else rows
+        self.shape = F.shape
+        self.n_rows = len(self.rows)
+
+    def take(self, positions, n_cols):
+        """``(index, features, labels)`` of the problem's points at ``positions`` (increasing):
+        the first ``n_cols`` columns of their rows."""
+        idx = self.rows[positions]
+        return idx, self.F[idx, :n_cols], self.y[idx]
+
+    def columns(self, index, start, stop):
+        """``F[index, start:stop]`` (``index``: global indices, any order)."""
+        return self.F[index, start:stop]
+
+    def search(self, coef, intercept, working, tol, max_add=None) -> Violations:
+        """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
+        its violated points outside ``working`` (global indices)."""
+        D = len(coef)
+        f = self.F[:, :D] @ coef + intercept if D else np.full(self.F.shape[0], intercept)
+        viol = 1.0 - self.y * f  # hinge before clipping
+        all_rows = self.n_rows == self.F.shape[0]
+        viol_r = viol if all_rows else viol[self.rows]
+        objective = float(np.maximum(viol_r, 0.0).sum())
+        outside = np.ones(self.F.shape[0], dtype=bool)
+        outside[working] = False
+        cand = np.flatnonzero((outside if all_rows else outside[self.rows]) & (viol_r > tol))
+        n_violated = len(cand)
+        cand = cand[top_violations(viol_r[cand], max_add)]
+        idx = self.rows[cand]
+        return Violations(objective, n_violated, idx, viol_r[cand], self.F[idx, :D], self.y[idx])
+
+
 class ConstraintGenerationHingeLP:
     """Exact path of hinge-loss LPs over nested feature sets by row generation.
 
     Parameters
     ----------
-    F : ndarray (n_samples, max_components)
+    F : ndarray (n_samples, max_components), or a row source
         Feature columns (e.g. eigenfunctions), the first D used for dimension D.
-        Fortran (column-major) order avoids copies when slicing ``F[:, :D]``.
+        Fortran (column-major) order avoids copies when slicing ``F[:, :D]``. Or an
+        object with the methods of :class:`InMemoryRows` (``shape``, ``n_rows``,
+        ``take``, ``columns``, ``search``) holding the points, their labels and the problem's rows
+        (``y`` and ``rows`` then None): e.g. features that stay on Dask workers.
     y : ndarray (n_samples,)
         Labels in {-1, +1}.
     rows : ndarray of int, optional
@@ -187,6 +277,54 @@ class ConstraintGenerationHingeLP:
     ):
         import highspy
 
+        source = self._source(F, y, rows)
+        for name, v in (("tol", tol), ("lp_tol", lp_tol)):
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        if int(init_size) < 1:
+            raise ValueError(f"init_size must be >= 1, got {init_size!r}")
+        if lp_solver not in ("auto", "simplex", "ipm"):
+            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
+        self.lp_solver = lp_solver
+        self.ipm_min_points = int(ipm_min_points)
+
+        self.source = source
+        self.shape = source.shape
+        self.n_rows = source.n_rows
+        self.init_size = int(init_size)
+        self.max_add = max_add
+        self.tol = float(tol)
+        self.prune_margin = prune_margin
+        self.max_rounds = int(max_rounds)
+        self._rng = np.random.default_rng(random_state)
+        self._hs = highspy
+
+        self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
+        h = new_highs()
+        h.setOptionValue("primal_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("dual_feasibility_tolerance", float(lp_tol))
+        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
+        h.setOptionValue("simplex_strategy", 1)  # dual simplex
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
+        # row 0: sum_i alpha_i y_i = 0 (the intercept b)
+        h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
+        self._h = h
+        self._W = np.empty(0, np.int64)  # point index of each LP column, in column order
+        self._FW = np.empty((0, 0), order="F")  # their feature rows (the first _D columns)
+        self._yW = np.empty(0)  # their labels
+        self._D = 0
+        self._fW = None  # decision values of the last solution at the working points
+        self.results: list[HingeLPResult] = []
+
+    @staticmethod
+    def _source(F, y, rows):
+        """The row source: ``F`` itself (``y`` and ``rows`` None), or an :class:`InMemoryRows`
+        over the checked ``F``, ``y`` and ``rows``."""
+        if all(hasattr(F, name) for name in ("search", "take", "columns")):
+            if y is not None or rows is not None:
+                raise ValueError("a row source holds its labels and rows: pass y=None and rows=None")
+            return F
         F = np.asarray(F)
         if F.ndim != 2:
             raise ValueError(f"F must be a 2-D array (n_samples, n_components), got shape {F.shape}")
@@ -209,44 +347,7 @@ class ConstraintGenerationHingeLP:
             raise ValueError("the hinge LP needs at least one sample")
         if rows[0] < 0 or rows[-1] >= F.shape[0]:
             raise ValueError("rows out of range")
-        for name, v in (("tol", tol), ("lp_tol", lp_tol)):
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
-        if int(init_size) < 1:
-            raise ValueError(f"init_size must be >= 1, got {init_size!r}")
-        if lp_solver not in ("auto", "simplex", "ipm"):
-            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
-        self.lp_solver = lp_solver
-        self.ipm_min_points = int(ipm_min_points)
-
-        self.F = F
-        self.y = y
-        self.rows = rows
-        self.init_size = int(init_size)
-        self.max_add = max_add
-        self.tol = float(tol)
-        self.prune_margin = prune_margin
-        self.max_rounds = int(max_rounds)
-        self._rng = np.random.default_rng(random_state)
-        self._inf = highspy.kHighsInf
-        self._hs = highspy
-
-        self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
-        h = new_highs()
-        h.setOptionValue("primal_feasibility_tolerance", float(lp_tol))
-        h.setOptionValue("dual_feasibility_tolerance", float(lp_tol))
-        h.setOptionValue("presolve", "off")  # keep bases between incremental solves
-        h.setOptionValue("simplex_strategy", 1)  # dual simplex
-        h.setOptionValue("threads", 1)
-        h.setOptionValue("run_crossover", "on")  # a vertex (basis) also after the IPM
-        # row 0: sum_i alpha_i y_i = 0 (the intercept b)
-        h.addRow(0.0, 0.0, 0, np.array([], np.int32), np.array([], float))
-        self._h = h
-        self._W = np.empty(0, np.int64)  # point index of each LP column, in column order
-        self._in_W = np.zeros(F.shape[0], dtype=bool)
-        self._D = 0
-        self._f = None  # decision values of the last solution (all n points)
-        self.results: list[HingeLPResult] = []
+        return InMemoryRows(F, y, rows)
 
     # ------------------------------------------------------------------ model
     @property
@@ -258,7 +359,9 @@ class ConstraintGenerationHingeLP:
         k = D_new - self._D
         if k <= 0:
             return
-        vals = self.y[W][:, None] * self.F[W, self._D : D_new]  # (|W|, k)
+        new = self.source.columns(W, self._D, D_new)  # (|W|, k)
+        self._FW = np.asfortranarray(np.hstack([self._FW, new]))
+        vals = self._yW[:, None] * new
         vals = np.ascontiguousarray(vals.T)  # row-major: one LP row per feature
         nW = len(W)
         idx = np.tile(np.arange(nW, dtype=np.int32), k)
@@ -266,24 +369,24 @@ class ConstraintGenerationHingeLP:
         self._h.addRows(k, np.zeros(k), np.zeros(k), k * nW, starts, idx, vals.ravel())
         self._D = D_new
 
-    def _add_points(self, idx, at_upper):
+    def _add_points(self, idx, Fi, yi, at_upper):
         k = len(idx)
         if k == 0:
             return
         D = self._D
         h = self._h
-        yi = self.y[idx]
         width = D + 1
         vals = np.empty((k, width))
         vals[:, 0] = yi
         if D:
-            vals[:, 1:] = yi[:, None] * self.F[idx, :D]
+            vals[:, 1:] = yi[:, None] * Fi[:, :D]
         ridx = np.tile(np.arange(width, dtype=np.int32), k)
         starts = (np.arange(k, dtype=np.int64) * width).astype(np.int32)
         basis = h.getBasis() if self._W.size else None
         h.addCols(k, -np.ones(k), np.zeros(k), np.ones(k), k * width, starts, ridx, vals.ravel())
         self._W = np.concatenate([self._W, idx])
-        self._in_W[idx] = True
+        self._FW = np.asfortranarray(np.concatenate([self._FW, Fi]))
+        self._yW = np.concatenate([self._yW, yi])
         if basis is not None and basis.valid:
             # new columns nonbasic at their dual-feasible bound: the basis stays dual feasible
             S = self._hs.HighsBasisStatus
@@ -294,7 +397,7 @@ class ConstraintGenerationHingeLP:
 
     def _prune(self):
         """Drop working points with alpha = 0 (nonbasic at lower) and a large margin."""
-        if self.prune_margin is None or self._f is None or self._W.size == 0:
+        if self.prune_margin is None or self._fW is None or self._W.size == 0:
             return
         basis = self._h.getBasis()
         if not basis.valid:
@@ -302,13 +405,15 @@ class ConstraintGenerationHingeLP:
         S = self._hs.HighsBasisStatus
         status = basis.col_status
         at_lower = np.fromiter((s == S.kLower for s in status), dtype=bool, count=len(status))
-        margin = self.y[self._W] * self._f[self._W]
+        margin = self._yW * self._fW
         drop = np.flatnonzero(at_lower & (margin > 1.0 + float(self.prune_margin)))
         if drop.size == 0 or drop.size == self._W.size:
             return
         self._h.deleteCols(len(drop), drop.astype(np.int32))
-        self._in_W[self._W[drop]] = False
         self._W = np.delete(self._W, drop)
+        self._FW = np.delete(self._FW, drop, axis=0)
+        self._yW = np.delete(self._yW, drop)
+        self._fW = np.delete(self._fW, drop)
 
     def _run(self):
         """Solve the working-set LP: the warm HiGHS run, then the exact KPM's path solver.
@@ -350,8 +455,8 @@ class ConstraintGenerationHingeLP:
         from ._lp_path import HingeLP
 
         W, D = self._W, self._D
-        lp = HingeLP(self.y[W])
-        lp.add_columns(self.F[W, :D] if D else np.zeros((len(W), 0)))
+        lp = HingeLP(self._yW)
+        lp.add_columns(self._FW[:, :D] if D else np.zeros((len(W), 0)))
         try:
             beta, b, objective, it = lp.solve()
         except LPSolverError as exc:
@@ -366,8 +471,8 @@ class ConstraintGenerationHingeLP:
     def solve(self, D) -> HingeLPResult:
         """Solve the LP on the first ``D`` feature columns (D must not decrease)."""
         D = int(D)
-        if D < 0 or D > self.F.shape[1]:
-            raise ValueError(f"D must be in [0, {self.F.shape[1]}], got {D}")
+        if D < 0 or D > self.shape[1]:
+            raise ValueError(f"D must be in [0, {self.shape[1]}], got {D}")
         if D < self._D:
             raise ValueError(
                 f"the path must be solved with non-decreasing D (warm start); got {D} after {self._D}"
@@ -376,12 +481,11 @@ class ConstraintGenerationHingeLP:
             self._prune()
         self._add_features(D)
         if len(self._W) == 0:
-            m0 = min(self.init_size, len(self.rows))
-            init = np.sort(self._rng.choice(self.rows, m0, replace=False))
-            self._add_points(init, None)
+            m0 = min(self.init_size, self.n_rows)
+            # = rng.choice(rows, m0, replace=False), positions among the problem's points
+            init = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)
+            self._add_points(*init, None)
 
-        rows = self.rows
-        all_rows = len(rows) == self.F.shape[0]
         history = []
         iters = 0
         for rnd in range(1, self.max_rounds + 1):
@@ -389,23 +493,17 @@ class ConstraintGenerationHingeLP:
             iters += it
             b = float(pi[0])
             beta = pi[1 : D + 1].copy()
-            f = self.F[:, :D] @ beta + b if D else np.full(self.F.shape[0], b)
-            self._f = f
-            viol = 1.0 - self.y * f  # hinge before clipping
-            viol_r = viol if all_rows else viol[rows]
-            hinge = np.maximum(viol_r, 0.0)
-            objective = float(hinge.sum())
-            outside = ~self._in_W[rows]
-            cand = np.flatnonzero(outside & (viol_r > self.tol))
-            history.append((len(self._W), lower, objective, len(cand)))
-            if len(cand) == 0:
+            self._fW = self._FW[:, :D] @ beta + b if D else np.full(len(self._W), b)
+            found = self.source.search(beta, b, self._W, self.tol, self.max_add)
+            history.append((len(self._W), lower, found.objective, found.n_violated))
+            if found.n_violated == 0:
                 res = HingeLPResult(
                     n_components=D,
                     coef=beta,
                     intercept=b,
-                    objective=objective,
+                    objective=found.objective,
                     lower_bound=lower,
-                    gap=objective - lower,
+                    gap=found.objective - lower,
                     n_working=len(self._W),
                     n_rounds=rnd,
                     simplex_iterations=iters,
@@ -413,11 +511,7 @@ class ConstraintGenerationHingeLP:
                 )
                 self.results.append(res)
                 return res
-            if self.max_add is not None and len(cand) > self.max_add:
-                top = np.argpartition(-viol_r[cand], self.max_add - 1)[: self.max_add]
-                cand = cand[top]
-            cand = np.sort(cand)
-            self._add_points(rows[cand], viol_r[cand] > 0)
+            self._add_points(found.index, found.features, found.labels, found.viol > 0)
         raise LPSolverError(
             f"constraint generation did not terminate in {self.max_rounds} rounds at D={D}"
         )
@@ -450,10 +544,10 @@ class ConstraintGenerationPath:
     zero_level = 0.0
     restarts = 0
 
-    def __init__(self, F, y, *, rows=None, **options):
+    def __init__(self, F, y=None, *, rows=None, **options):
         self.cg = ConstraintGenerationHingeLP(F, y, rows=rows, **options)
         self.n_cols = 0
-        self.n_samples = len(self.cg.rows)
+        self.n_samples = self.cg.n_rows
 
     @property
     def fallbacks(self):
@@ -468,9 +562,9 @@ class ConstraintGenerationPath:
     def add_columns(self, Zc):
         """Take the next ``Zc.shape[1]`` columns of ``F`` (``Zc`` are those columns)."""
         k = np.shape(Zc)[1] if np.ndim(Zc) == 2 else 1
-        if np.shape(Zc)[0] != self.cg.F.shape[0] or self.n_cols + k > self.cg.F.shape[1]:
+        if np.shape(Zc)[0] != self.cg.shape[0] or self.n_cols + k > self.cg.shape[1]:
             raise ValueError(
-                f"the columns must be the next columns of F {self.cg.F.shape}, got shape {np.shape(Zc)}"
+                f"the columns must be the next columns of F {self.cg.shape}, got shape {np.shape(Zc)}"
             )
         self.n_cols += k
 

@@ -208,12 +208,16 @@ class FullPath:
     failures: list
 
     @classmethod
-    def from_paths(cls, paths, Z, grid, Y, row_block=None):
+    def from_paths(cls, paths, Z, grid, Y, row_block=None, clipped_sums=None):
         """The paths solved on ``grid`` with the training features ``Z``; they end before
         a dimension no solver solved. ``row_block``: the clipped risks are summed over
-        blocks of that many rows (:func:`curve_sums`), for large n; default: at once."""
+        blocks of that many rows (:func:`curve_sums`), for large n; default: at once.
+        ``clipped_sums``: ``n *`` the clipped risks on the grid, summed by the caller where
+        the features live (``Z`` is then not read, and ``Y`` only for its length)."""
         n_ok = n_valid(paths, len(grid))
-        if row_block is None:
+        if clipped_sums is not None:
+            clipped = np.asarray(clipped_sums)[:n_ok] / len(Y)
+        elif row_block is None:
             clipped = clipped_risk(decisions(paths, Z[:, : path_width(paths)])[:, :n_ok], Y)
         else:
             clipped = curve_sums(paths, Z, Y, None, np.arange(len(Y)), row_block)[1][:n_ok] / len(Y)

@@ -45,16 +45,23 @@ full-data paths, and every rule that reads only them (penalty with a given
 
 Dask
 ----
-``X`` may be a :class:`dask.array.Array`; the features are then computed
-blockwise as Dask tasks (``map_blocks``). With ``client=`` (a
-``distributed.Client``) the feature blocks *and* the per-fold LP paths run on
-the cluster's workers. If the client loses its scheduler or workers mid-run,
-``fit`` raises :class:`DaskClientError` and the estimator is left unfitted —
-never a partially fitted model.
+``X`` may be a :class:`dask.array.Array`; without a client its features are computed
+blockwise by Dask's local scheduler and held in memory. With ``client=`` (a
+``distributed.Client``) the training data stay on the cluster
+(:mod:`kpm._dask_rows`): the features, class codes and CV folds are persisted on
+the workers in row chunks, and every pass over all n points -- the constraint
+generation's violation searches, the initial working sets, the curves of the paths --
+runs as one task per chunk; the client holds the LPs, their working sets' rows and
+``O(chunks)`` numbers. The result equals the in-memory fit on the same data and folds
+(with ``cv`` an int the folds are drawn chunk by chunk, see :mod:`kpm._dask_rows`). A
+lost worker's chunks are recomputed from the graph; if the client loses its scheduler
+or the cluster mid-run, ``fit`` raises :class:`DaskClientError` and the estimator is
+left unfitted -- never a partially fitted model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import time
 import warnings
@@ -95,6 +102,7 @@ from .validation import (
     check_real,
     check_samples,
     warn_if_degenerate_kernel,
+    warn_if_degenerate_counts,
     warn_if_degenerate_model,
 )
 
@@ -250,20 +258,128 @@ def _feature_block(Xb, Z, P, kernel):
     return kernel.matvec(Xb, P, Z)
 
 
+def _feature_block_f(Xb, Z, P, kernel):
+    """:func:`_feature_block` in Fortran order (the constraint generation slices columns)."""
+    return np.asfortranarray(_feature_block(Xb, Z, P, kernel))
+
+
+_DASK_CHUNK_BYTES = 64 * 2**20  # features per persisted chunk on the workers (whole row blocks):
+# fewer, larger chunks mean fewer tasks per violation search
+
+
+def _dask_codes(y, chunks):
+    """``(classes, codes)``: the sorted classes and a Dask array of class codes with the
+    features' row chunks; a Dask y stays on the workers (only its distinct values travel)."""
+    import dask.array as da
+    from sklearn.utils.multiclass import check_classification_targets
+
+    from ._dask_rows import code_array
+
+    if _is_dask_array(y):
+        classes = np.unique(np.asarray(da.unique(y).compute()))
+        check_classification_targets(classes)
+        codes = code_array(y.rechunk((chunks,)), classes)
+    else:
+        classes, codes_np, _ = one_vs_rest(y, "NystroemKPM")
+        codes = da.from_array(codes_np.astype(np.int64), chunks=(chunks,))
+    if len(classes) < 2:
+        raise ValueError(f"y has only one class ({classes[0]!r}); NystroemKPM needs samples of at least 2 classes")
+    return classes, codes
+
+
+def _check_dask_folds(data, n_classes):
+    """Every fold has a validation point and training points of every class."""
+    for k in range(data.n_folds):
+        train = data.fold_class_counts(k, "train")
+        if np.count_nonzero(train) < n_classes:
+            raise ValueError(
+                f"cross-validation fold {k} has training samples of only {np.count_nonzero(train)} of the "
+                f"{n_classes} classes; use fewer folds (cv) or more samples of the smaller class"
+            )
+        if data.fold_class_counts(k, "val").sum() == 0:
+            raise ValueError(f"cross-validation fold {k} has an empty validation set")
+
+
+@contextlib.contextmanager
+def _dask_errors(client):
+    """Dask failures (a lost scheduler, cancelled futures) as :class:`DaskClientError`."""
+    try:
+        yield
+    except DaskClientError:
+        raise
+    except _dask_failure_types() as exc:
+        raise DaskClientError(
+            f"the Dask computation failed ({type(exc).__name__}: {exc}); the client or its "
+            "cluster disconnected during fit - no model was fitted"
+        ) from exc
+    except Exception as exc:
+        if client is not None and client.status != "running":
+            raise DaskClientError(
+                f"the Dask client disconnected during fit ({type(exc).__name__}: {exc}); "
+                "no model was fitted"
+            ) from exc
+        raise
+    if client is not None and client.status != "running":
+        raise DaskClientError("the Dask client disconnected during fit; no model was fitted")
+
+
+def _labels_block(F, classes):
+    """Class labels of a block of decision values (n, n_problems)."""
+    return classes[predict_codes(F)]
+
+
 _ROW_BLOCK = 1024  # rows of decision values evaluated at once (all D of the grid); 8192 raised the
 # peak memory of a fit with n = 3e5 by 0.3 GiB (blocks of MBs allocated in the fold threads)
 
 
-def _cg_paths(F, Y, grid, lp_params, rows=None):
-    """One constraint-generation path per column of Y (one-vs-rest) on the grid, grown by
-    the KPM's path loop (:func:`kpm._lp_path.grow_path`): ``(paths, solvers)``."""
-    solvers = [ConstraintGenerationPath(F, Y[:, c], rows=rows, **lp_params) for c in range(Y.shape[1])]
-    paths = [grow_path(s, F, grid, n_samples=s.n_samples) for s in solvers]
-    return paths, solvers
+def _grow_paths(solvers, columns, grid):
+    """One path per solver (one-vs-rest problem) on the grid, grown by the KPM's path loop
+    (:func:`kpm._lp_path.grow_path`): ``(paths, solvers)``."""
+    return [grow_path(s, columns, grid, n_samples=s.n_samples) for s in solvers], solvers
 
 
-def _fold_job(F, Y, codes, train, val, grid, lp_params, k):
-    """CV work of fold ``k``: its paths on ``train`` and their curves.
+@dataclass
+class _InMemoryData:
+    """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits
+    in memory; :class:`kpm._dask_rows.DaskRows` has the same methods for features on
+    Dask workers."""
+
+    F: np.ndarray
+    Y: np.ndarray
+    codes: np.ndarray
+    splits: list | None
+
+    @property
+    def columns(self):
+        return self.F
+
+    @property
+    def n_problems(self):
+        return self.Y.shape[1]
+
+    def solvers(self, lp_params, fold=None):
+        """Constraint-generation path solvers of every problem (a fold's training points)."""
+        rows = None if fold is None else self.splits[fold][0]
+        return [ConstraintGenerationPath(self.F, self.Y[:, c], rows=rows, **lp_params) for c in range(self.Y.shape[1])]
+
+    def fold_sizes(self, fold):
+        """Training and validation points of a fold."""
+        return len(self.splits[fold][0]), len(self.splits[fold][1])
+
+    def fold_curve_sums(self, paths, fold):
+        """Misclassified validation points and ``n_train *`` the clipped training risk of a
+        fold's paths on their grid."""
+        train, val = self.splits[fold]
+        errors, _ = curve_sums(paths, self.F, self.Y, self.codes, val, _ROW_BLOCK)
+        _, clipped = curve_sums(paths, self.F, self.Y, None, train, _ROW_BLOCK)
+        return errors, clipped
+
+    def full_path(self, paths, grid, Y):
+        return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
+
+
+def _fold_job(data, grid, lp_params, k):
+    """CV work of fold ``k``: its paths on its training points and their curves.
 
     Returns ``(FoldCurves, seconds, working-set size)``: the validation errors and the
     clipped training risks on the grid; the paths end where no LP solver solves a
@@ -271,41 +387,41 @@ def _fold_job(F, Y, codes, train, val, grid, lp_params, k):
     """
     t0 = time.perf_counter()
     try:
-        paths, solvers = _cg_paths(F, Y, grid, lp_params, rows=train)
+        paths, solvers = _grow_paths(data.solvers(lp_params, k), data.columns, grid)
     except LPSolverError as exc:
         raise LPSolverError(
             f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of "
             f"cross-validation fold {k}: {exc}"
         ) from exc
-    errors, _ = curve_sums(paths, F, Y, codes, val, _ROW_BLOCK)
-    _, clipped = curve_sums(paths, F, Y, None, train, _ROW_BLOCK)
-    curves = FoldCurves.from_paths(paths, errors, clipped / len(train), len(grid), f"fold {k}")
+    errors, clipped = data.fold_curve_sums(paths, k)
+    curves = FoldCurves.from_paths(paths, errors, clipped / data.fold_sizes(k)[0], len(grid), f"fold {k}")
     return curves, time.perf_counter() - t0, sum(len(s.cg.working_set) for s in solvers)
 
 
 @dataclass
 class _FullPathCG:
-    """The full-data paths by constraint generation on the features ``F``: a
-    ``(grid, Y) -> FullPath`` solver for :class:`kpm._kpm_engine.KernelPaths`; keeps the
-    last solvers (their statistics become ``lp_stats_``)."""
+    """The full-data paths by constraint generation on the training data (in memory or on
+    Dask workers): a ``(grid, Y) -> FullPath`` solver for
+    :class:`kpm._kpm_engine.KernelPaths`; keeps the last solvers (their statistics become
+    ``lp_stats_``)."""
 
-    F: np.ndarray
+    data: object
     lp_params: dict
     solvers: list = field(default_factory=list)
 
     def __call__(self, grid, Y):
-        paths, self.solvers = _cg_paths(self.F, Y, grid, self.lp_params)
-        return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
+        paths, self.solvers = _grow_paths(self.data.solvers(self.lp_params), self.data.columns, grid)
+        return self.data.full_path(paths, grid, Y)
 
 
-def _cv_error_table(kp, splits, n):
+def _cv_error_table(kp, val_sizes, n):
     """``(cv_errors_, cv_error_)``: each fold's validation error rate and the pooled CV error
     on the grid, NaN from the first dimension a fold's paths did not reach; None without CV."""
     if kp.folds is None:
         return None, None
     n_grid = len(kp.grid)
     per_fold = np.vstack([
-        np.where(np.arange(n_grid) < f.n_valid, f.errors / len(va), np.nan) for f, (_, va) in zip(kp.folds, splits)
+        np.where(np.arange(n_grid) < f.n_valid, f.errors / nv, np.nan) for f, nv in zip(kp.folds, val_sizes)
     ])
     ok = np.arange(n_grid) < min(f.n_valid for f in kp.folds)
     return per_fold, np.where(ok, sum(f.errors for f in kp.folds) / n, np.nan)
@@ -398,7 +514,11 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     init_working_set : int, default=5000
         Initial working-set size of the constraint generation.
     client : distributed.Client, optional
-        Run the feature blocks and the folds as Dask tasks on this client.
+        Keep the training data on this client's cluster: features, labels and folds
+        persisted on the workers, the violation searches and curves computed there;
+        only working-set rows and per-chunk sums reach the client. With ``cv`` an int
+        the folds are stratified chunk by chunk (not scikit-learn's StratifiedKFold);
+        a CV splitter must put every point in exactly one validation set.
     random_state : int, RandomState or None
         Seeds the landmarks, the folds and the initial working sets.
 
@@ -602,42 +722,45 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 )
         return grid
 
-    def _features(self, X, Z, P, kernel, rows, client):
-        """``K(X, Z) @ P`` blockwise (numpy loop, Dask tasks, or on a client)."""
-        n = X.shape[0]
-        D = P.shape[1]
-        if client is None and not _is_dask_array(X):
-            F = np.empty((n, D), order="F")
-            for start in range(0, n, rows):
-                sl = slice(start, min(start + rows, n))
-                F[sl] = _feature_block(X[sl], Z, P, kernel)
-            return F
+    def _feature_array(self, X, basis, rows):
+        """``K(X, Z) P`` as a lazy Dask array of row blocks of ``rows`` (Fortran-ordered blocks)."""
         import dask.array as da
 
         if _is_dask_array(X):
             Xd = X.rechunk((rows, X.shape[1]))
         else:
             Xd = da.from_array(X, chunks=(rows, X.shape[1]))
-        Fd = Xd.map_blocks(_feature_block, Z, P, kernel, dtype=float, chunks=(Xd.chunks[0], (D,)))
-        if client is None:
-            Fl = Fd.compute()
-        else:
-            Fl = client.compute(Fd).result()
-        return np.asfortranarray(Fl)
+        D = basis.projection.shape[1]
+        return Xd.map_blocks(_feature_block_f, basis.landmarks, basis.projection, basis.kernel, dtype=float,
+                             chunks=(Xd.chunks[0], (D,)))
 
-    def _check_data(self, X, y):
-        """``(X, y, n_features_in)``: numpy X in canonical form, or a checked dask array."""
-        if not _is_dask_array(X):
+    def _features(self, X, basis, rows):
+        """``K(X, Z) P`` in memory, blockwise (a numpy loop, or Dask tasks for a Dask X)."""
+        if _is_dask_array(X):
+            return np.asfortranarray(self._feature_array(X, basis, rows).compute())
+        n = X.shape[0]
+        F = np.empty((n, basis.projection.shape[1]), order="F")
+        for start in range(0, n, rows):
+            sl = slice(start, min(start + rows, n))
+            F[sl] = _feature_block(X[sl], basis.landmarks, basis.projection, basis.kernel)
+        return F
+
+    def _check_data(self, X, y, distributed=False):
+        """``(X, y, n_features_in)``: numpy X in canonical form, or a checked dask array
+        (``distributed``: a Dask y stays a Dask array)."""
+        if not _is_dask_array(X) and not (distributed and _is_dask_array(y)):
             X, y = check_estimator_data(self, X, y, min_samples=2)
             return X, y, X.shape[1]
+        if not _is_dask_array(X):
+            X = check_samples(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
         if np.isnan(X.shape[0]):
             raise ValueError("X must have known chunk sizes (call X.compute_chunk_sizes())")
-        if _is_dask_array(y):
+        if _is_dask_array(y) and not distributed:
             y = y.compute()
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != X.shape[0]:
+        y = y if _is_dask_array(y) else np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
         return X, y, X.shape[1]
 
@@ -695,53 +818,51 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         grid = grid[grid < d]
         return np.append(grid, d).astype(int)
 
-    def _cross_validate(self, F, Y, codes, splits, grid, lp_params, client):
-        """The folds' curves: ``[(FoldCurves, seconds, working-set size)]`` (:func:`_fold_job`)."""
-        if client is not None:
-            _check_client(client)
-            Ff = client.scatter(F, broadcast=False)
-            Yf = client.scatter(Y, broadcast=False)
-            cf = client.scatter(codes, broadcast=False)
-            futs = [
-                client.submit(_fold_job, Ff, Yf, cf, tr, va, grid, lp_params, k, pure=False)
-                for k, (tr, va) in enumerate(splits)
-            ]
-            return client.gather(futs)
+    def _cross_validate(self, data, n_folds, grid, lp_params):
+        """The folds' curves: ``[(FoldCurves, seconds, working-set size)]`` (:func:`_fold_job`),
+        in joblib threads (with Dask data each fold's searches run on the workers)."""
         from joblib import Parallel, delayed
 
         return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fold_job)(F, Y, codes, tr, va, grid, lp_params, k) for k, (tr, va) in enumerate(splits)
+            delayed(_fold_job)(data, grid, lp_params, k) for k in range(n_folds)
         )
 
-    def _features_and_cv(self, X, basis, block_rows, Y, codes, splits, lp_params, client):
-        """Features and (with ``splits``) CV, with Dask failures turned into :class:`DaskClientError`."""
-        timings = {}
-        out = None
-        try:
-            t = time.perf_counter()
-            F = self._features(X, basis.landmarks, basis.projection, basis.kernel, block_rows, client)
-            timings["features"] = time.perf_counter() - t
-            t = time.perf_counter()
-            if splits is not None:
-                out = self._cross_validate(F, Y, codes, splits, basis.grid, lp_params, client)
-            timings["cv"] = time.perf_counter() - t
-        except DaskClientError:
-            raise
-        except _dask_failure_types() as exc:
-            raise DaskClientError(
-                f"the Dask computation failed ({type(exc).__name__}: {exc}); the client or its "
-                "cluster disconnected during fit - no model was fitted"
-            ) from exc
-        except Exception as exc:
-            if client is not None and client.status != "running":
-                raise DaskClientError(
-                    f"the Dask client disconnected during fit ({type(exc).__name__}: {exc}); "
-                    "no model was fitted"
-                ) from exc
-            raise
-        if client is not None and client.status != "running":
-            raise DaskClientError("the Dask client disconnected during fit; no model was fitted")
-        return F, out, timings
+    def _dask_data(self, X, y, rule, seeds, basis, block_rows, client):
+        """``(classes, data, val_sizes)`` with the features persisted on the workers."""
+        from ._dask_rows import DaskRows, fold_array
+
+        F = self._feature_array(X, basis, block_rows)
+        chunk = block_rows * max(1, _DASK_CHUNK_BYTES // (8 * F.shape[1] * block_rows))
+        F = F.rechunk((chunk, F.shape[1]))
+        classes, codes = _dask_codes(y, F.chunks[0])
+        folds, n_folds = None, 0
+        if rule.needs_cv:
+            if isinstance(self.cv, numbers.Integral):
+                n_folds = int(self.cv)
+                folds = fold_array(codes, n_folds, int(seeds[2]))
+            else:
+                folds, n_folds = self._splitter_folds(codes, len(classes), int(seeds[2]))
+        data = DaskRows(client, F, codes, len(classes), folds, n_folds)
+        val_sizes = None
+        if rule.needs_cv:
+            _check_dask_folds(data, len(classes))
+            val_sizes = [data.fold_sizes(k)[1] for k in range(n_folds)]
+        return classes, data, val_sizes
+
+    def _splitter_folds(self, codes, n_classes, seed):
+        """The folds of a CV splitter as a Dask array of fold ids (the splitter reads the
+        class codes on the client: ``n`` integers); its validation sets must partition the points."""
+        import dask.array as da
+
+        splits = self._splits(codes.compute(), n_classes, seed)
+        fold = np.full(codes.shape[0], -1, dtype=np.int16)
+        for k, (_, va) in enumerate(splits):
+            if np.any(fold[va] >= 0):
+                raise ValueError("with a Dask client the cv splitter's validation sets must not overlap")
+            fold[va] = k
+        if np.any(fold < 0):
+            raise ValueError("with a Dask client every point must be in one validation set of the cv splitter")
+        return da.from_array(fold, chunks=(codes.chunks[0],)), len(splits)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -754,8 +875,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or dask array (n_samples, n_features)
-        y : array-like (n_samples,)
-            Class labels (two or more classes; more: one-vs-rest).
+        y : array-like or dask array (n_samples,)
+            Class labels (two or more classes; more: one-vs-rest). A Dask ``y`` stays on
+            the workers with ``client=``.
 
         Returns
         -------
@@ -778,40 +900,57 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         rule = as_rule(self.selection, self.penalty, self.slope_factor)
         client = _check_client(self.client)
         t_all = time.perf_counter()
-        X, y, n_features_in = self._check_data(X, y)
-        classes, codes, Y = one_vs_rest(y, "NystroemKPM")
+        X, y, n_features_in = self._check_data(X, y, distributed=client is not None)
         seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
-        splits = self._splits(codes, len(classes), int(seeds[2])) if rule.needs_cv else None
-
-        t = time.perf_counter()
         block_rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
+        dask = client is not None or _is_dask_array(X)
+        with _dask_errors(client) if dask else contextlib.nullcontext():
+            classes, data, kp, choice, out, val_sizes, timings = self._fit_paths(X, y, rule, seeds, block_rows,
+                                                                                 client)
+            timings["total"] = time.perf_counter() - t_all
+            self.classes_ = classes
+            self._set_model(kp, choice, X.shape[0], val_sizes)
+            self.lp_stats_ = _lp_stats(kp.solve_path.solvers, out)
+            self.timings_ = timings
+            self.block_rows_ = block_rows
+            self.n_features_in_ = n_features_in
+            self._warn_fit(data, y)
+        return self
+
+    def _fit_paths(self, X, y, rule, seeds, block_rows, client):
+        """Basis, features (in memory, or on the workers with a client), the CV folds' curves,
+        the full-data paths the rule needs and its choice:
+        ``(classes, data, KernelPaths, choice, fold outputs, validation sizes, timings)``."""
+        if client is None:
+            classes, codes, Y = one_vs_rest(y, "NystroemKPM")
+            splits = self._splits(codes, len(classes), int(seeds[2])) if rule.needs_cv else None
+        t = time.perf_counter()
         basis = self._basis(X, seeds, rule)
         timings = {"landmarks_eigen": time.perf_counter() - t}
+        t = time.perf_counter()
+        if client is None:
+            data = _InMemoryData(self._features(X, basis, block_rows), Y, codes, splits)
+            val_sizes = None if splits is None else [len(va) for _, va in splits]
+        else:
+            classes, data, val_sizes = self._dask_data(X, y, rule, seeds, basis, block_rows, client)
+            # select_model reads only the length of Y: the targets stay on the workers
+            Y = np.broadcast_to(np.float64(0.0), (X.shape[0], data.n_problems))
+        timings["features"] = time.perf_counter() - t
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
                          random_state=int(seeds[3]))
-        F, out, more = self._features_and_cv(X, basis, block_rows, Y, codes, splits, lp_params, client)
-        timings.update(more)
-        full = _FullPathCG(F, lp_params)
-        kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), solve_path=full)
+        t = time.perf_counter()
+        out = None if val_sizes is None else self._cross_validate(data, len(val_sizes), basis.grid, lp_params)
+        timings["cv"] = time.perf_counter() - t
+        kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), solve_path=_FullPathCG(data, lp_params))
         if out is not None:
             kp.folds = [o[0] for o in out]
             kp.n_used = cv_extent(kp.folds)
-
         t = time.perf_counter()
         choice = select_model([kp], rule, Y)
         timings["final_fit"] = time.perf_counter() - t
-        timings["total"] = time.perf_counter() - t_all
+        return classes, data, kp, choice, out, val_sizes, timings
 
-        self.classes_ = classes
-        self._set_model(kp, choice, len(y), splits)
-        self.lp_stats_ = _lp_stats(full.solvers, out)
-        self.timings_ = timings
-        self.block_rows_ = block_rows
-        self.n_features_in_ = n_features_in
-        self._warn_fit(F, y)
-        return self
-
-    def _set_model(self, kp, choice, n, splits):
+    def _set_model(self, kp, choice, n, val_sizes):
         """The fitted attributes: the basis, the curves, the rule's outputs, the chosen model."""
         basis, full, D = kp.basis, kp.full, choice.dim
         self.landmark_indices_ = basis.indices
@@ -821,7 +960,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.projection_ = basis.projection
         self.n_components_grid_ = kp.grid
         self._curves = curves = model_curves([kp], n)
-        self.cv_errors_, self.cv_error_ = _cv_error_table(kp, splits, n)
+        self.cv_errors_, self.cv_error_ = _cv_error_table(kp, val_sizes, n)
         self.lp_failures_ = kp.failures
         self.lp_fallbacks_ = int(kp.fallbacks)
         self.penalty_ = choice.penalty
@@ -840,7 +979,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.dual_coef_ = dual[0] if binary else dual
         self.train_risk_ = full.hinge_risk[: int(np.searchsorted(full.dims, D)) + 1]
 
-    def _warn_fit(self, F, y):
+    def _warn_fit(self, data, y):
         """The fit's warnings: failed LPs and a one-class model."""
         if self.lp_failures_:
             first = min(self.lp_failures_, key=lambda r: r["dim"])
@@ -853,10 +992,13 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        coef = np.atleast_2d(self.coef_)
-        f_train = F[:, : self.n_components_] @ coef.T + np.atleast_1d(self.intercept_)[None, :]
+        coef, b = np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_)
+        if not isinstance(data, _InMemoryData):  # features on the workers: counts travel
+            warn_if_degenerate_counts(*data.prediction_counts(coef, b), self.classes_, "NystroemKPM", stacklevel=5)
+            return
+        f_train = data.F[:, : self.n_components_] @ coef.T + b[None, :]
         predictions = self.classes_[predict_codes(f_train)]
-        warn_if_degenerate_model(predictions, y, self.classes_, "NystroemKPM", stacklevel=4)
+        warn_if_degenerate_model(predictions, y, self.classes_, "NystroemKPM", stacklevel=5)
 
     def select_dim(self, rule):
         """The model another selection rule picks from this fit's curves, without re-fitting.
@@ -887,35 +1029,65 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
         """``f(x) = Σ_l a_l k(z_l, x) + b``: shape (n,) for two classes (positive ->
-        ``classes_[1]``), (n, n_classes) otherwise (one-vs-rest scores)."""
+        ``classes_[1]``), (n, n_classes) otherwise (one-vs-rest scores). A Dask array X
+        gives a lazy Dask array (computed blockwise where X's chunks are)."""
         check_is_fitted(self)
-        A = np.atleast_2d(self.dual_coef_).T  # (m, n_problems)
         if _is_dask_array(X):
-            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {X.shape[1] if X.ndim == 2 else X.shape} features, expected {self.n_features_in_}"
-                )
-            Xd = X.rechunk((self.block_rows_, X.shape[1]))
-            fd = Xd.map_blocks(
-                _feature_block, self.landmarks_, A, self.kernel_, dtype=float, chunks=(Xd.chunks[0], (A.shape[1],))
-            )
-            F = np.asarray(self.client.compute(fd).result() if self.client is not None else fd.compute())
+            F = self._dask_scores(X)
         else:
             X = check_estimator_data(self, X, reset=False)
+            A = np.atleast_2d(self.dual_coef_).T  # (m, n_problems)
             F = np.empty((len(X), A.shape[1]))
             step = self.block_rows_
             for start in range(0, len(X), step):
                 sl = slice(start, min(start + step, len(X)))
                 F[sl] = _feature_block(X[sl], self.landmarks_, A, self.kernel_)
-        F = F + np.atleast_1d(self.intercept_)[None, :]
+            F = F + np.atleast_1d(self.intercept_)[None, :]
         return F[:, 0] if F.shape[1] == 1 else F
+
+    def _dask_scores(self, X):
+        """The decision values (n, n_problems) of a Dask X, lazily."""
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1] if X.ndim == 2 else X.shape} features, expected {self.n_features_in_}"
+            )
+        A = np.atleast_2d(self.dual_coef_).T
+        Xd = X.rechunk((self.block_rows_, X.shape[1]))
+        fd = Xd.map_blocks(_feature_block, self.landmarks_, A, self.kernel_, dtype=float,
+                           chunks=(Xd.chunks[0], (A.shape[1],)))
+        return fd + np.atleast_1d(self.intercept_)[None, :]
 
     def predict(self, X):
         """Class labels: the exact KPM's rule (:func:`kpm._kpm_engine.predict_codes`):
         ``classes_[1]`` where ``f(x) > 0`` for two classes, the largest one-vs-rest score
-        otherwise, decision values rounded to 9 decimals (ties to the first class)."""
+        otherwise, decision values rounded to 9 decimals (ties to the first class). A Dask
+        array X gives a lazy Dask array of labels."""
+        if _is_dask_array(X):
+            check_is_fitted(self)
+            return self._dask_scores(X).map_blocks(_labels_block, self.classes_, dtype=self.classes_.dtype,
+                                                   drop_axis=1)
         F = self.decision_function(X)
         return self.classes_[predict_codes(F[:, None] if F.ndim == 1 else F)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)``. For a Dask X the comparison runs blockwise where
+        the data are (on the workers with ``client``) and only the number travels back."""
+        if not _is_dask_array(X):
+            return super().score(X, y, sample_weight=sample_weight)
+        import dask.array as da
+
+        pred = self.predict(X)
+        y = y if _is_dask_array(y) else da.from_array(np.asarray(y), chunks=pred.chunks)
+        if y.shape != pred.shape:
+            raise ValueError(f"y has shape {y.shape}, expected {pred.shape}")
+        hit = pred == y.rechunk(pred.chunks)
+        if sample_weight is None:
+            acc = hit.mean()
+        else:
+            w = sample_weight if _is_dask_array(sample_weight) else da.from_array(np.asarray(sample_weight, float),
+                                                                                    chunks=pred.chunks)
+            acc = (w.rechunk(pred.chunks) * hit).sum() / w.sum()
+        return float(self.client.compute(acc).result() if self.client is not None else acc.compute())
 
     def transform_eigenfunctions(self, X, n_components=None):
         """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``)."""

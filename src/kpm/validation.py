@@ -68,6 +68,7 @@ __all__ = [
     "warn_degenerate_kernel",
     "warn_if_one_class",
     "warn_if_degenerate_model",
+    "warn_if_degenerate_counts",
 ]
 
 SYMMETRY_RTOL = 1e-8
@@ -395,11 +396,29 @@ def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
     found = np.unique(predictions)
     if len(found) > 1:
         return False
-    label = found[0].item() if isinstance(found[0], np.generic) else found[0]
+    _warn_one_class(found[0], predictions.size, len(classes), where, stacklevel + 1)
+    return True
+
+
+def _warn_one_class(label, n, n_classes, where, stacklevel):
+    label = label.item() if isinstance(label, np.generic) else label
     warnings.warn(
-        f"{where} predicts the single class {label!r} on all {predictions.size} of its "
-        f"training samples (fitted on {len(classes)} classes): the model is degenerate. Check the "
+        f"{where} predicts the single class {label!r} on all {n} of its "
+        f"training samples (fitted on {n_classes} classes): the model is degenerate. Check the "
         "kernel width against the scale of the data (sigma='median', or standardise the features).",
+        DegenerateModelWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _warn_if_less_accurate(accuracy, majority, where, stacklevel):
+    if accuracy >= majority:
+        return False
+    warnings.warn(
+        f"{where} is less accurate on its own training samples ({accuracy:.3f}) than always "
+        f"predicting the most frequent class ({majority:.3f}): the model is degenerate. Check the "
+        "kernel width against the scale of the data (sigma='median', or standardise the features) "
+        "and the model's size (dimension, number of vectors).",
         DegenerateModelWarning,
         stacklevel=stacklevel,
     )
@@ -422,14 +441,18 @@ def warn_if_degenerate_model(predictions, y, classes, where, *, stacklevel=3):
         return False
     accuracy = float(np.mean(predictions == y))
     majority = float(np.max(np.unique(y, return_counts=True)[1])) / y.size
-    if accuracy >= majority:
+    return _warn_if_less_accurate(accuracy, majority, where, stacklevel + 1)
+
+
+def warn_if_degenerate_counts(predicted, correct, counts, classes, where, *, stacklevel=3):
+    """:func:`warn_if_degenerate_model` from counts (data held elsewhere, e.g. on Dask
+    workers): ``predicted[c]`` training samples predicted as ``classes[c]``, ``correct``
+    of them right, ``counts[c]`` samples of class ``classes[c]``."""
+    predicted, counts = np.asarray(predicted), np.asarray(counts)
+    n = int(counts.sum())
+    if len(classes) < 2 or n == 0:
         return False
-    warnings.warn(
-        f"{where} is less accurate on its own training samples ({accuracy:.3f}) than always "
-        f"predicting the most frequent class ({majority:.3f}): the model is degenerate. Check the "
-        "kernel width against the scale of the data (sigma='median', or standardise the features) "
-        "and the model's size (dimension, number of vectors).",
-        DegenerateModelWarning,
-        stacklevel=stacklevel,
-    )
-    return True
+    if np.count_nonzero(predicted) == 1:
+        _warn_one_class(classes[int(np.flatnonzero(predicted)[0])], n, len(classes), where, stacklevel + 1)
+        return True
+    return _warn_if_less_accurate(correct / n, counts.max() / n, where, stacklevel + 1)

@@ -1,0 +1,175 @@
+"""NystroemKPM on a Dask LocalCluster: twonorm generated and kept on the workers.
+
+The training set is a Dask array generated block by block on the workers (it never
+exists on the client); :class:`kpm.NystroemKPM` with ``client=`` persists its features
+there and runs the constraint generation's violation searches per chunk
+(:mod:`kpm._dask_rows`). Measured: wall time of the fit, the client process's peak
+resident memory (``ru_maxrss``; with a LocalCluster the scheduler runs in the client
+process and counts in it), each worker's peak resident memory (its own ``ru_maxrss``,
+asked through ``client.run``), the bytes of every result the client received during the
+fit, and the test error on held-out points against the Bayes error (2.275 %).
+
+Usage::
+
+    python benchmarks/bench_dask_kpm.py                         # n = 1e6 -> kpm-results/
+    python benchmarks/bench_dask_kpm.py --n 10000000 --memory-limit 8GiB   # the 1e7 run
+    python benchmarks/bench_dask_kpm.py --out docs/results        # refresh the committed report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED_TRAIN, SEED_TEST = 0, 1
+
+
+def twonorm_block(rows, seed, block):
+    """``(X, y)`` of one block of twonorm rows, from a generator seeded with ``(seed, block)``."""
+    from kpm.datasets import make_twonorm
+
+    return make_twonorm(rows, random_state=np.random.default_rng([seed, block]))
+
+
+def dask_twonorm(n, block_rows, seed):
+    """Twonorm as Dask arrays ``(X, y)`` generated on the workers, ``block_rows`` per block."""
+    import dask
+    import dask.array as da
+
+    sizes = [min(block_rows, n - s) for s in range(0, n, block_rows)]
+    parts = [dask.delayed(twonorm_block, pure=True)(r, seed, b) for b, r in enumerate(sizes)]
+    X = da.concatenate([da.from_delayed(p[0], (r, 20), float) for p, r in zip(parts, sizes)])
+    y = da.concatenate([da.from_delayed(p[1], (r,), np.int64) for p, r in zip(parts, sizes)])
+    return X, y
+
+
+def _loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return ""
+
+
+def _rss_kib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
+def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
+    """Fit on n generated points through a LocalCluster; a JSON-ready dict of the measurements."""
+    from distributed import Client, LocalCluster
+
+    from kpm import NystroemKPM
+    from kpm.datasets import bayes_error, make_twonorm
+    from kpm.kernels import median_sigma
+
+    t0 = time.perf_counter()
+    out = {"n": n, "m": landmarks, "max_components": max_components, "n_test": n_test, "workers": workers,
+           "memory_limit": memory_limit, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
+                      host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
+        out["cluster_start_s"] = time.perf_counter() - t0
+        X, y = dask_twonorm(n, 100_000, SEED_TRAIN)
+        sigma = median_sigma(X[:2000].compute(), max_samples=2000, random_state=0)
+        received = []
+        gather = client._gather
+
+        async def recording_gather(futures, *args, **kwargs):  # every result the client receives
+            res = await gather(futures, *args, **kwargs)
+            received.append(len(pickle.dumps(res, protocol=5)))
+            return res
+
+        client._gather = recording_gather
+        rss_before = _rss_kib()
+        t = time.perf_counter()
+        est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
+                          random_state=0, client=client).fit(X, y)
+        out["fit_s"] = time.perf_counter() - t
+        del client._gather
+        out["client_peak_rss_gib"] = _rss_kib() / 2**20
+        out["client_rss_before_fit_gib"] = rss_before / 2**20
+        peaks = client.run(resource.getrusage, resource.RUSAGE_SELF)
+        out["worker_peak_rss_gib"] = sorted(p.ru_maxrss / 2**20 for p in peaks.values())
+        out["received_bytes_total"] = int(sum(received))
+        out["received_bytes_largest"] = int(max(received))
+        out["received_count"] = len(received)
+        out["feature_matrix_bytes"] = int(n * est.projection_.shape[1] * 8)
+        out["sigma"] = float(sigma)
+        out["D"] = int(est.n_components_)
+        out["timings"] = est.timings_
+        out["working_set_full_path"] = est.lp_stats_["n_working"]
+        out["cv_fold_working_set"] = est.lp_stats_["cv_fold_working_set"]
+    Xt, yt = make_twonorm(n_test, random_state=SEED_TEST)
+    out["test_error"] = float(np.mean(est.predict(Xt) != yt))
+    out["wall_s"] = time.perf_counter() - t0
+    out["load_end"] = _loadavg()
+    return out
+
+
+def report(res, command):
+    """The Markdown report of one run."""
+    from kpm.experiments.provenance import header
+
+    gib = res["feature_matrix_bytes"] / 2**30
+    lines = [f"# NystroemKPM on a Dask LocalCluster: twonorm, n = {res['n']:,}", ""]
+    lines += header(command)
+    lines += [
+        f"{res['workers']} worker processes (1 thread each, memory limit {res['memory_limit']} each) and the "
+        "client on the same machine; the training set is generated block by block on the workers and "
+        f"never exists on the client. m = {res['m']} uniform landmarks, max_components = "
+        f"{res['max_components']}, sigma = {res['sigma']:.4f} (median heuristic), D by 5-fold CV "
+        f"(chunk-wise stratified folds), {res['n_test']:,} held-out test points.",
+        "",
+        "| quantity | value |",
+        "|---|---|",
+        f"| fit wall time | {res['fit_s']:.1f} s |",
+        f"| total wall time (cluster start, data, fit, test) | {res['wall_s']:.1f} s |",
+        f"| client peak RSS (includes the LocalCluster's scheduler) | {res['client_peak_rss_gib']:.2f} GiB |",
+        f"| worker peak RSS | {', '.join(f'{g:.2f}' for g in res['worker_peak_rss_gib'])} GiB |",
+        f"| n x D feature matrix (float64) | {gib:.2f} GiB |",
+        f"| bytes received by the client during the fit, in all | {res['received_bytes_total'] / 2**20:.1f} MiB "
+        f"in {res['received_count']} results |",
+        f"| largest single result received | {res['received_bytes_largest'] / 2**20:.2f} MiB "
+        f"({res['received_bytes_largest'] / res['feature_matrix_bytes']:.2%} of the feature matrix) |",
+        f"| chosen D | {res['D']} |",
+        f"| test error | {100 * res['test_error']:.3f} % (Bayes {100 * res['bayes_error']:.3f} %) |",
+        "",
+        "Phase timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in res["timings"].items()),
+        "",
+        f"Working set of the full-data path along D: {res['working_set_full_path']}.",
+        "",
+        f"Load average of the (shared, 2-core) machine at the start / end: {res.get('load_start', '?')} / "
+        f"{res.get('load_end', '?')}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000, help="training points (the 1e7 run: 10000000)")
+    ap.add_argument("--landmarks", type=int, default=2000)
+    ap.add_argument("--max-components", type=int, default=64)
+    ap.add_argument("--n-test", type=int, default=100_000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory-limit", default="3GiB", help="per-worker memory limit (Dask's syntax)")
+    ap.add_argument("--out", type=Path, default=Path("kpm-results"),
+                    help="output folder (default ./kpm-results; the committed report: docs/results)")
+    args = ap.parse_args(argv)
+    res = run(args.n, args.landmarks, args.n_test, args.workers, args.memory_limit, args.max_components)
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    (args.out / "dask_kpm.json").write_text(json.dumps({"command": command, "results": res}, indent=1))
+    (args.out / "dask_kpm.md").write_text(report(res, command))
+    print(report(res, command))
+    return res
+
+
+if __name__ == "__main__":
+    main()

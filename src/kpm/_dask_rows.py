@@ -1,0 +1,297 @@
+"""Training points whose features stay on Dask workers.
+
+The distributed mode of :class:`kpm.NystroemKPM`. The ``n × D`` feature matrix, the
+class codes and the cross-validation fold of every point are Dask arrays chunked by
+rows and *persisted* on the workers; they never travel to the client. What the
+constraint generation (:mod:`kpm._constraint_generation`) needs of all n points -- the
+violation search of each round, the draw of the initial working set -- and what the
+KPM's curves need -- the validation errors and clipped risks of a path's solutions --
+run as one task per chunk, where the chunk lives. Each search returns the chunk's
+hinge sum, its count of violated points and the feature rows of those violated
+points that are not yet in the working set; the curve sums return a few numbers per
+grid dimension. The client holds the working sets (their rows), the LPs and
+``O(chunks)`` numbers.
+
+A lost worker: the persisted chunks are results of a pure, deterministic graph
+(features of rows of X), and the client keeps their futures, so the scheduler
+recomputes the lost chunks from it and reruns the tasks that needed them; the results
+are the same numbers.
+
+Folds. With ``cv`` an int the folds are drawn chunk by chunk: in chunk ``c`` the
+points of each class are permuted by a generator seeded with ``(seed, c)`` and dealt
+round-robin to the folds from a random first fold, so that each fold is stratified and
+the assignment depends only on ``random_state`` and the chunking (the row blocks of
+``memory_budget``), never on the cluster.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._constraint_generation import ConstraintGenerationPath, InMemoryRows, Violations, top_violations
+from ._kpm_engine import FullPath, curve_sums, predict_codes
+
+__all__ = ["DaskRows", "DaskRowSource", "chunk_folds", "fold_array", "code_array"]
+
+ALL, TRAIN, VAL = "all", "train", "val"
+
+
+# --------------------------------------------------------------------------- worker tasks
+def chunk_folds(codes, n_folds, seed, chunk):
+    """Fold ids (0..n_folds-1) of the points of one chunk (see the module docstring)."""
+    rng = np.random.default_rng([int(seed), int(chunk)])
+    folds = np.empty(len(codes), dtype=np.int16)
+    for c in np.unique(codes):
+        idx = np.flatnonzero(codes == c)
+        start = rng.integers(n_folds)
+        folds[idx[rng.permutation(len(idx))]] = (np.arange(len(idx)) + start) % n_folds
+    return folds
+
+
+def _fold_block(codes, n_folds, seed, block_id=None):
+    return chunk_folds(codes, n_folds, seed, block_id[0])
+
+
+def fold_array(codes, n_folds, seed):
+    """The CV fold of every point, chunk by chunk (:func:`chunk_folds`): a lazy Dask array."""
+    return codes.map_blocks(_fold_block, n_folds, seed, dtype=np.int16)
+
+
+def _code_block(y, classes):
+    return np.searchsorted(classes, y)
+
+
+def code_array(y, classes):
+    """Class codes (positions in the sorted ``classes``) of a Dask array of labels: lazy."""
+    return y.map_blocks(_code_block, classes, dtype=np.int64)
+
+
+def _local_rows(folds, fold, side):
+    """The chunk's points of a problem: all, a fold's training or its validation points."""
+    if side == ALL:
+        return None
+    return np.flatnonzero(folds != fold) if side == TRAIN else np.flatnonzero(folds == fold)
+
+
+def _labels(codes, target):
+    """``+1`` where the class code is ``target``, ``-1`` elsewhere (one problem)."""
+    return np.where(codes == target, 1.0, -1.0)
+
+
+def _targets(codes, n_classes):
+    """The one-vs-rest targets of :func:`kpm._kpm_engine.one_vs_rest` (n, n_problems)."""
+    if n_classes == 2:
+        return _labels(codes, 1)[:, None]
+    return np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+
+
+def _chunk_table(codes, folds, n_folds, n_classes):
+    """Points per (fold, class) of one chunk: (n_folds or 1, n_classes)."""
+    f = np.zeros(len(codes), dtype=np.int64) if folds is None else folds.astype(np.int64)
+    return np.bincount(f * n_classes + codes, minlength=max(n_folds, 1) * n_classes).reshape(-1, n_classes)
+
+
+def _chunk_take(F, codes, folds, target, fold, side, positions, n_cols, offset):
+    """Global indices, feature rows (``n_cols`` columns) and labels of the problem's points
+    at ``positions``."""
+    src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
+    idx, Fi, yi = src.take(positions, n_cols)
+    return idx + offset, Fi, yi
+
+
+def _chunk_columns(F, index, start, stop):
+    return F[index, start:stop]
+
+
+def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, offset):
+    """The violation search on one chunk (:meth:`kpm._constraint_generation.InMemoryRows.search`)."""
+    src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
+    found = src.search(coef, intercept, working, tol, max_add)
+    found.index = found.index + offset
+    return found
+
+
+def _chunk_curves(F, codes, folds, fold, side, paths, n_classes, with_errors, block):
+    """:func:`kpm._kpm_engine.curve_sums` of the paths over one chunk's points of a problem."""
+    rows = _local_rows(folds, fold, side)
+    rows = np.arange(len(codes)) if rows is None else rows
+    return curve_sums(paths, F, _targets(codes, n_classes), codes if with_errors else None, rows, block)
+
+
+def _chunk_predictions(F, codes, coef, intercept, n_classes):
+    """Predicted-class counts, correct predictions and class counts of one chunk's points."""
+    D = coef.shape[1]
+    pred = predict_codes(F[:, :D] @ coef.T + intercept[None, :])
+    return (np.bincount(pred, minlength=n_classes), int(np.sum(pred == codes)),
+            np.bincount(codes, minlength=n_classes))
+
+
+# --------------------------------------------------------------------------- client side
+class _PerChunk(list):
+    """Arguments of a task per chunk: entry ``c`` goes to chunk ``c``'s task."""
+
+
+def _chunk_futures(arr):
+    """The futures of a persisted Dask array's row chunks, in row order."""
+    from distributed import futures_of
+
+    by_key = {f.key: f for f in futures_of(arr)}
+    keys = arr.__dask_keys__()
+    return _PerChunk(by_key[k[0] if isinstance(k, list) else k] for k in keys)
+
+
+def _merge(parts, max_add):
+    """One :class:`Violations` from the chunks' (in row order), the ``max_add`` most violated."""
+    index = np.concatenate([p.index for p in parts])
+    viol = np.concatenate([p.viol for p in parts])
+    keep = top_violations(viol, max_add)
+    return Violations(
+        objective=float(sum(p.objective for p in parts)),
+        n_violated=int(sum(p.n_violated for p in parts)),
+        index=index[keep],
+        viol=viol[keep],
+        features=np.asfortranarray(np.concatenate([p.features for p in parts])[keep]),
+        labels=np.concatenate([p.labels for p in parts])[keep],
+    )
+
+
+class DaskRows:
+    """Features, class codes and CV folds persisted on the workers of a Dask client.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    F : dask array (n, n_columns)
+        The features, chunked by rows only (one chunk across the columns).
+    codes : dask array (n,) of int
+        Class codes ``0..n_classes-1``, with the chunks of ``F``.
+    n_classes : int
+    folds : dask array (n,) of int, optional
+        Each point's CV fold ``0..n_folds-1``, with the chunks of ``F``.
+    n_folds : int
+    """
+
+    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0):
+        self.client = client
+        arrays = client.persist([F, codes] + ([folds] if folds is not None else []))
+        self._F, self._codes = _chunk_futures(arrays[0]), _chunk_futures(arrays[1])
+        self._folds = _chunk_futures(arrays[2]) if folds is not None else _PerChunk([None] * len(self._F))
+        self.shape = F.shape
+        self.n = F.shape[0]
+        self.offsets = np.concatenate([[0], np.cumsum(F.chunks[0])]).astype(np.int64)
+        self.n_classes = int(n_classes)
+        self.n_problems = 1 if n_classes == 2 else self.n_classes
+        self.n_folds = int(n_folds)
+        tables = self._map(_chunk_table, self._codes, self._folds, self.n_folds, self.n_classes)
+        self.table = np.stack(tables)  # (chunks, folds or 1, classes)
+        # the columns as grow_path sees them: a shape only, the values stay on the workers
+        self.columns = np.broadcast_to(np.float64(0.0), self.shape)
+
+    def _map(self, fn, *per_chunk, chunks=None, **common):
+        """``fn`` on each chunk (the per-chunk arguments are lists over all chunks), gathered."""
+        chunks = range(len(self._F)) if chunks is None else chunks
+        futs = [
+            self.client.submit(fn, *[a[c] if isinstance(a, _PerChunk) else a for a in per_chunk], pure=False, **common)
+            for c in chunks
+        ]
+        return self.client.gather(futs)
+
+    # ------------------------------------------------------------------ sizes
+    def row_counts(self, fold=None, side=ALL):
+        """Points of a problem in each chunk."""
+        total = self.table.sum(axis=(1, 2))
+        if side == ALL:
+            return total
+        val = self.table[:, fold, :].sum(axis=1)
+        return val if side == VAL else total - val
+
+    def fold_class_counts(self, fold, side):
+        """Points of each class in a fold's training or validation points."""
+        val = self.table[:, fold, :].sum(axis=0)
+        return val if side == VAL else self.table.sum(axis=(0, 1)) - val
+
+    # ------------------------------------------------------------------ paths and curves
+    def source(self, problem, fold=None):
+        """The row source of one one-vs-rest problem on all points or a fold's training points."""
+        return DaskRowSource(self, 1 if self.n_classes == 2 else problem, fold)
+
+    def solvers(self, lp_params, fold=None):
+        """Constraint-generation path solvers of every problem (a fold's training points)."""
+        return [ConstraintGenerationPath(self.source(c, fold), **lp_params) for c in range(self.n_problems)]
+
+    def curve_sums(self, paths, fold=None, side=ALL, with_errors=False, block=1024):
+        """Misclassified points and ``n *`` the clipped risk of the paths' solutions at every grid D
+        over a problem's points (:func:`kpm._kpm_engine.curve_sums`), summed over the chunks."""
+        parts = self._map(_chunk_curves, self._F, self._codes, self._folds, fold, side, paths,
+                          self.n_classes, with_errors, block)
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    def fold_sizes(self, fold):
+        """Training and validation points of a fold."""
+        return int(self.row_counts(fold, TRAIN).sum()), int(self.row_counts(fold, VAL).sum())
+
+    def fold_curve_sums(self, paths, fold):
+        """Misclassified validation points and ``n_train *`` the clipped training risk of a
+        fold's paths on their grid."""
+        errors, _ = self.curve_sums(paths, fold, VAL, with_errors=True)
+        _, clipped = self.curve_sums(paths, fold, TRAIN)
+        return errors, clipped
+
+    def full_path(self, paths, grid, Y):
+        """The full-data :class:`kpm._kpm_engine.FullPath` (``Y`` only for its length n)."""
+        return FullPath.from_paths(paths, None, grid, Y, clipped_sums=self.curve_sums(paths)[1])
+
+    def prediction_counts(self, coef, intercept):
+        """``(predicted counts per class, correct predictions, counts per class)`` of a model
+        ``F[:, :D] coef.T + intercept`` (coef (n_problems, D)) on all points."""
+        parts = self._map(_chunk_predictions, self._F, self._codes, np.atleast_2d(coef),
+                          np.atleast_1d(intercept), self.n_classes)
+        return sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts)
+
+
+class DaskRowSource:
+    """A row source (:class:`kpm._constraint_generation.InMemoryRows`'s methods) over
+    :class:`DaskRows`: the points of one problem, searched chunk by chunk on the workers."""
+
+    def __init__(self, rows, target, fold=None):
+        self.rows, self.target, self.fold = rows, target, fold
+        self.side = ALL if fold is None else TRAIN
+        self.cum = np.concatenate([[0], np.cumsum(rows.row_counts(fold, self.side))]).astype(np.int64)
+        self.n_rows = int(self.cum[-1])
+        self.shape = rows.shape
+
+    def take(self, positions, n_cols):
+        """``(index, features, labels)`` of the problem's points at ``positions`` (increasing):
+        their first ``n_cols`` columns."""
+        r = self.rows
+        chunk = np.searchsorted(self.cum, positions, side="right") - 1
+        used = np.unique(chunk)
+        local = _PerChunk(positions[chunk == c] - self.cum[c] if c in used else None for c in range(len(r._F)))
+        parts = r._map(_chunk_take, r._F, r._codes, r._folds, self.target, self.fold, self.side, local,
+                       n_cols, _PerChunk(r.offsets[:-1]), chunks=used)
+        return (np.concatenate([p[0] for p in parts]), np.asfortranarray(np.concatenate([p[1] for p in parts])),
+                np.concatenate([p[2] for p in parts]))
+
+    def columns(self, index, start, stop):
+        """``F[index, start:stop]`` (global indices in any order): the working set's next columns."""
+        r = self.rows
+        order = np.argsort(index, kind="stable")
+        srt = np.asarray(index)[order]
+        bounds = np.searchsorted(srt, r.offsets)
+        used = np.flatnonzero(np.diff(bounds))
+        local = _PerChunk(srt[bounds[c] : bounds[c + 1]] - r.offsets[c] for c in range(len(r._F)))
+        parts = r._map(_chunk_columns, r._F, local, start, stop, chunks=used)
+        out = np.empty((len(srt), stop - start), order="F")
+        out[order] = np.concatenate(parts) if parts else np.empty((0, stop - start))
+        return out
+
+    def search(self, coef, intercept, working, tol, max_add=None) -> Violations:
+        """The violation search, one task per chunk; only the violated points outside
+        ``working`` (at most ``max_add`` per chunk) travel back with their rows."""
+        r = self.rows
+        W = np.sort(working)
+        bounds = np.searchsorted(W, r.offsets)
+        local = _PerChunk(W[bounds[c] : bounds[c + 1]] - r.offsets[c] for c in range(len(r._F)))
+        parts = r._map(_chunk_search, r._F, r._codes, r._folds, self.target, self.fold, self.side, local,
+                       coef, float(intercept), tol, max_add, _PerChunk(r.offsets[:-1]))
+        return _merge(parts, max_add)

@@ -1,0 +1,122 @@
+"""NystroemKPM's distributed mode: the features stay on the workers of a LocalCluster."""
+
+import os
+import pickle
+import signal
+
+import numpy as np
+import pytest
+from sklearn.model_selection import PredefinedSplit
+
+import kpm.scale as S
+from kpm import NystroemKPM
+from kpm._dask_rows import DaskRowSource, chunk_folds
+from kpm.datasets import make_twonorm
+
+N, D_MAX = 1200, 10
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_twonorm(N, random_state=0)
+    fold = np.random.default_rng(0).integers(0, 2, N)
+    kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
+              init_working_set=60, memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0)
+    return X, y, kw
+
+
+@pytest.fixture(scope="module")
+def in_memory(data):
+    X, y, kw = data
+    return NystroemKPM(**kw).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    # 2 worker processes; each holds only its chunks of the features
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, memory_limit="1GiB") as lc, Client(lc) as client:
+        yield lc, client
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Persisted chunks of 195 rows (3 row blocks of 65): 7 chunks of the 1200 points."""
+    monkeypatch.setattr(S, "_DASK_CHUNK_BYTES", 20_000)
+
+
+def assert_same_model(a, b):
+    assert a.n_components_ == b.n_components_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    np.testing.assert_array_equal(a.cv_errors_, b.cv_errors_)
+    assert a.lp_stats_["n_working"] == b.lp_stats_["n_working"]
+    # the hinge sums are summed chunk by chunk on the workers: equal up to rounding
+    np.testing.assert_allclose(a.train_risk_, b.train_risk_, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.slow
+def test_distributed_fit_equals_in_memory_fit_and_features_never_gather(data, in_memory, cluster, small_chunks):
+    X, y, kw = data
+    _, client = cluster
+    received = []
+    gather = client._gather
+
+    async def recording_gather(futures, *args, **kwargs):  # every result the client receives
+        out = await gather(futures, *args, **kwargs)
+        received.append(len(pickle.dumps(out, protocol=5)))
+        return out
+
+    client._gather = recording_gather
+    try:
+        est = NystroemKPM(**kw, client=client).fit(X, y)
+    finally:
+        del client._gather
+    assert_same_model(est, in_memory)
+    full_features = N * D_MAX * 8
+    assert max(received) < full_features / 4, (max(received), full_features)
+
+    import dask.array as da
+
+    Xd = da.from_array(X, chunks=300)
+    pred = est.predict(Xd)
+    assert isinstance(pred, da.Array)  # lazy
+    np.testing.assert_array_equal(pred.compute(), in_memory.predict(X))
+    assert est.score(Xd, y) == in_memory.score(X, y)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_does_not_change_the_fit(data, in_memory, cluster, small_chunks, monkeypatch):
+    """A worker process is killed (SIGKILL) after the third violation search: the scheduler
+    recomputes its chunks of the features from the graph and the fit is the same."""
+    X, y, kw = data
+    _, client = cluster
+    victim, pid = sorted(client.run(os.getpid).items())[0]
+    calls = []
+    search = DaskRowSource.search
+
+    def search_then_kill(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(pid, signal.SIGKILL)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(DaskRowSource, "search", search_then_kill)
+    est = NystroemKPM(**kw, client=client).fit(X, y)
+    assert len(calls) > 3
+    assert victim not in client.scheduler_info()["workers"]  # it died (its nanny started a new one)
+    assert_same_model(est, in_memory)
+
+
+def test_chunk_folds_are_deterministic_and_stratified():
+    codes = np.repeat([0, 1, 2], [50, 31, 7])
+    a = chunk_folds(codes, 5, seed=3, chunk=2)
+    assert np.array_equal(a, chunk_folds(codes, 5, seed=3, chunk=2))
+    assert not np.array_equal(a, chunk_folds(codes, 5, seed=3, chunk=1))
+    for c in range(3):
+        counts = np.bincount(a[codes == c], minlength=5)
+        assert counts.max() - counts.min() <= 1  # each class dealt evenly to the folds
+    assert set(a) == set(range(5))
