@@ -195,9 +195,12 @@ def _fold_grid(grid, m):
     return g if len(g) and g[-1] == m else np.append(g, m)
 
 
-def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None, fold=0,
-                   eigen_solver="auto"):
-    """The SVM paths of one CV fold for every C: one :class:`FoldCurves` per C."""
+def _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver):
+    """``(subspace, m, fold grid)`` of a CV fold's training kernel; ``m`` = columns used.
+
+    Dimensions beyond the fold's rank: the subspace cannot grow, the fold grid ends at ``m``
+    (the last solution is kept for the larger D of the grid).
+    """
     sub = _Subspace(
         K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
         groups=None if groups is None else groups[tr], eigen_solver=eigen_solver,
@@ -205,7 +208,13 @@ def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random
     m = min(int(grid[-1]), sub.rank)
     if m < 1:
         raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
-    g = _fold_grid(grid, m)
+    return sub, m, _fold_grid(grid, m)
+
+
+def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None, fold=0,
+                   eigen_solver="auto"):
+    """The SVM paths of one CV fold for every C: one :class:`FoldCurves` per C."""
+    sub, m, g = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
     Z_va = sub.features(K[np.ix_(va, tr)], m)
     curves = []
     for C in Cs:
@@ -219,15 +228,7 @@ def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
                fold=0, eigen_solver="auto"):
     """Fit the paths of one CV fold; return its :class:`FoldCurves` on the grid."""
-    sub = _Subspace(
-        K[np.ix_(tr, tr)], centered, n_components, random_state=random_state,
-        groups=None if groups is None else groups[tr], eigen_solver=eigen_solver,
-    )
-    m = min(int(grid[-1]), sub.rank)
-    if m < 1:
-        raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
-    # dimensions beyond the fold's rank: the subspace cannot grow, keep the last solution
-    g = _fold_grid(grid, m)
+    sub, m, g = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
     paths = _fit_paths(sub.V[:, :m], Y[tr], g, solver, sub.groups)
     w = _width(paths)
     F_va = _decisions(paths, sub.features(K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
