@@ -163,50 +163,73 @@ class KernelOperator:
         if V.ndim != 2 or V.shape[0] != self.n:
             raise ValueError(f"V must be an (n, b) block with n = {self.n}, got shape {V.shape}")
         if not self.center:
-            return self._product(V, fast)
+            return self._product(V, fast).astype(float, copy=False)
         HV = V - V.mean(axis=0)
         want_k1 = not fast and self._k1 is None
         if want_k1:
             HV = np.column_stack([HV, np.ones(self.n)])
-        KV = self._product(HV, fast)
+        # float64 before centring: K V carries the large constant mode of K, which the
+        # subtraction cancels (in float32 that would cost an order of magnitude of accuracy)
+        KV = self._product(HV, fast).astype(float, copy=False)
         if want_k1:
             self._k1, KV = KV[:, -1].copy(), KV[:, :-1]
         return KV - KV.mean(axis=0)
 
     def _product(self, V, fast):
+        """``K V`` from the upper triangle of K: the row block ``K[a:b, a:]`` is evaluated
+        once and used twice, for ``out[a:b] = K[a:b, a:] V[a:]`` and, by symmetry, for
+        the contributions ``K[a:b, b:]^T V[a:b]`` to the rows below it (accumulated in
+        float64, one accumulator per thread). Blocks go round-robin to the threads and the
+        accumulators are added in thread order, so the result does not depend on timing."""
         dtype = np.float32 if fast else np.float64
         V = np.ascontiguousarray(V, dtype=dtype)
-        out = np.empty((self.n, V.shape[1]), dtype=dtype)
         step = self.block_rows(np.dtype(dtype).itemsize)
-        slices = [slice(s, min(s + step, self.n)) for s in range(0, self.n, step)]
-        buffers = {}
+        starts = list(range(0, self.n, step))
+        jobs = min(self.n_jobs, len(starts))
+        out = np.empty((self.n, V.shape[1]), dtype=dtype)
         with threadpool_limits(limits=1, user_api="blas"):
-            with ThreadPoolExecutor(max_workers=self.n_jobs) as pool:
-                for _ in pool.map(lambda rows: self._block_product(rows, V, out, fast, step, buffers),
-                                  slices):
-                    pass
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                accs = list(pool.map(lambda t: self._thread_product(starts[t::jobs], step, V, out, fast),
+                                     range(jobs)))
+        mirror = accs[0]
+        for acc in accs[1:]:
+            mirror += acc
         self.timings["passes_float32" if fast else "passes_float64"] += 1
-        return out
+        return out + mirror
 
-    def _block_product(self, rows, V, out, fast, step, buffers):
-        t0 = time.perf_counter()
-        key = threading.get_ident()
-        if key not in buffers:
-            buffers[key] = np.empty((step, self.n), dtype=np.float32 if fast else np.float64)
-        buf = buffers[key][: rows.stop - rows.start]
-        if fast:
-            block = _rbf_block_float32(self._aug, rows, buf)
-        else:
-            X_sq = self._X_sq
-            block = self.kernel.block(self.X[rows], self.X, None if X_sq is None else X_sq[rows],
-                                      X_sq, out=buf)
-            check_kernel_values(block, self.kernel)
-        t1 = time.perf_counter()
-        np.matmul(block, V, out=out[rows])
-        t2 = time.perf_counter()
+    def _thread_product(self, starts, step, V, out, fast):
+        """One thread's row blocks: their rows of ``K V`` into ``out``, and the float64
+        accumulator of their mirrored contributions (returned)."""
+        dtype = V.dtype
+        buf = np.empty(step * self.n, dtype=dtype)  # a contiguous block of any shape fits
+        tmp = np.empty((self.n, V.shape[1]), dtype=dtype)
+        acc = np.zeros((self.n, V.shape[1]))
+        kernel_s = product_s = 0.0
+        for a in starts:
+            b = min(a + step, self.n)
+            t0 = time.perf_counter()
+            shape = (b - a, self.n - a)
+            block = self._kernel_block(a, b, buf[: shape[0] * shape[1]].reshape(shape), fast)
+            t1 = time.perf_counter()
+            np.matmul(block, V[a:], out=out[a:b])
+            if b < self.n:
+                part = np.matmul(block[:, b - a :].T, V[a:b], out=tmp[: self.n - b])
+                acc[b:] += part
+            product_s += time.perf_counter() - t1
+            kernel_s += t1 - t0
         with self._lock:
-            self.timings["kernel_s"] += t1 - t0
-            self.timings["product_s"] += t2 - t1
+            self.timings["kernel_s"] += kernel_s
+            self.timings["product_s"] += product_s
+        return acc
+
+    def _kernel_block(self, a, b, buf, fast):
+        """``K[a:b, a:]`` (into ``buf`` where the kernel computes in place)."""
+        if fast:
+            return _rbf_block_float32(self._aug, slice(a, b), slice(a, self.n), buf)
+        X_sq = self._X_sq
+        block = self.kernel.block(self.X[a:b], self.X[a:], None if X_sq is None else X_sq[a:b],
+                                  None if X_sq is None else X_sq[a:], out=buf)
+        return check_kernel_values(block, self.kernel)
 
     # ---------------------------------------------------------------- start block
     def start_block(self, k, random_state=None):
@@ -263,11 +286,13 @@ def _rbf_augmented(X, gamma):
     return A, np.ascontiguousarray(B.T)
 
 
-def _rbf_block_float32(aug, rows, out):
-    """``exp(-g ||x_i - x_j||^2)`` for the rows ``rows`` in float32, into ``out``."""
+def _rbf_block_float32(aug, rows, cols, out):
+    """``exp(-g ||x_i - x_j||^2)`` for ``rows`` x ``cols`` in float32, into ``out``.
+
+    The exponent is not clipped at 0: near the diagonal it may come out at ``+1e-7``
+    (rounding), an error of the size of float32's anyway."""
     A, Bt = aug
-    G = np.matmul(A[rows], Bt, out=out)
-    np.minimum(G, 0.0, out=G)
+    G = np.matmul(A[rows], Bt[:, cols], out=out)
     return np.exp(G, out=G)
 
 
