@@ -133,7 +133,9 @@ def test_basis_reports_solver_and_timings():
     assert basis.col_means.shape == (300,) and not basis.complete
     assert 6 + 8 <= info["block_size"] <= 36
     assert info["n_exact"] >= 1 and np.all(info["residuals"] <= 1e-9)
-    assert info["timings"]["kernel_s"] > 0 and info["timings"]["product_s"] > 0
+    t = info["timings"]
+    assert t["passes_float32"] == info["n_fast"] and t["passes_float64"] == info["n_exact"]
+    assert t["kernel_s_float32"] > 0 and t["product_s_float64"] > 0
 
 
 def test_registered_eigensolver():

@@ -82,9 +82,10 @@ class KernelOperator:
     ----------
     n : int
     timings : dict
-        Thread-seconds in kernel evaluation (``kernel_s``) and in the products with the
-        vectors (``product_s``), and the number of passes over the matrix of each
-        precision (``passes_float32``, ``passes_float64``).
+        For each precision (suffix ``_float32``, ``_float64``): thread-seconds in kernel
+        evaluation (``kernel_s_*``) and in the products with the vectors and their
+        accumulation (``product_s_*``), and the number of passes over the matrix
+        (``passes_*``).
     """
 
     def __init__(self, kernel, X, *, center=False, precision="mixed", n_jobs=None,
@@ -116,8 +117,8 @@ class KernelOperator:
         #: float32 products ``V -> K V`` (centred: ``H K H V``), or None when the kernel has
         #: none (only the RBF kernel, with ``precision='mixed'``)
         self.fast_matmat = self._fast_matmat if self.has_fast_product else None
-        self.timings = {"kernel_s": 0.0, "product_s": 0.0, "passes_float32": 0,
-                        "passes_float64": 0}
+        self.timings = {f"{what}_{prec}": 0 for what in ("kernel_s", "product_s", "passes")
+                        for prec in ("float32", "float64")}
 
     @property
     def has_fast_product(self):
@@ -217,9 +218,10 @@ class KernelOperator:
                 acc[b:] += part
             product_s += time.perf_counter() - t1
             kernel_s += t1 - t0
+        prec = "float32" if fast else "float64"
         with self._lock:
-            self.timings["kernel_s"] += kernel_s
-            self.timings["product_s"] += product_s
+            self.timings["kernel_s_" + prec] += kernel_s
+            self.timings["product_s_" + prec] += product_s
         return acc
 
     def _kernel_block(self, a, b, buf, fast):

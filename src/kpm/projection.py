@@ -155,6 +155,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     ritz_residuals_ : ndarray (n_components_,) or None
         ``eigen_solver='matrix-free'``: the certificate, ``||K~ u_j - lambda_j u_j|| /
         lambda_1`` computed in float64 for each returned pair (None for other solvers).
+    eigen_solver_info_ : dict or None
+        ``eigen_solver='matrix-free'``: products of each precision (``n_fast``,
+        ``n_exact``), block size, residual history, and seconds spent (``start_s``,
+        ``rr_s``, the operator's ``timings``); see
+        :func:`kpm.kernel_operator.matrix_free_basis`. None for other solvers.
     landmark_indices_ : ndarray of int or None
         Indices of the Nyström landmarks in the training data.
     nystroem_offset_ : ndarray (n_components_,) or None
@@ -339,7 +344,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             X = check_kernel_matrix(X, f"the {what}", psd=False)
         solver = self._solver(n)
         self.X_fit_ = None if precomputed else X
-        self.ritz_residuals_ = None
+        self.ritz_residuals_ = self.eigen_solver_info_ = None
         if solver == "nystroem":
             return self._fit_nystroem(X, precomputed, what, where)
         self.landmark_indices_ = None
@@ -410,6 +415,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                          f"(eigenvalues above tol={self.tol:g} times the largest)")
         self._basis_ = basis = basis.truncate(k)
         self.ritz_residuals_ = info["residuals"][:k]
+        self.eigen_solver_info_ = info
         self.eigenvalues_ = basis.eigenvalues
         self.eigenvectors_ = basis.eigenvectors
         self.dual_coef_ = basis.eigenvectors / np.sqrt(basis.eigenvalues)
