@@ -149,6 +149,7 @@ def test_registered_eigensolver():
         (dict(n_components=0.5), "integer n_components"),
         (dict(n_components=3, kernel="precomputed"), "precomputed"),
         (dict(n_components=3, kernel=lambda A, B: A @ B.T), "callable kernel"),
+        (dict(n_components=3, kernel="sigmoid"), "positive semi-definite"),
     ],
 )
 def test_invalid_uses_are_clear_errors(kwargs, match):

@@ -22,6 +22,13 @@ Solvers of :func:`top_eigh`
     the sine of the largest principal angle to the exact invariant subspace is at
     most ``||R||_2 / gap``).
 
+``'matrix-free'``
+    Subspace iteration with Rayleigh-Ritz on a wide block (:func:`subspace_eigh`). On a
+    :class:`kpm.kernel_operator.KernelOperator` -- the kernel matrix evaluated block by
+    block, never formed -- it starts from a Nyström block and runs on float32 kernel
+    values first; the returned pairs always pass the Ritz-residual test in float64. On a
+    stored matrix it runs on its float64 products.
+
 Centring without copies: :func:`top_eigh` accepts ``center=True``, in which case
 it works on ``H K H`` (``H = I - 11^T/n``) through ``H K H V = H (K (H V))``
 without forming the centred matrix.

@@ -353,6 +353,12 @@ def matrix_free_basis(kernel, X, n_components, *, center=True, eigen_tol=DEFAULT
         The solver's (products, ``residuals``, ``history``, ``block_size``, ``rr_s``)
         and the operator's ``timings``.
     """
+    if getattr(kernel, "name", None) == "sigmoid":
+        raise ValueError(
+            "the matrix-free eigensolver needs a positive semi-definite kernel (subspace iteration "
+            "finds the eigenvalues of largest magnitude); the sigmoid kernel's matrix is "
+            "indefinite in general: use eigen_solver='dense', 'arpack' or 'randomized'"
+        )
     op = KernelOperator(kernel, X, center=center, precision=precision, n_jobs=n_jobs,
                         n_landmarks=n_landmarks)
     k = check_int(n_components, "n_components", minimum=1, maximum=op.n)
