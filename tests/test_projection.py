@@ -467,6 +467,7 @@ def test_top_eigh_bad_input():
         KernelProjection(),
         KernelProjection(2, eigen_solver="randomized", random_state=0),
         KernelProjection(2, eigen_solver="nystroem", n_landmarks=15, random_state=0),
+        KernelProjection(2, eigen_solver="matrix-free", random_state=0),
         PCAL1(random_state=0),
         PCAL1(),
         KernelPCAL1(2, random_state=0),

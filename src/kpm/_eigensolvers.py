@@ -22,6 +22,13 @@ Solvers of :func:`top_eigh`
     the sine of the largest principal angle to the exact invariant subspace is at
     most ``||R||_2 / gap``).
 
+``'matrix-free'``
+    Subspace iteration with Rayleigh-Ritz on a wide block (:func:`subspace_eigh`). On a
+    :class:`kpm.kernel_operator.KernelOperator` -- the kernel matrix evaluated block by
+    block, never formed -- it starts from a Nyström block and runs on float32 kernel
+    values first; the returned pairs always pass the Ritz-residual test in float64. On a
+    stored matrix it runs on its float64 products.
+
 Centring without copies: :func:`top_eigh` accepts ``center=True``, in which case
 it works on ``H K H`` (``H = I - 11^T/n``) through ``H K H V = H (K (H V))``
 without forming the centred matrix.
@@ -30,6 +37,7 @@ without forming the centred matrix.
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 from scipy import linalg
@@ -50,6 +58,8 @@ __all__ = [
     "dense_eigh",
     "arpack_eigh",
     "randomized_eigh",
+    "matrix_free_eigh",
+    "subspace_eigh",
     "EIGENSOLVERS",
     "SOLVERS",
 ]
@@ -339,12 +349,42 @@ def randomized_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     return w, V
 
 
+def matrix_free_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
+    """The top k eigenpairs of a symmetric PSD operator by :func:`subspace_eigh`.
+
+    Uses the products ``matmat`` only (``A`` is not used). When ``matmat`` is a
+    :class:`kpm.kernel_operator.KernelOperator` (the kernel matrix evaluated block by
+    block, never formed), its float32 products and its Nyström starting block are used;
+    for any other operator the iteration starts from a Gaussian block in float64. ``tol``:
+    relative Ritz-residual tolerance (0 = the default ``1e-10``).
+    """
+    w, V, _ = subspace_eigh(matmat, n, k, rtol=tol if tol > 0 else 1e-10,
+                            random_state=random_state, **operator_hints(matmat, k, random_state))
+    return w, V
+
+
+def operator_hints(matmat, k, random_state):
+    """``fast_matmat``, ``start`` and ``block_size`` for :func:`subspace_eigh` from an
+    operator that offers them (``fast_matmat`` and ``start_block`` attributes), else
+    nothing."""
+    hints = {}
+    fast = getattr(matmat, "fast_matmat", None)
+    if callable(fast):
+        hints["fast_matmat"] = fast
+    start_block = getattr(matmat, "start_block", None)
+    if callable(start_block):
+        hints["start"] = start_block(k, random_state)
+        hints["block_size"] = hints["start"].shape[1]
+    return hints
+
+
 #: The eigensolvers, name -> function ``(A, matmat, n, k, *, random_state, tol) ->
 #: (eigenvalues, eigenvectors)`` (``A`` the matrix or None, ``matmat`` its products
 #: ``V -> A V``): the one registry behind every ``eigen_solver`` parameter; ``'auto'``
 #: is resolved by :func:`choose_solver`. A new backend (e.g. a GPU Lanczos) is one
 #: function and one entry here.
-EIGENSOLVERS = {"dense": dense_eigh, "arpack": arpack_eigh, "randomized": randomized_eigh}
+EIGENSOLVERS = {"dense": dense_eigh, "arpack": arpack_eigh, "randomized": randomized_eigh,
+                "matrix-free": matrix_free_eigh}
 
 #: Names accepted by every ``eigen_solver`` parameter.
 SOLVERS = ("auto", *EIGENSOLVERS)
@@ -631,3 +671,133 @@ def block_krylov_eigh(
             V = B[:, :m] @ S[:, :k]
             return theta[:k], V, {"n_matmat": n_matmat, "n_restarts": n_restarts,
                                   "residuals": np.zeros(k), "basis_size": m}
+
+
+def subspace_eigh(matmat, n, k, *, block_size=None, start=None, fast_matmat=None, rtol=1e-10,
+                  max_iter=100, random_state=None):
+    """Top-k eigenpairs of a symmetric PSD operator by subspace iteration, in two precisions.
+
+    Subspace iteration with Rayleigh-Ritz (Saad 2011, "Numerical Methods for Large
+    Eigenvalue Problems", Algorithm 5.3): ``Q <- orth(A Q)`` on a block of
+    ``p = block_size`` vectors; the k leading Ritz pairs converge at the rate
+    ``lambda_{p+1} / lambda_k`` per product, so a block that reaches past a gap of the
+    spectrum converges in a few products, each of which streams the operator once (the
+    cost of a kernel operator evaluated block by block is mostly the kernel values, shared
+    by all p columns).
+
+    With ``fast_matmat`` (a lower-precision product, e.g. float32 kernel values) the
+    iteration runs on it until its residuals reach ``rtol`` or stop decreasing (the
+    rounding level of the fast product); then the k leading Ritz vectors are
+    *certified* with one exact product: Rayleigh-Ritz on them and their explicit residuals
+    ``||A v - theta v|| / theta_1``, all in float64. If the certificate fails the iteration
+    goes on with exact products. The returned pairs always passed the exact test.
+
+    Parameters
+    ----------
+    matmat : callable
+        ``V (n, b) -> A @ V`` in float64 (the exact product).
+    n, k : int
+        Order of A and number of leading eigenpairs.
+    block_size : int, optional
+        p (default ``max(2 k, k + 10)``, or the width of ``start``; at most n).
+    start : ndarray (n, b), optional
+        Starting block (e.g. a Nyström approximation of the leading eigenvectors); padded
+        with Gaussian columns up to p.
+    fast_matmat : callable, optional
+        A cheaper, less accurate ``V -> A @ V`` for the first iterations.
+    rtol : float, default=1e-10
+        Relative residual tolerance: ``||A v_j - theta_j v_j|| <= rtol * theta_1``.
+    max_iter : int, default=100
+        Cap on the products of each precision; a ``RuntimeError`` when it is reached.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    eigenvalues : ndarray (k,), decreasing
+    eigenvectors : ndarray (n, k)
+    info : dict
+        ``n_fast``, ``n_exact`` (products of each kind), ``residuals`` (the certificate:
+        explicit, float64, relative to the largest eigenvalue), ``history`` (largest
+        residual after each product, with its kind), ``block_size``, ``rr_s`` (seconds of
+        orthogonalisation and Rayleigh-Ritz).
+    """
+    rs = check_random_state(random_state)
+    n = check_int(n, "n", minimum=1)
+    k = check_int(k, "k", minimum=1, maximum=n)
+    rtol = check_real(rtol, "rtol", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    default_p = max(2 * k, k + 10) if start is None else np.shape(start)[1]
+    p = min(n, max(k, check_int(block_size, "block_size", minimum=1, allow_none=True) or default_p))
+    Q = _start_block(start, n, p, rs)
+    info = {"n_fast": 0, "n_exact": 0, "history": [], "block_size": p, "rr_s": 0.0}
+    stage = "fast" if fast_matmat is not None else "exact"
+    r_prev, target = np.inf, rtol
+    while True:
+        W = np.asarray((fast_matmat if stage == "fast" else matmat)(Q), dtype=float)
+        info["n_" + stage] += 1
+        theta, X, res, Q, dt = _ritz_step(Q, W, k, rs)
+        info["rr_s"] += dt
+        r = float(res.max())
+        info["history"].append((stage, r))
+        if stage == "exact" and r <= rtol:
+            info["residuals"] = res
+            return theta, X, info
+        stalled = r > 0.5 * r_prev or info["n_fast"] >= max_iter
+        if stage == "fast" and (r <= target or stalled):
+            found = _certify(matmat, X, rtol, rs, info)
+            if found is not None:
+                return found
+            # fast residuals below rtol but exact ones above: the fast product's rounding
+            # shows; go on with it (a certification costs a fraction of an exact iteration)
+            # until it stalls, then iterate with exact products
+            stage = "exact" if stalled else "fast"
+            target = min(target, r) / 10
+        r_prev = r
+        if info["n_exact"] >= max_iter:
+            raise RuntimeError(
+                f"subspace iteration did not converge in {max_iter} exact products (largest "
+                f"relative Ritz residual {r:.3g} > rtol={rtol:g})"
+            )
+
+
+def _start_block(start, n, p, rs):
+    """An orthonormal (n, p) block: ``start`` padded with Gaussian columns."""
+    W = rs.standard_normal((n, p))
+    if start is not None:
+        start = np.asarray(start, dtype=float)
+        if start.ndim != 2 or start.shape[0] != n or not np.all(np.isfinite(start)):
+            raise ValueError(f"start must be a finite (n, b) block with n = {n}, got shape {start.shape}")
+        b = min(p, start.shape[1])
+        W[:, :b] = start[:, :b]
+    return _orthonormalize_against(W, np.zeros((n, 0)), rs)[0]
+
+
+def _ritz_step(Q, W, k, rs):
+    """Rayleigh-Ritz of ``W = A Q`` on the orthonormal Q: the k leading Ritz values and
+    vectors, their relative residuals, the next block ``orth(W)`` and the seconds spent."""
+    t0 = time.perf_counter()
+    with _one_thread():
+        H = Q.T @ W
+        theta, S = linalg.eigh((H + H.T) / 2, check_finite=False)
+        theta, S = theta[::-1], S[:, ::-1]
+        X = Q @ S[:, :k]
+        AX = W @ S[:, :k]
+        scale = max(abs(float(theta[0])), np.finfo(float).tiny)
+        res = np.linalg.norm(AX - X * theta[:k], axis=0) / scale
+    Q_next = _orthonormalize_against(W, np.zeros((Q.shape[0], 0)), rs)[0]
+    return theta[:k], X, res, Q_next, time.perf_counter() - t0
+
+
+def _certify(matmat, X, rtol, rs, info):
+    """One exact product on the k Ritz vectors X: Rayleigh-Ritz and the explicit
+    residuals in float64. The pairs, eigenvectors and info if they pass ``rtol``, else None."""
+    Xq = _orthonormalize_against(X, np.zeros((X.shape[0], 0)), rs)[0]
+    W = np.asarray(matmat(Xq), dtype=float)
+    info["n_exact"] += 1
+    theta, V, res, _, dt = _ritz_step(Xq, W, X.shape[1], rs)
+    info["rr_s"] += dt
+    info["history"].append(("certify", float(res.max())))
+    if float(res.max()) > rtol:
+        return None
+    info["residuals"] = res
+    return theta, V, info

@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
+from .kernel_operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from .landmarks import LANDMARK_RULES, select_landmarks
 from .spectral import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
 from .validation import (
@@ -95,10 +96,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         the (affine, if centred) subspace spanned by the D retained directions.
     whiten : bool, default=False
         Scale the coordinates by ``Lambda^{-1/2}`` (unit scatter of the training data).
-    eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'nystroem'}, default='auto'
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free', 'nystroem'}, default='auto'
         ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
         randomized block Krylov with a Ritz-residual convergence test (the registry of
-        :mod:`kpm.spectral`). ``'nystroem'``: landmark approximation (below,
+        :mod:`kpm.spectral`). ``'matrix-free'``: exact kernel PCA without the n x n
+        matrix (:func:`kpm.kernel_operator.matrix_free_basis`): kernel values are computed
+        in row blocks within ``kpm.get_config()['block_bytes']``, float32 iterations for the
+        RBF kernel, every eigenpair certified in float64 to ``eigen_tol``; it needs an
+        integer ``n_components`` and a kernel on feature vectors (not precomputed or
+        callable). ``'nystroem'``: landmark approximation (below,
         :func:`kpm.spectral.nystroem_basis`). ``'auto'``: ``'nystroem'`` if
         ``n_landmarks`` is given; else :func:`kpm.spectral.resolve_solver` (for an
         integer ``n_components`` much smaller than n, ``'arpack'`` up to 100 components
@@ -117,6 +123,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         kernel entries, a smaller approximation error than uniform landmarks).
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers and the landmark draw.
+    eigen_tol : float, optional
+        ``eigen_solver='matrix-free'`` only: relative Ritz-residual tolerance, every pair
+        satisfies ``||K~ u - lambda u|| <= eigen_tol * lambda_1`` (default 1e-10).
 
     Attributes
     ----------
@@ -143,6 +152,14 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         quantities in ``nystroem_*`` attributes instead and sets this to None.
     kernel_mean_ : float
         ``1^T K 1 / n^2`` (0 when not centred).
+    ritz_residuals_ : ndarray (n_components_,) or None
+        ``eigen_solver='matrix-free'``: the certificate, ``||K~ u_j - lambda_j u_j|| /
+        lambda_1`` computed in float64 for each returned pair (None for other solvers).
+    eigen_solver_info_ : dict or None
+        ``eigen_solver='matrix-free'``: products of each precision (``n_fast``,
+        ``n_exact``), block size, residual history, and seconds spent (``start_s``,
+        ``rr_s``, the operator's ``timings``); see
+        :func:`kpm.kernel_operator.matrix_free_basis`. None for other solvers.
     landmark_indices_ : ndarray of int or None
         Indices of the Nyström landmarks in the training data.
     nystroem_offset_ : ndarray (n_components_,) or None
@@ -203,6 +220,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         n_landmarks=None,
         landmarks="uniform",
         random_state=None,
+        eigen_tol=None,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -219,6 +237,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.random_state = random_state
+        self.eigen_tol = eigen_tol
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
@@ -247,6 +266,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 f"n_landmarks is used by the Nyström variant only; it cannot be combined "
                 f"with eigen_solver={self.eigen_solver!r}"
             )
+        check_real(self.eigen_tol, "eigen_tol", low=0.0, high=1.0, low_open=True, high_open=True,
+                   allow_none=True)
+        if self.eigen_tol is not None and self.eigen_solver != "matrix-free":
+            raise ValueError(
+                f"eigen_tol is the tolerance of eigen_solver='matrix-free'; it cannot be combined "
+                f"with eigen_solver={self.eigen_solver!r}"
+            )
         check_option(self.landmarks, "landmarks", LANDMARK_RULES)
         if self.landmarks != "uniform" and self._solver(n) != "nystroem":
             raise ValueError(
@@ -265,6 +291,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if self.eigen_solver == "auto":
             fraction = nc is not None and not isinstance(nc, numbers.Integral)
             return resolve_solver("auto", n, None if nc is None or fraction else int(nc), grow=fraction)
+        if self.eigen_solver == "matrix-free" and not isinstance(nc, numbers.Integral):
+            raise ValueError(
+                "eigen_solver='matrix-free' computes a given number of leading eigenpairs: give "
+                f"an integer n_components, got {nc!r}"
+            )
         if nc is None and self.eigen_solver in ("arpack", "randomized"):
             raise ValueError(
                 f"eigen_solver={self.eigen_solver!r} computes a few leading eigenpairs: give an "
@@ -313,10 +344,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             X = check_kernel_matrix(X, f"the {what}", psd=False)
         solver = self._solver(n)
         self.X_fit_ = None if precomputed else X
+        self.ritz_residuals_ = self.eigen_solver_info_ = None
         if solver == "nystroem":
             return self._fit_nystroem(X, precomputed, what, where)
         self.landmark_indices_ = None
         self.nystroem_offset_ = None
+        if solver == "matrix-free":
+            return self._fit_matrix_free(X, where)
 
         K = X if precomputed else self.kernel_(X)
         if what is not None and not precomputed:
@@ -353,6 +387,38 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.eigenvalues_ = w
         self.eigenvectors_ = U
         self.dual_coef_ = U / np.sqrt(w)
+        self.n_components_ = k
+        return basis.coordinates(), diag_c
+
+    def _fit_matrix_free(self, X, where):
+        """Fit by :func:`kpm.kernel_operator.matrix_free_basis` (no n x n matrix)."""
+        if self.kernel_.is_precomputed:
+            raise ValueError(
+                "eigen_solver='matrix-free' evaluates the kernel on feature vectors; a precomputed "
+                "kernel matrix is already formed: use eigen_solver='dense', 'arpack' or 'randomized'"
+            )
+        n = X.shape[0]
+        rs = check_random_state(self.random_state)
+        # the degenerate-kernel diagnosis on a sample of at most 1000 points
+        sample = X if n <= 1000 else X[np.sort(rs.choice(n, 1000, replace=False))]
+        warn_if_degenerate_kernel(self.kernel_(sample), f"{where} (a sample of the kernel matrix)",
+                                  stacklevel=5)
+        tol = DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
+        basis, info = matrix_free_basis(self.kernel_, X, int(self.n_components),
+                                        center=self.centered, eigen_tol=tol, rtol=self.tol,
+                                        random_state=rs)
+        diag = self.kernel_.diag(X)
+        diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
+        self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
+        self.kernel_mean_ = basis.total_mean if self.centered else 0.0
+        k = self._n_kept(basis, None, f"{'centred ' if self.centered else ''}kernel matrix "
+                         f"(eigenvalues above tol={self.tol:g} times the largest)")
+        self._basis_ = basis = basis.truncate(k)
+        self.ritz_residuals_ = info["residuals"][:k]
+        self.eigen_solver_info_ = info
+        self.eigenvalues_ = basis.eigenvalues
+        self.eigenvectors_ = basis.eigenvectors
+        self.dual_coef_ = basis.eigenvectors / np.sqrt(basis.eigenvalues)
         self.n_components_ = k
         return basis.coordinates(), diag_c
 

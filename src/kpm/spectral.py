@@ -50,7 +50,7 @@ replaces ``RANK_RTOL``.
 Eigensolvers
 ------------
 ``eigen_solver`` parameters take the names of the registry :data:`EIGENSOLVERS`
-(``'dense'``, ``'arpack'``, ``'randomized'``; the backends live in
+(``'dense'``, ``'arpack'``, ``'randomized'``, ``'matrix-free'``; the backends live in
 :mod:`kpm._eigensolvers`, and a new one is one function and one entry there) or
 ``'auto'``, resolved by :func:`resolve_solver` with the measured crossovers of
 :func:`kpm._eigensolvers.choose_solver`.
