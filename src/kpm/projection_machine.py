@@ -471,7 +471,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         error along D at that C only. Meant for a wide C grid such as
         ``numpy.logspace(-2, 3, 11)``: the joint rule can pick a small-D, large-C model
         whose CV error is low by chance; the two-stage rule compares the C values on one
-        model each. Its paths allow :data:`TWO_STAGE_MAX_SWEEPS` (200) sweeps of the dual
+        model each. Its paths allow ``TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual
         coordinate descent per D instead of 20: large C converges slowly. See the user
         guide, "Beyond the papers".
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
