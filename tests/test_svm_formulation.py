@@ -110,3 +110,71 @@ def test_bad_parameters_are_refused(problem, params, match):
     X, y, *_ = problem
     with pytest.raises(ValueError, match=match):
         KernelProjectionMachine(**params).fit(X, y)
+
+
+WIDE_C = [0.01, 0.1, 1.0, 10.0, 100.0]
+
+
+def test_c_path_warm_start_equals_cold_solves(problem):
+    from kpm._svm_path import svm_c_path
+
+    _, y, _, K, _ = problem
+    b, Phi, sl = _features(K)
+    W, icpt = svm_c_path(Phi[:, :10], y.astype(float), WIDE_C, tol=1e-9, max_sweeps=100000)
+    for k, C in enumerate(WIDE_C):
+        cold = svm_path(Phi[:, :10], sl[:10], y.astype(float), C, np.array([10]), tol=1e-9, max_sweeps=100000)
+        np.testing.assert_allclose(sl[:10] * W[k], cold.coef[0], atol=1e-5)
+        assert icpt[k] == pytest.approx(cold.intercept[0], abs=1e-5)
+
+
+def test_two_stage_choice_is_the_cv_argmin_by_hand(problem):
+    """Stage one's curve and choice recomputed from scratch: the SVM on each fold's kernel
+    features at the fold's largest D, then D by the CV curve of that C alone."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from kpm._svm_path import svm_c_path
+
+    X, y, *_ = problem
+    folds = StratifiedKFold(5, shuffle=True, random_state=3)
+    m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=WIDE_C, c_selection="two-stage",
+                                cv=folds, random_state=3).fit(X, y)
+    kern = make_kernel("rbf", sigma=1.0)
+    K = kern(X)
+    grid_end = eigen_basis(K).truncate().rank
+    wrong = np.zeros(len(WIDE_C))
+    for tr, va in folds.split(X, y):
+        b, Phi, sl = _features(K[np.ix_(tr, tr)])
+        mm = min(grid_end, b.rank)
+        Z = b.features(K[np.ix_(va, tr)], mm, whiten=True)
+        # the solver at its default tolerance, as the estimator (its accuracy: the test above)
+        W, icpt = svm_c_path(Phi[:, :mm], y[tr].astype(float), WIDE_C)
+        F = (Z * sl[:mm]) @ W.T + icpt
+        wrong += np.sum(np.where(F > 0, 1, -1) != y[va][:, None], axis=0)
+    np.testing.assert_allclose(m.c_selection_curve_["cv_error"], wrong / len(y))
+    assert m.C_ == WIDE_C[int(np.argmin(wrong))]
+    curve = m.selection_curve_
+    assert set(curve["C"]) == {m.C_}  # stage two: the chosen C's models only
+    assert m.dim_ == curve["D"][int(np.argmin(curve["cv_error"]))]
+
+
+def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
+    X, y, *_ = problem
+    kw = dict(sigma=1.0, formulation="svm", C=WIDE_C, random_state=3)
+    a = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
+    b = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
+    assert (a.C_, a.dim_) == (b.C_, b.dim_)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    joint = KernelProjectionMachine(**kw).fit(X, y)
+    assert joint.c_selection_curve_ is None and len(set(joint.selection_curve_["C"])) == len(WIDE_C)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(formulation="svm", c_selection="one-se"), "c_selection must be one of"),
+    (dict(formulation="svm", c_selection=None), "c_selection must be one of"),
+    (dict(formulation="paper", c_selection="two-stage"), "formulation='svm' only"),
+    (dict(formulation="svm", c_selection="two-stage", C=WIDE_C, selection="slope"), "selection must be 'cv'"),
+])
+def test_bad_c_selection_is_refused(problem, params, match):
+    X, y, *_ = problem
+    with pytest.raises(ValueError, match=match):
+        KernelProjectionMachine(**params).fit(X, y)

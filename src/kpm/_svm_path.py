@@ -32,7 +32,7 @@ from numba import njit
 
 from ._lp_path import HingePath
 
-__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "SVMPathSolver", "svm_path"]
+__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path"]
 
 #: ``B``: the value of the constant feature whose weight is the intercept.
 BIAS_SCALE = 1.0
@@ -41,6 +41,9 @@ TOL = 0.1
 #: Sweeps over the points per grid dimension at most: a dimension not converged by then
 #: hands its iterate on as the warm start of the next (the path's last D keeps descending).
 MAX_SWEEPS = 20
+#: Sweeps at most per C of :func:`svm_c_path` (one dimension per C: no later grid point
+#: resumes the descent, so it is given the sweeps a path spends on several dimensions).
+C_PATH_MAX_SWEEPS = 200
 
 
 @njit(cache=True)
@@ -179,3 +182,21 @@ def svm_path(Phi, sqrt_lam, y, C, grid, *, tol=TOL, max_sweeps=MAX_SWEEPS, seed=
         sweeps[k] = solver.sweeps - before
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
                      n_samples=len(solver.y), iterations=sweeps)
+
+
+def svm_c_path(Phi, y, Cs, *, tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
+    """The SVM on all columns of ``Phi`` for every C of the increasing ``Cs``: ``(W, b)``.
+
+    ``W`` (len(Cs), m) and ``b`` (len(Cs),) are the weights of the features ``Phi`` and the
+    intercepts. Each C starts from the previous C's ``alpha`` scaled by the ratio of the
+    C values (feasible for the new box; the usual warm start along C of the dual).
+    """
+    Cs = np.asarray(Cs, dtype=float)
+    solver = SVMPathSolver(Phi, y, Cs[0], tol=tol, max_sweeps=max_sweeps, seed=seed)
+    m = solver.Phi.shape[1]
+    W, b = np.zeros((len(Cs), m)), np.zeros(len(Cs))
+    for k, C in enumerate(Cs):
+        solver.alpha *= C / solver.C
+        solver.C = float(C)
+        W[k], b[k] = solver.solve(m)
+    return W, b

@@ -60,7 +60,7 @@ from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_pa
 from .kernels import make_kernel
 from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
 from ._svm_path import TOL as SVM_TOL
-from ._svm_path import svm_path
+from ._svm_path import C_PATH_MAX_SWEEPS, svm_c_path, svm_path
 from .rules import CV, as_rule
 from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
@@ -78,11 +78,19 @@ __all__ = ["KernelProjectionMachine", "LPSolverError"]
 
 _CV_DUPLICATES = ("warn", "split", "group")
 FORMULATIONS = ("paper", "svm")
+#: How ``formulation='svm'`` chooses C: jointly with D, or first C at the largest D, then D.
+C_SELECTIONS = ("joint", "two-stage")
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
 SVM_DIM_RATIO = 1.25
 #: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
 #: at most (:mod:`kpm._svm_path`), re-exported for the records of the reproductions.
 SVM_SOLVER = {"tol": SVM_TOL, "max_sweeps": SVM_MAX_SWEEPS}
+#: ``c_selection='two-stage'``: sweeps per grid D at most, for stage one's single D per C and
+#: for stage two's path. Its wide C grid reaches C = 1000, where 20 sweeps per D leave the
+#: dual far from converged (on 'image' at the median-heuristic width the test error of the
+#: C = 316 path then jumps between 3 % and 9 % from one D to the next; with 200 sweeps it stays
+#: within 3.6-4.1 %).
+TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
 
 
 def _duplicate_groups(X, precomputed):
@@ -170,21 +178,21 @@ def _eigen_full_path(basis, solver):
     return solve
 
 
-def _svm_paths(basis, Y, grid, C):
+def _svm_paths(basis, Y, grid, C, max_sweeps=SVM_MAX_SWEEPS):
     """The SVM paths (one per one-vs-rest problem) on the features ``sqrt(lambda_j) V_j`` of ``basis``."""
     m = int(grid[-1])
     sqrt_lam = np.sqrt(basis.eigenvalues[:m])
     Phi = basis.V[:, :m] * sqrt_lam
-    return [svm_path(Phi, sqrt_lam, Y[:, c], C, grid) for c in range(Y.shape[1])]
+    return [svm_path(Phi, sqrt_lam, Y[:, c], C, grid, max_sweeps=max_sweeps) for c in range(Y.shape[1])]
 
 
-def _full_path_solver(basis, formulation, lp_solver, C):
+def _full_path_solver(basis, formulation, lp_solver, C, max_sweeps=SVM_MAX_SWEEPS):
     """``(grid, Y) -> FullPath``: the full-data paths of a formulation on ``basis``."""
     if formulation == "paper":
         return _eigen_full_path(basis, lp_solver)
 
     def solve(grid, Y):
-        return FullPath.from_paths(_svm_paths(basis, Y, grid, C), basis.V, grid, Y)
+        return FullPath.from_paths(_svm_paths(basis, Y, grid, C, max_sweeps), basis.V, grid, Y)
 
     return solve
 
@@ -212,17 +220,40 @@ def _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, ei
 
 
 def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None, fold=0,
-                   eigen_solver="auto"):
-    """The SVM paths of one CV fold for every C: one :class:`FoldCurves` per C."""
-    sub, m, g = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
+                   eigen_solver="auto", subspace=None, max_sweeps=SVM_MAX_SWEEPS):
+    """The SVM paths of one CV fold for every C: one :class:`FoldCurves` per C.
+
+    ``subspace``: the fold's ``(subspace, m, fold grid)`` if already computed."""
+    if subspace is None:
+        subspace = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
+    sub, m, g = subspace
     Z_va = sub.features(K[np.ix_(va, tr)], m)
     curves = []
     for C in Cs:
-        paths = _svm_paths(sub, Y[tr], g, C)
+        paths = _svm_paths(sub, Y[tr], g, C, max_sweeps)
         errors = (_predict_codes(_decisions(paths, Z_va)) != codes[va][:, None]).sum(axis=0)
         clipped = _clipped_risk(_decisions(paths, sub.V[:, :m]), Y[tr])
         curves.append(FoldCurves.from_paths(paths, errors, clipped, len(grid), f"fold {fold}"))
     return curves
+
+
+def _svm_fold_c_errors(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None,
+                       eigen_solver="auto"):
+    """Stage one of ``c_selection='two-stage'`` on one CV fold: the SVM at the fold's largest
+    D (the kernel SVM where that is the fold's rank) for every C of the increasing ``Cs``.
+
+    Returns the fold's ``(subspace, m, fold grid)`` (reused by stage two) and its
+    misclassified validation points per C."""
+    sub, m, g = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
+    sqrt_lam = np.sqrt(sub.eigenvalues[:m])
+    Phi_va = sub.features(K[np.ix_(va, tr)], m) * sqrt_lam
+    Phi_tr = sub.V[:, :m] * sqrt_lam
+    F = np.zeros((len(va), len(Cs), Y.shape[1]))
+    for c in range(Y.shape[1]):
+        W, b = svm_c_path(Phi_tr, Y[tr, c], Cs, max_sweeps=TWO_STAGE_MAX_SWEEPS)
+        F[:, :, c] = Phi_va @ W.T + b
+    errors = (_predict_codes(F) != codes[va][:, None]).sum(axis=0)
+    return (sub, m, g), errors
 
 
 def _fold_task(K, tr, va, Y, codes, centered, grid, n_components, random_state, groups=None, solver="auto",
@@ -432,6 +463,17 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     C : float or sequence of float, default=(0.1, 0.3, 1.0, 3.0, 10.0)
         ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
         (sorted; ties go to the smaller C, then to the smaller D). Unused by ``'paper'``.
+    c_selection : {'joint', 'two-stage'}, default='joint'
+        ``formulation='svm'`` with CV: how C is chosen. ``'joint'``: (D, C) minimise the CV
+        error over the whole grid. ``'two-stage'``: first C by the pooled CV error of the
+        SVM at the largest D of the grid (the kernel SVM when that is the rank; one solve
+        per C and fold, warm-started along C; ties -> the smaller C), then D by the CV
+        error along D at that C only. Meant for a wide C grid such as
+        ``numpy.logspace(-2, 3, 11)``: the joint rule can pick a small-D, large-C model
+        whose CV error is low by chance; the two-stage rule compares the C values on one
+        model each. Its paths allow ``TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual
+        coordinate descent per D instead of 20: large C converges slowly. See the user
+        guide, "Beyond the papers".
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
         The solver of the hinge LP paths (:mod:`kpm._lp_path`): ``'simplex'`` the
         specialised warm-started simplex of :mod:`kpm._hinge_simplex`, ``'highs'``
@@ -476,6 +518,10 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Its position in the list (0 for a single kernel).
     C_ : float or None
         ``formulation='svm'``: the chosen C (None for the paper's KPM).
+    c_selection_curve_ : dict of ndarray or None
+        ``c_selection='two-stage'`` with CV: stage one's pooled CV 0-1 error
+        (``cv_error``) per ``kernel`` index and ``C``; None otherwise. ``selection_curve_``
+        then holds the models of the chosen C only.
     X_fit_ : ndarray
     selection_curve_ : dict of ndarray
         Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``,
@@ -555,6 +601,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         eigen_solver="auto",
         formulation="paper",
         C=(0.1, 0.3, 1.0, 3.0, 10.0),
+        c_selection="joint",
         random_state=None,
         n_jobs=None,
     ):
@@ -577,6 +624,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         self.eigen_solver = eigen_solver
         self.formulation = formulation
         self.C = C
+        self.c_selection = c_selection
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -635,6 +683,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         check_eigen_solver(self.eigen_solver)
         check_option(self.formulation, "formulation", FORMULATIONS)
         check_positive_grid(self.C, "C")
+        check_option(self.c_selection, "c_selection", C_SELECTIONS)
+        if self.c_selection == "two-stage" and self.formulation != "svm":
+            raise ValueError("c_selection='two-stage' is an option of formulation='svm' only")
         if self.formulation == "svm" and self.early_stopping:
             raise ValueError("early_stopping=True is an option of formulation='paper' (the LP paths) only")
         if self.n_jobs is not None:
@@ -709,17 +760,31 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         kernels = self._kernel_list(X)
         groups = _duplicate_groups(X, self._is_precomputed())
         splits = self._splits(X, y, groups) if rule.needs_cv else None
-        fits, family = [], []
+        fits, family, stage_one = [], [], []
         for i, kern in enumerate(kernels):
-            kps = self._kernel_paths(kern, X, Y, codes, splits, groups, rule, Cs)
+            kps, kernel_Cs, errors = self._kernel_paths(kern, X, Y, codes, splits, groups, rule, Cs)
             fits += kps
-            family += [(i, C) for C in (Cs if self.formulation == "svm" else [None])]
+            family += [(i, C) for C in kernel_Cs]
+            if errors is not None:
+                stage_one.append((i, errors))
+        self.c_selection_curve_ = self._c_selection_curve(Cs, stage_one)
         choice = select_model(fits, rule, Y)
         self._set_model(fits, kernels, family, choice, Y)
         self.X_fit_ = X
         self._warn_degenerate(fits[self._model_family], y)
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    @staticmethod
+    def _c_selection_curve(Cs, stage_one):
+        """Stage one's curve of ``c_selection='two-stage'`` (None for the other settings)."""
+        if not stage_one:
+            return None
+        return {
+            "kernel": np.repeat([i for i, _ in stage_one], len(Cs)),
+            "C": np.tile(np.asarray(Cs, dtype=float), len(stage_one)),
+            "cv_error": np.concatenate([e for _, e in stage_one]),
+        }
 
     def _C_grid(self, rule):
         """The C values of ``formulation='svm'`` (None for the paper's KPM)."""
@@ -821,7 +886,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
     def _kernel_paths(self, kern, X, Y, codes, splits, groups, rule, Cs=None):
         """One kernel: its basis, its D grid and (with CV) the folds' curves, as a list of
-        :class:`KernelPaths`: one for the paper's KPM, one per C for ``formulation='svm'``."""
+        :class:`KernelPaths`: one for the paper's KPM, one per C for ``formulation='svm'``
+        (with ``c_selection='two-stage'``: one, for the C of stage one). Returns the list,
+        the C of each entry and stage one's CV errors per C (None without stage one)."""
         K = X if kern.is_precomputed else kern(X)
         if kern.user_defined:
             K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
@@ -830,28 +897,54 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if rule.fixed_dim is not None and grid[-1] != max_dim:
             grid = np.append(grid, max_dim)
         degeneracy = kernel_degeneracy(K)
+        subspaces = stage_one = None
+        if splits is not None and Cs is not None and self.c_selection == "two-stage":
+            subspaces, stage_one = self._stage_one(K, Y, codes, splits, grid, groups, Cs)
+            Cs = Cs[[int(np.argmin(stage_one))]]  # first minimum: ties -> the smaller C
         kps = [
             KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                        solve_path=_full_path_solver(basis, self.formulation, self.lp_solver, C))
+                        solve_path=_full_path_solver(basis, self.formulation, self.lp_solver, C, self._svm_sweeps()))
             for C in (Cs if Cs is not None else [None])
         ]
         if splits is not None and Cs is not None:
-            for kp, folds in zip(kps, self._svm_cv_paths(K, Y, codes, splits, grid, groups, Cs)):
+            for kp, folds in zip(kps, self._svm_cv_paths(K, Y, codes, splits, grid, groups, Cs, subspaces)):
                 kp.folds, kp.n_used = folds, cv_extent(folds)
         elif splits is not None:
             kps[0].folds, kps[0].n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
-        return kps
+        return kps, (Cs if Cs is not None else [None]), stage_one
 
-    def _svm_cv_paths(self, K, Y, codes, splits, grid, groups, Cs):
+    def _svm_sweeps(self):
+        """Sweeps per grid D of the SVM paths: more with the two-stage rule's wide C grid."""
+        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else SVM_MAX_SWEEPS
+
+    def _fold_n_components(self, grid, n_train):
+        """The fold bases' partial eigendecomposition size (None: the whole spectrum)."""
+        n_comp = int(grid[-1]) if self.max_dim is not None else None
+        return n_comp if n_comp is not None and n_comp < n_train - 1 else None
+
+    def _stage_one(self, K, Y, codes, splits, grid, groups, Cs):
+        """``c_selection='two-stage'``: the folds' ``(subspace, m, grid)`` and the pooled CV
+        error of the SVM at each fold's largest D, per C (:func:`_svm_fold_c_errors`)."""
+        from joblib import Parallel, delayed
+
+        per_fold = Parallel(n_jobs=self.n_jobs)(
+            delayed(_svm_fold_c_errors)(
+                K, tr, va, Y, codes, self.centered, grid, Cs, self._fold_n_components(grid, len(tr)),
+                self.random_state, groups, self.eigen_solver,
+            )
+            for tr, va in splits
+        )
+        return [f[0] for f in per_fold], sum(f[1] for f in per_fold) / len(Y)
+
+    def _svm_cv_paths(self, K, Y, codes, splits, grid, groups, Cs, subspaces=None):
         """``formulation='svm'``: per C, the CV folds' curves on the grid."""
         from joblib import Parallel, delayed
 
-        n_comp = int(grid[-1]) if self.max_dim is not None else None
         per_fold = Parallel(n_jobs=self.n_jobs)(
             delayed(_svm_fold_task)(
-                K, tr, va, Y, codes, self.centered, grid, Cs,
-                n_comp if n_comp is not None and n_comp < len(tr) - 1 else None,
-                self.random_state, groups, k, self.eigen_solver,
+                K, tr, va, Y, codes, self.centered, grid, Cs, self._fold_n_components(grid, len(tr)),
+                self.random_state, groups, k, self.eigen_solver, None if subspaces is None else subspaces[k],
+                self._svm_sweeps(),
             )
             for k, (tr, va) in enumerate(splits)
         )
@@ -981,7 +1074,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                 grid = self._grid_used[self._grid_used <= self.dim_]
         if len(grid) <= len(self.path_dims_):
             return self
-        full = _full_path_solver(self._subspace, self.formulation, self.lp_solver, self.C_)(grid, self._Y)
+        full = _full_path_solver(self._subspace, self.formulation, self.lp_solver, self.C_,
+                                 self._svm_sweeps())(grid, self._Y)
         self._set_path(full)
         rows = np.flatnonzero(self._curves.kernel == self._model_family)[: len(full.dims)]
         self.selection_curve_["hinge_risk"][rows] = full.hinge_risk
