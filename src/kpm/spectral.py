@@ -366,15 +366,15 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
     if not callable(matmat):
         raise ValueError(f"matmat must be a callable V -> K @ V, got {type(matmat).__name__}")
     col_means = total_mean = None
-    op = matmat
     if center:
         col_means = np.asarray(matmat(np.ones((n, 1))), dtype=float).ravel() / n
         total_mean = float(col_means.mean())
 
-        def op(V):
-            KV = matmat(V - V.mean(axis=0))
-            return KV - KV.mean(axis=0)
+    def centred(V):
+        KV = matmat(V - V.mean(axis=0))
+        return KV - KV.mean(axis=0)
 
+    op = centred if center else matmat
     w, U = operator_eigh(op, n, k, solver=solver, random_state=random_state)
     if magnitude is None:
         magnitude = max(float(w[0]), 0.0)

@@ -9,7 +9,6 @@ test fails until it has one.
 
 import pickle
 from dataclasses import dataclass, fields
-from typing import Callable
 
 import numpy as np
 import pytest
