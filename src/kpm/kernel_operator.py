@@ -116,7 +116,7 @@ class KernelOperator:
         self.n_landmarks = check_int(n_landmarks, "n_landmarks", minimum=1, allow_none=True)
         self._X_sq = kernel.sq_norms(self.X)
         self._k1 = None
-        self._aug = _rbf_augmented(self.X, kernel.gamma) if self.has_fast_product else None
+        self._aug = _float32_factors(kernel, self.X) if self.has_fast_product else None
         self._lock = threading.Lock()
         #: float32 products ``V -> K V`` (centred: ``H K H V``), or None when the kernel has
         #: none (only the RBF kernel, with ``precision='mixed'``)
@@ -280,15 +280,12 @@ def _cpus():
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def _rbf_augmented(X, gamma):
-    """float32 rows ``A = [sqrt(2g) x, -g|x|^2, 1]`` and ``B = [sqrt(2g) x, 1, -g|x|^2]``:
-    ``A_i . B_j = -g ||x_i - x_j||^2``."""
-    g = float(gamma)
+def _float32_factors(kernel, X):
+    """The RBF kernel's augmented rows of X (:meth:`kpm.kernels.RBFKernel.augmented_rows`)
+    in float32: ``A`` and ``B^T`` with ``A_i . B_j = -gamma ||x_i - x_j||^2``."""
     sq = np.einsum("ij,ij->i", X, X)
-    root = np.sqrt(2.0 * g) * X
-    ones = np.ones((len(X), 1))
-    A = np.hstack([root, -g * sq[:, None], ones]).astype(np.float32)
-    B = np.hstack([root, ones, -g * sq[:, None]]).astype(np.float32)
+    A = kernel.augmented_rows(X, sq, side=0).astype(np.float32)
+    B = kernel.augmented_rows(X, sq, side=1).astype(np.float32)
     return A, np.ascontiguousarray(B.T)
 
 

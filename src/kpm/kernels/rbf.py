@@ -50,7 +50,7 @@ class RBFKernel(Kernel):
             X_sq = np.einsum("ij,ij->i", X, X)
         if Y_sq is None:
             Y_sq = np.einsum("ij,ij->i", Y, Y)
-        G = np.matmul(_augment(X, X_sq, g, 0), _augment(Y, Y_sq, g, 1).T, out=out)
+        G = np.matmul(self.augmented_rows(X, X_sq, side=0), self.augmented_rows(Y, Y_sq, side=1).T, out=out)
         np.minimum(G, 0.0, out=G)  # squared distances are >= 0
         # points far from the origin: distances from differences where the expansion cancels;
         # exp underflows to 0 beyond -746: those entries need no accuracy
@@ -63,15 +63,20 @@ class RBFKernel(Kernel):
     def evaluate_diag(self, X):
         return np.ones(len(X))
 
+    def augmented_rows(self, X, X_sq=None, *, side=0):
+        """Rows whose products are the kernel's exponent: ``A_i . B_j = -gamma ||x_i - y_j||^2``
+        for ``A = augmented_rows(X, side=0)`` = ``[sqrt(2 gamma) x, -gamma |x|^2, 1]`` and
+        ``B = augmented_rows(Y, side=1)`` = ``[sqrt(2 gamma) y, 1, -gamma |y|^2]``: the
+        exponent of a block is one matrix product (``X_sq``: the squared norms, if known)."""
+        g = self.gamma
+        if X_sq is None:
+            X_sq = np.einsum("ij,ij->i", X, X)
+        d = X.shape[1]
+        A = np.empty((X.shape[0], d + 2))
+        np.multiply(X, np.sqrt(2.0 * g), out=A[:, :d])
+        A[:, d + side] = -g * X_sq
+        A[:, d + 1 - side] = 1.0
+        return A
+
     def sklearn_params(self):
         return {"kernel": "rbf", "gamma": self.gamma}
-
-
-def _augment(X, X_sq, g, side):
-    """``[sqrt(2g) X, -g |x|^2, 1]`` (side 0) or ``[sqrt(2g) X, 1, -g |x|^2]`` (side 1)."""
-    d = X.shape[1]
-    A = np.empty((X.shape[0], d + 2))
-    np.multiply(X, np.sqrt(2.0 * g), out=A[:, :d])
-    A[:, d + side] = -g * X_sq
-    A[:, d + 1 - side] = 1.0
-    return A
