@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._constraint_generation import ConstraintGenerationPath, InMemoryRows, Violations, top_violations
-from ._kpm_engine import FullPath, curve_sums, predict_codes
+from ._kpm_engine import FullPath, curve_sums, ovr_targets, predict_codes
 
 __all__ = ["DaskRows", "DaskRowSource", "chunk_folds", "fold_array", "code_array"]
 
@@ -78,13 +78,6 @@ def _labels(codes, target):
     return np.where(codes == target, 1.0, -1.0)
 
 
-def _targets(codes, n_classes):
-    """The one-vs-rest targets of :func:`kpm._kpm_engine.one_vs_rest` (n, n_problems)."""
-    if n_classes == 2:
-        return _labels(codes, 1)[:, None]
-    return np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
-
-
 def _chunk_table(codes, folds, n_folds, n_classes):
     """Points per (fold, class) of one chunk: (n_folds or 1, n_classes)."""
     f = np.zeros(len(codes), dtype=np.int64) if folds is None else folds.astype(np.int64)
@@ -115,7 +108,7 @@ def _chunk_curves(F, codes, folds, fold, side, paths, n_classes, with_errors, bl
     """:func:`kpm._kpm_engine.curve_sums` of the paths over one chunk's points of a problem."""
     rows = _local_rows(folds, fold, side)
     rows = np.arange(len(codes)) if rows is None else rows
-    return curve_sums(paths, F, _targets(codes, n_classes), codes if with_errors else None, rows, block)
+    return curve_sums(paths, F, ovr_targets(codes, n_classes), codes if with_errors else None, rows, block)
 
 
 def _chunk_predictions(F, codes, coef, intercept, n_classes):

@@ -36,6 +36,7 @@ __all__ = [
     "TIE_DECIMALS",
     "predict_codes",
     "one_vs_rest",
+    "ovr_targets",
     "clipped_risk",
     "pad",
     "n_valid",
@@ -100,9 +101,15 @@ def one_vs_rest(y, who):
     codes = np.asarray(codes).ravel()
     if len(classes) < 2:
         raise ValueError(f"y has only one class ({classes[0]!r}); {who} needs samples of at least 2 classes")
-    if len(classes) == 2:
-        return classes, codes, np.where(codes == 1, 1.0, -1.0)[:, None]
-    return classes, codes, np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
+    return classes, codes, ovr_targets(codes, len(classes))
+
+
+def ovr_targets(codes, n_classes):
+    """The targets in {-1, +1} of the one-vs-rest problems from class codes: (n, 1) for two
+    classes (code 1 positive), else (n, n_classes)."""
+    if n_classes == 2:
+        return np.where(codes == 1, 1.0, -1.0)[:, None]
+    return np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
 
 
 def clipped_risk(F, Y):
