@@ -92,6 +92,9 @@ def test_bad_input(twonorm):
         select_landmarks(X, 5000)
     with pytest.raises(ValueError, match="only 2 of the 3 classes"):
         NystroemKPM(n_landmarks=20, cv=3).fit(X[:300], np.r_[np.zeros(298), 1, 2].astype(int))
+    every, none = np.arange(300), np.array([], dtype=int)
+    with pytest.raises(ValueError, match="fold 1 has an empty validation set"):
+        NystroemKPM(n_landmarks=20, cv=[(every[:150], every[150:]), (every, none)]).fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="selection must be one of"):
         NystroemKPM(n_landmarks=20, selection="aic").fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="penalty must be a number"):

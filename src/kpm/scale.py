@@ -287,17 +287,22 @@ def _dask_codes(y, chunks):
     return classes, codes
 
 
+def _check_fold(k, train_classes, n_classes, n_val):
+    """Fold ``k`` has a validation point and training points of every class."""
+    if train_classes < n_classes:
+        raise ValueError(
+            f"cross-validation fold {k} has training samples of only {train_classes} of the "
+            f"{n_classes} classes; use fewer folds (cv) or more samples of the smaller class"
+        )
+    if n_val == 0:
+        raise ValueError(f"cross-validation fold {k} has an empty validation set")
+
+
 def _check_dask_folds(data, n_classes):
-    """Every fold has a validation point and training points of every class."""
+    """:func:`_check_fold` for every fold of the points on the workers (from their counts)."""
     for k in range(data.n_folds):
-        train = data.fold_class_counts(k, "train")
-        if np.count_nonzero(train) < n_classes:
-            raise ValueError(
-                f"cross-validation fold {k} has training samples of only {np.count_nonzero(train)} of the "
-                f"{n_classes} classes; use fewer folds (cv) or more samples of the smaller class"
-            )
-        if data.fold_class_counts(k, "val").sum() == 0:
-            raise ValueError(f"cross-validation fold {k} has an empty validation set")
+        _check_fold(k, np.count_nonzero(data.fold_class_counts(k, "train")), n_classes,
+                    data.fold_class_counts(k, "val").sum())
 
 
 @contextlib.contextmanager
@@ -775,13 +780,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         cv = check_cv(cv, codes, classifier=True)
         splits = list(cv.split(np.zeros(len(codes)), codes))
         for k, (train, val) in enumerate(splits):
-            if len(np.unique(codes[train])) < n_classes:
-                raise ValueError(
-                    f"cross-validation fold {k} has training samples of only {len(np.unique(codes[train]))} "
-                    f"of the {n_classes} classes; use fewer folds (cv) or more samples of the smaller class"
-                )
-            if len(val) == 0:
-                raise ValueError(f"cross-validation fold {k} has an empty validation set")
+            _check_fold(k, len(np.unique(codes[train])), n_classes, len(val))
         return splits
 
     def _basis(self, X, seeds, rule):
