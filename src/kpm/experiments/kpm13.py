@@ -205,50 +205,51 @@ def svm_results_path(st):
     return st.out / "runs" / f"kpm13svm-{h}.json"
 
 
-def _svm_tasks(st):
-    keys = sorted(((d, r) for d in st.datasets for r in st.svm_realizations[d]),
+def _keys(st, realizations):
+    """``(dataset, realization)`` pairs, realization-major: a partial run covers every data
+    set evenly."""
+    return sorted(((d, r) for d in st.datasets for r in realizations[d]),
                   key=lambda dr: (dr[1], st.datasets.index(dr[0])))
-    return [Task(f"kpm13svm/{d}/r{r:03d}", svm_formulation_task,
-                 dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv, data_dir=st.data_dir),
-                 SVM_SCHEMA) for d, r in keys]
 
 
-def _svm_results(st):
-    """Run (or read) the ``formulation='svm'`` tasks; ``{(d, r): result}``."""
-    path, tasks = svm_results_path(st), _svm_tasks(st)
-    if not tasks:
-        return {}
+def _run_or_read(st, path, tasks, config, description):
+    """Run the tasks (or, with ``report_only``, read them); ``{(dataset, realization): result}``."""
     if st.report_only:
         res = require_results(path, tasks)[1] if path.exists() else {}
     else:
-        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, config=_svm_config(st),
-                        progress=st.progress, description="KPM formulation='svm'", on_error="record")
+        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, config=config,
+                        progress=st.progress, description=description, on_error="record")
     wanted = {t.key for t in tasks}
     return {(k.split("/")[1], int(k.split("/")[2][1:])): v for k, v in res.items() if k in wanted}
 
 
+def _svm_tasks(st):
+    return [Task(f"kpm13svm/{d}/r{r:03d}", svm_formulation_task,
+                 dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv, data_dir=st.data_dir),
+                 SVM_SCHEMA) for d, r in _keys(st, st.svm_realizations)]
+
+
+def _svm_results(st):
+    """Run (or read) the ``formulation='svm'`` tasks; ``{(d, r): result}``."""
+    tasks = _svm_tasks(st)
+    if not tasks:
+        return {}
+    return _run_or_read(st, svm_results_path(st), tasks, _svm_config(st), "KPM formulation='svm'")
+
+
 def _tasks(st):
-    """Realization-major order: a partial run covers every data set evenly."""
-    keys = sorted(((d, r) for d in st.datasets for r in st.realizations[d]),
-                  key=lambda dr: (dr[1], st.datasets.index(dr[0])))
     return [Task(f"kpm13/{d}/r{r:03d}", pair_task,
                  dict(dataset=d, realization=r, sigma=SIGMAS[d], C_grid=st.C_grid, cv=st.cv,
-                      max_dim=st.max_dim, data_dir=st.data_dir), SCHEMA) for d, r in keys]
+                      max_dim=st.max_dim, data_dir=st.data_dir), SCHEMA) for d, r in _keys(st, st.realizations)]
 
 
 def _results(st):
     """Run (or, with ``report_only``, read) the tasks; ``({(d, r): result}, failures)``."""
-    path = results_path(st)
-    tasks = _tasks(st)
-    if st.report_only:
-        res = require_results(path, tasks)[1] if path.exists() else {}
-    else:
-        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, config=_config(st),
-                        progress=st.progress, description="KPM + SVM", on_error="record")
+    path, tasks = results_path(st), _tasks(st)
+    out = _run_or_read(st, path, tasks, _config(st), "KPM + SVM")
     wanted = {t.key for t in tasks}
     failures = ({k: v for k, v in load_results(path).get("errors", {}).items() if k in wanted}
                 if path.exists() else {})
-    out = {(k.split("/")[1], int(k.split("/")[2][1:])): v for k, v in res.items() if k in wanted}
     return out, failures
 
 
