@@ -53,7 +53,7 @@ def test_cell_recomputed_from_json(report):
 def test_svm_formulation_column(report):
     out, data = report
     results = json.loads(next((out / "runs").glob("kpm13svm-*.json")).read_text())["results"]
-    per_set = data["svm_formulation_rows"]
+    per_set = data["svm_formulation_rows"]["joint"]
     assert [r["dataset"] for r in per_set] == ["heart", "titanic"]
     for row in per_set:
         errs = [results[f"kpm13svm/{row['dataset']}/r{r:03d}"]["error"] for r in (1, 2)]
@@ -73,6 +73,24 @@ def test_svm_formulation_task_matches_the_estimator():
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
     assert (res["D"], res["C"]) == (m.dim_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
+
+
+def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
+    from kpm.datasets import load_raetsch
+    from kpm.projection_machine import KernelProjectionMachine
+
+    st = kpm13.Settings(datasets=["titanic"], n_realizations=1, out=tmp_path, progress=False,
+                        svm_c_rules=("joint", "two-stage"))
+    assert kpm13.svm_results_path(st, "joint") != kpm13.svm_results_path(st, "two-stage")
+    res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"], c_rule="two-stage")
+    s = load_raetsch("titanic", 3)
+    m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", c_selection="two-stage",
+                                C=np.logspace(-2, 3, 11), random_state=3,
+                                cv_duplicates="split").fit(s.X_train, s.y_train)
+    assert (res["D"], res["C"]) == (m.dim_, m.C_)
+    assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
+    with pytest.raises(ValueError, match="svm_c_rules"):
+        kpm13.Settings(datasets=["titanic"], svm_c_rules=("one-se",))
 
 
 def test_report_only_rebuilds_the_same_rows(report):

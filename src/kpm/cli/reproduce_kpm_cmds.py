@@ -132,6 +132,10 @@ def register_kpm13(reproduce):
             None, "--svm-realizations", min=0,
             help="Realizations 1..N for the column of the KPM's formulation='svm' (default: "
                  "those of the other columns; 0: none)."),
+        svm_c_rules: str = typer.Option(
+            "joint", "--svm-c-rules",
+            help="Comma-separated C rules of the formulation='svm' columns, one column each: "
+                 "joint, two-stage."),
         out: Path = options.out("report and the task results (runs/)"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
@@ -153,6 +157,7 @@ def register_kpm13(reproduce):
                 datasets=[d.strip() for d in datasets.split(",")] if datasets else None,
                 n_realizations=realizations, C_grid=grid, max_dim=max_dim, out=out,
                 svm_realizations=svm_realizations,
+                svm_c_rules=[c.strip() for c in svm_c_rules.split(",") if c.strip()],
                 data_dir=data_dir_str(data_dir), jobs=jobs, resume=resume,
                 progress=not quiet, report_only=report_only, command=cmd)),
             resumable=True, out=out)

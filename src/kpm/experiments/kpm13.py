@@ -25,8 +25,9 @@ Protocol
   values in [1e-2, 1e3] (:func:`kpm.experiments.kpm_tables.svm_cv_task`, folds
   ``StratifiedKFold(5, shuffle=True, random_state=realization)``).
 * Beyond the papers, ``KernelProjectionMachine(formulation='svm')`` (the soft-margin SVM
-  restricted to S_D; D and C in :data:`SVM_FORMULATION_C` chosen jointly by the same 5-fold
-  CV, folds seeded by the realization), on realizations 1..``svm_realizations`` of each set
+  restricted to S_D; D and C chosen by the same 5-fold CV, folds seeded by the realization,
+  with each C rule of :data:`SVM_C_RULES` asked for: jointly over :data:`SVM_FORMULATION_C`,
+  or C first at the largest D, then D), on realizations 1..``svm_realizations`` of each set
   (its own task family, :func:`svm_formulation_task`), reported beside the SVM and the
   paper's KPM on the same realizations.
 * Reported per set: mean ± standard error (std / sqrt(R)) of the test error in percent over
@@ -53,7 +54,7 @@ from kpm.experiments.provenance import header
 from kpm.experiments.runner import (Task, atomic_write_json, atomic_write_text, load_results,
                                     require_results, run_tasks)
 
-__all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "Settings", "pair_task", "svm_formulation_task",
+__all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "SVM_C_RULES", "Settings", "pair_task", "svm_formulation_task",
            "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
            "gap_evidence"]
 
@@ -95,12 +96,14 @@ class Settings:
         Realizations 1..N of each set (capped by ``n_realizations``) for the column of the
         KPM's ``formulation='svm'`` (the SVM restricted to S_D, beyond the papers);
         default: those of the other columns; 0: no such column.
+    svm_c_rules : sequence of str, default ('joint',)
+        The C rules (:data:`SVM_C_RULES`) of the ``formulation='svm'`` columns, one column each.
     out, data_dir, jobs, resume, progress, report_only, command : as in ``kpm_tables``.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, max_dim=None, cv=5,
                  out="kpm-results", data_dir=None, jobs=1, resume=False, progress=True,
-                 report_only=False, command=None, svm_realizations=None):
+                 report_only=False, command=None, svm_realizations=None, svm_c_rules=("joint",)):
         from kpm.datasets import n_realizations as _nr
 
         self.datasets = tuple(str(d).strip().lower().replace("-", "_")
@@ -125,6 +128,11 @@ class Settings:
             raise ValueError(f"svm_realizations must be None or an int >= 0, got {svm_realizations!r}")
         self.svm_realizations = {d: rs if svm_realizations is None else rs[:int(svm_realizations)]
                                  for d, rs in self.realizations.items()}
+        bad = [c for c in svm_c_rules if c not in SVM_C_RULES]
+        if bad or not svm_c_rules:
+            raise ValueError(f"svm_c_rules must be a non-empty subset of {tuple(SVM_C_RULES)}, got "
+                             f"{tuple(svm_c_rules)!r}")
+        self.svm_c_rules = tuple(dict.fromkeys(svm_c_rules))
         self.C_grid = np.asarray(C_GRID if C_grid is None else C_grid, dtype=float)
         if self.C_grid.ndim != 1 or self.C_grid.size < 1 or np.any(self.C_grid <= 0):
             raise ValueError("C_grid must be a non-empty 1-D array of positive values")
@@ -146,13 +154,19 @@ def pair_task(dataset, realization, sigma, C_grid, cv=5, max_dim=None, data_dir=
             "svm": svm_cv_task(dataset, realization, sigma, C_grid, cv=cv, data_dir=data_dir)}
 
 
-#: C grid of the KPM's ``formulation='svm'`` column (the estimator's default).
+#: C grid of the KPM's ``formulation='svm'`` column with the joint rule (the estimator's default).
 SVM_FORMULATION_C = (0.1, 0.3, 1.0, 3.0, 10.0)
+#: The C rules of the ``formulation='svm'`` columns: the estimator's ``c_selection`` and C grid.
+SVM_C_RULES = {
+    "joint": {"c_selection": "joint", "C": SVM_FORMULATION_C},
+    "two-stage": {"c_selection": "two-stage", "C": tuple(float(c) for c in np.logspace(-2, 3, 11))},
+}
 
 
-def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None):
-    """The KPM with ``formulation='svm'`` (the SVM restricted to S_D; D and C by ``cv``-fold CV)
-    on one training set: ``error`` (test, %), ``D``, ``C``, ``time_fit_s``.
+def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None, c_rule="joint"):
+    """The KPM with ``formulation='svm'`` (the SVM restricted to S_D; D and C by ``cv``-fold CV,
+    C by the rule ``c_rule`` of :data:`SVM_C_RULES`) on one training set: ``error`` (test, %),
+    ``D``, ``C``, ``time_fit_s``.
 
     The folds are those of the SVM column (``StratifiedKFold(cv, shuffle=True,
     random_state=realization)``); duplicated samples are split across folds, as for the
@@ -165,7 +179,7 @@ def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None):
 
     s = load_raetsch(dataset, realization, data_dir=data_dir)
     t0 = time.perf_counter()
-    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, formulation="svm", C=SVM_FORMULATION_C,
+    model = KernelProjectionMachine(kernel="rbf", sigma=sigma, formulation="svm", **SVM_C_RULES[c_rule],
                                     selection="cv", cv=cv, random_state=realization,
                                     cv_duplicates="split").fit(s.X_train, s.y_train)
     t1 = time.perf_counter()
@@ -191,17 +205,20 @@ def results_path(st):
     return st.out / "runs" / f"kpm13-{h}.json"
 
 
-def _svm_config(st):
-    from kpm.projection_machine import SVM_SOLVER
+def _svm_config(st, c_rule):
+    from kpm.projection_machine import SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
 
-    return {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,
-            "C": list(SVM_FORMULATION_C), "tol": SVM_SOLVER["tol"],
-            "max_sweeps": SVM_SOLVER["max_sweeps"]}
+    rule = SVM_C_RULES[c_rule]
+    config = {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,
+              "C": list(rule["C"]), "tol": SVM_SOLVER["tol"], "max_sweeps": SVM_SOLVER["max_sweeps"]}
+    if c_rule != "joint":  # (the joint rule's records predate the rule's name)
+        config.update(c_selection=rule["c_selection"], max_sweeps=TWO_STAGE_MAX_SWEEPS)
+    return config
 
 
-def svm_results_path(st):
-    """The task results file of the ``formulation='svm'`` column (``<out>/runs/kpm13svm-<hash>.json``)."""
-    h = hashlib.sha1(json.dumps(_svm_config(st), sort_keys=True).encode()).hexdigest()[:10]
+def svm_results_path(st, c_rule="joint"):
+    """The task results file of a ``formulation='svm'`` column (``<out>/runs/kpm13svm-<hash>.json``)."""
+    h = hashlib.sha1(json.dumps(_svm_config(st, c_rule), sort_keys=True).encode()).hexdigest()[:10]
     return st.out / "runs" / f"kpm13svm-{h}.json"
 
 
@@ -223,18 +240,20 @@ def _run_or_read(st, path, tasks, config, description):
     return {(k.split("/")[1], int(k.split("/")[2][1:])): v for k, v in res.items() if k in wanted}
 
 
-def _svm_tasks(st):
+def _svm_tasks(st, c_rule):
     return [Task(f"kpm13svm/{d}/r{r:03d}", svm_formulation_task,
-                 dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv, data_dir=st.data_dir),
+                 dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv, data_dir=st.data_dir,
+                      c_rule=c_rule),
                  SVM_SCHEMA) for d, r in _keys(st, st.svm_realizations)]
 
 
-def _svm_results(st):
-    """Run (or read) the ``formulation='svm'`` tasks; ``{(d, r): result}``."""
-    tasks = _svm_tasks(st)
+def _svm_results(st, c_rule):
+    """Run (or read) the ``formulation='svm'`` tasks of one C rule; ``{(d, r): result}``."""
+    tasks = _svm_tasks(st, c_rule)
     if not tasks:
         return {}
-    return _run_or_read(st, svm_results_path(st), tasks, _svm_config(st), "KPM formulation='svm'")
+    return _run_or_read(st, svm_results_path(st, c_rule), tasks, _svm_config(st, c_rule),
+                        f"KPM formulation='svm', C rule {c_rule}")
 
 
 def _tasks(st):
@@ -320,14 +339,22 @@ def summarize_svm_formulation(ksvm, kpm, svm, datasets):
     return rows
 
 
-def _svm_formulation_markdown(rows):
+_C_RULE_TEXT = {
+    "joint": "(D, C) chosen jointly by the same 5-fold CV",
+    "two-stage": ("`c_selection='two-stage'`: C chosen by the same 5-fold CV of the SVM at each "
+                  "fold's largest D (the kernel SVM), then D by CV at that C"),
+}
+
+
+def _svm_formulation_markdown(rows, c_rule):
     done = [r for r in rows if r["n"]]
     if not done:
         return []
-    md = ["", "## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`)", "",
+    Cs = SVM_C_RULES[c_rule]["C"]
+    md = ["", f"## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`, C rule `{c_rule}`)", "",
           "`KernelProjectionMachine(formulation='svm')`: in each S_D the soft-margin SVM on the "
-          "kernel-PCA features (at D = rank, the kernel SVM), (D, C) chosen jointly by the same "
-          f"5-fold CV, C in {{{', '.join(f'{c:g}' for c in SVM_FORMULATION_C)}}}. Every column of "
+          f"kernel-PCA features (at D = rank, the kernel SVM), {_C_RULE_TEXT[c_rule]}, "
+          f"C in {{{', '.join(f'{c:.3g}' for c in Cs)}}}. Every column of "
           "a row covers the same R realizations (1..R); gap = formulation='svm' − SVM, mean ± "
           "standard error of the per-realization differences.", "",
           "| dataset | R | formulation='svm' | SVM (C by CV) | KPM, D by CV (paper) | gap | "
@@ -470,7 +497,8 @@ def run_kpm13(st):
     kpm = {k: v["kpm"] for k, v in res.items()}
     svm = {k: v["svm"] for k, v in res.items()}
     rows = summarize(kpm, svm, st.datasets)
-    svm_rows = summarize_svm_formulation(_svm_results(st), kpm, svm, st.datasets)
+    svm_rows = {c: summarize_svm_formulation(_svm_results(st, c), kpm, svm, st.datasets)
+                for c in st.svm_c_rules}
     complete = all(r["n"] == st.total[r["dataset"]] for r in rows)
     data = {"command": "kpm-13", "complete": complete,
             "settings": {"datasets": list(st.datasets), "sigmas": SIGMAS,
@@ -495,6 +523,7 @@ def run_kpm13(st):
     updated = load_results(path).get("updated", "?") if path.exists() else "never"
     md = _markdown(st, rows, complete, failures, updated)
     md += "\n".join(_gap_markdown(data["gap_evidence"])) + "\n"
-    md += "\n".join(_svm_formulation_markdown(svm_rows)) + "\n"
+    for c_rule, rows_c in svm_rows.items():
+        md += "\n".join(_svm_formulation_markdown(rows_c, c_rule)) + "\n"
     atomic_write_text(st.out / "kpm_13.md", md)
     return data
