@@ -72,7 +72,7 @@ def test_estimator_at_the_rank_agrees_with_svc(problem):
 
 def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     X, y, *_ = problem
-    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], random_state=3)
+    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], c_selection="joint", random_state=3)
     m = KernelProjectionMachine(**kw).fit(X, y)
     m2 = KernelProjectionMachine(**kw).fit(X, y)
     assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
@@ -164,17 +164,45 @@ def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
     b = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
     assert (a.C_, a.dim_) == (b.C_, b.dim_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
-    joint = KernelProjectionMachine(**kw).fit(X, y)
+    joint = KernelProjectionMachine(c_selection="joint", **kw).fit(X, y)
     assert joint.c_selection_curve_ is None and len(set(joint.selection_curve_["C"])) == len(WIDE_C)
 
 
 @pytest.mark.parametrize("params, match", [
     (dict(formulation="svm", c_selection="one-se"), "c_selection must be one of"),
     (dict(formulation="svm", c_selection=None), "c_selection must be one of"),
-    (dict(formulation="paper", c_selection="two-stage"), "formulation='svm' only"),
     (dict(formulation="svm", c_selection="two-stage", C=WIDE_C, selection="slope"), "selection must be 'cv'"),
 ])
 def test_bad_c_selection_is_refused(problem, params, match):
     X, y, *_ = problem
     with pytest.raises(ValueError, match=match):
         KernelProjectionMachine(**params).fit(X, y)
+
+
+def test_auto_formulation_is_the_svm_with_cv_and_the_paper_otherwise(problem):
+    X, y, *_ = problem
+    default = KernelProjectionMachine(sigma=1.0, random_state=3).fit(X, y)
+    explicit = KernelProjectionMachine(sigma=1.0, formulation="svm", C=np.logspace(-2, 3, 11),
+                                       c_selection="two-stage", random_state=3).fit(X, y)
+    assert default.formulation_ == "svm" and default.C_ in np.logspace(-2, 3, 11)
+    assert (default.dim_, default.C_) == (explicit.dim_, explicit.C_)
+    np.testing.assert_array_equal(default.decision_function(X), explicit.decision_function(X))
+    np.testing.assert_allclose(default.c_selection_curve_["C"], np.logspace(-2, 3, 11))
+    # every other rule fits the paper's hinge LP, which has no C
+    for kw in (dict(selection="slope"), dict(selection="penalty", penalty=0.01), dict(selection=3),
+               dict(early_stopping=True)):
+        m = KernelProjectionMachine(sigma=1.0, random_state=3, **kw).fit(X, y)
+        paper = KernelProjectionMachine(sigma=1.0, random_state=3, formulation="paper", **kw).fit(X, y)
+        assert m.formulation_ == "paper" and m.C_ is None and "C" not in m.selection_curve_
+        np.testing.assert_array_equal(m.decision_function(X), paper.decision_function(X))
+
+
+def test_default_c_grid_follows_the_c_rule(problem):
+    X, y, *_ = problem
+    joint = KernelProjectionMachine(sigma=1.0, c_selection="joint", random_state=3).fit(X, y)
+    assert sorted(set(joint.selection_curve_["C"])) == [0.1, 0.3, 1.0, 3.0, 10.0]
+    # the paper's KPM ignores C and c_selection
+    a = KernelProjectionMachine(sigma=1.0, formulation="paper", C=5.0, c_selection="joint",
+                                random_state=3).fit(X, y)
+    b = KernelProjectionMachine(sigma=1.0, formulation="paper", random_state=3).fit(X, y)
+    assert a.formulation_ == "paper" and (a.dim_, a.C_) == (b.dim_, None)
