@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine, NystroemKPM
@@ -206,3 +207,8 @@ def test_clone_and_get_params_carry_the_svm_parameters():
     default = NystroemKPM().get_params()
     kpm_default = inspect.signature(KernelProjectionMachine).parameters["C"].default
     assert (default["formulation"], default["C"], default["c_selection"]) == ("paper", kpm_default, "joint")
+
+
+@parametrize_with_checks([NystroemKPM(10, cv=2, max_components=6, formulation="svm", C=[0.1, 1.0], random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -1150,7 +1150,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.cv_errors_, self.cv_error_ = _cv_error_table(kp, val_sizes, n)
         self.lp_failures_ = kp.failures
         self.lp_fallbacks_ = int(kp.fallbacks)
-        self.C_ = fam.Cs[choice.kernel_index]
+        C = fam.Cs[choice.kernel_index]
+        self.C_ = None if C is None else float(C)
         self.c_selection_curve_ = fam.c_selection_curve()
         self.penalty_ = choice.penalty
         self.slope_lambda_ = choice.slope_lambda
@@ -1158,7 +1159,6 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             self.penalty_cv_curve_ = choice.penalty_cv_curve
         self.selection_curve_ = selection_curve(curves, self.penalty_)
         if self.formulation == "svm":
-            self.C_ = float(self.C_)
             self.selection_curve_["kernel"] = np.zeros(len(curves.D), dtype=int)
             self.selection_curve_["C"] = np.asarray(fam.Cs, dtype=float)[curves.kernel]
         self.n_components_ = D
