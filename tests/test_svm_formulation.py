@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
 from sklearn.svm import SVC
 
+from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine
 from kpm._svm_path import BIAS_SCALE, svm_path
 from kpm.kernels import make_kernel
@@ -15,22 +15,9 @@ C = 1.0
 
 @pytest.fixture(scope="module")
 def problem():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(60, 2))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, -1)
-    Xt = rng.normal(size=(200, 2))
+    X, y, Xt = svm_toy_problem()
     kern = make_kernel("rbf", sigma=1.0)
     return X, y, Xt, kern(X), kern(Xt, X)
-
-
-def _box_qp(K, y, C):
-    """The dual of the SVM with kernel K + B^2 and no separate intercept, by L-BFGS-B:
-    an independent solver of the problem ``formulation='svm'`` solves at D = rank."""
-    Q = (y[:, None] * y[None, :]) * (K + BIAS_SCALE**2)
-    res = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(len(y)), jac=True,
-                   method="L-BFGS-B", bounds=[(0.0, C)] * len(y),
-                   options=dict(ftol=1e-15, gtol=1e-12, maxiter=10000))
-    return res.x * y
 
 
 def _features(K):
@@ -41,7 +28,7 @@ def _features(K):
 
 def test_path_at_the_rank_is_the_kernel_svm(problem):
     X, y, Xt, K, Kt = problem
-    ay = _box_qp(K, y, C)
+    ay = svm_dual_reference(K, y, C, BIAS_SCALE)
     b, Phi, sl = _features(K)
     p = svm_path(Phi, sl, y.astype(float), C, np.array([b.rank]), tol=1e-9, max_sweeps=100000)
     F = p.decision_values(b.features(Kt, b.rank, whiten=True))[:, 0]
@@ -65,7 +52,8 @@ def test_estimator_at_the_rank_agrees_with_svc(problem):
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank).fit(X, y)
     assert m.dim_ == rank and m.C_ == C
     # the estimator stops at LIBLINEAR's tolerance: close to the exact dual solution
-    np.testing.assert_allclose(m.decision_function(Xt), (Kt + BIAS_SCALE**2) @ _box_qp(K, y, C), atol=0.1)
+    exact = (Kt + BIAS_SCALE**2) @ svm_dual_reference(K, y, C, BIAS_SCALE)
+    np.testing.assert_allclose(m.decision_function(Xt), exact, atol=0.1)
     svc = SVC(C=C, kernel="precomputed").fit(K, y)
     np.testing.assert_array_equal(m.predict(Xt), svc.predict(Kt))
 
