@@ -1,7 +1,5 @@
 """NystroemKPM(formulation='svm'): the soft-margin SVM on the Nyström eigenfunctions, along D."""
 
-import inspect
-
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -54,7 +52,8 @@ def test_all_landmarks_is_the_svm_on_the_kernel_features(problem, D):
     assert m.n_components_ == D and m.C_ == C and m.coef_.shape == (D,)
     Phi, Phi_t = _svm_features(m, X, D), _svm_features(m, Xt, D)
     f = m.decision_function(Xt)
-    p = svm_path(Phi, np.ones(D), y.astype(float), C, m.n_components_grid_)
+    # (the default c_selection='two-stage' allows its paths TWO_STAGE_MAX_SWEEPS per D)
+    p = svm_path(Phi, np.ones(D), y.astype(float), C, m.n_components_grid_, max_sweeps=TWO_STAGE_MAX_SWEEPS)
     np.testing.assert_allclose(f, Phi_t @ p.coef[-1] + p.intercept[-1], rtol=1e-6, atol=1e-9)
     # the solver stops at LIBLINEAR's tolerance: within 0.1 of the exact solution (measured 0.02)
     exact = (Phi_t @ Phi.T + BIAS_SCALE**2) @ svm_dual_reference(Phi @ Phi.T, y, C, BIAS_SCALE)
@@ -107,7 +106,7 @@ def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):
     X, y, _ = problem
     folds = StratifiedKFold(5, shuffle=True, random_state=3)
     Cs = [10.0, 0.1, 1.0]
-    m = NystroemKPM(30, C=Cs, cv=folds, **KW).fit(X, y)
+    m = NystroemKPM(30, C=Cs, c_selection="joint", cv=folds, **KW).fit(X, y)
     curve = m.selection_curve_
     assert list(np.unique(curve["C"])) == sorted(Cs) and np.all(curve["kernel"] == 0)
     np.testing.assert_allclose(curve["cv_error"], _hand_fold_errors(m, X, y, folds, sorted(Cs)).ravel())
@@ -183,7 +182,6 @@ def test_dask_array_without_client_equals_numpy(problem):
     (dict(formulation="svm", C=[0.1, 1.0], selection="penalty"), "selection must be 'cv'"),
     (dict(formulation="svm", C=[0.1, 1.0], selection=3), "selection must be 'cv'"),
     (dict(formulation="svm", c_selection="one-se"), "c_selection must be one of"),
-    (dict(formulation="paper", c_selection="two-stage"), "formulation='svm' only"),
 ])
 def test_bad_parameters_are_refused(problem, params, match):
     X, y, _ = problem
@@ -204,9 +202,22 @@ def test_clone_and_get_params_carry_the_svm_parameters():
     est = NystroemKPM(30, formulation="svm", C=[0.5, 2.0], c_selection="two-stage")
     params = clone(est).get_params()
     assert (params["formulation"], params["C"], params["c_selection"]) == ("svm", [0.5, 2.0], "two-stage")
-    default = NystroemKPM().get_params()
-    kpm_default = inspect.signature(KernelProjectionMachine).parameters["C"].default
-    assert (default["formulation"], default["C"], default["c_selection"]) == ("paper", kpm_default, "joint")
+    default, kpm_default = NystroemKPM().get_params(), KernelProjectionMachine().get_params()
+    assert (default["formulation"], default["C"], default["c_selection"]) == ("paper", None, "two-stage")
+    assert (kpm_default["C"], kpm_default["c_selection"]) == (None, "two-stage")
+
+
+def test_auto_formulation_and_the_default_c_grid(problem):
+    X, y, _ = problem
+    kw = dict(sigma=1.0, max_components=20, random_state=3)
+    auto = NystroemKPM(30, formulation="auto", **kw).fit(X, y)
+    svm = NystroemKPM(30, formulation="svm", C=np.logspace(-2, 3, 11), **kw).fit(X, y)
+    assert auto.formulation_ == "svm" and (auto.C_, auto.n_components_) == (svm.C_, svm.n_components_)
+    np.testing.assert_allclose(auto.c_selection_curve_["C"], np.logspace(-2, 3, 11))
+    joint = NystroemKPM(30, formulation="svm", c_selection="joint", **kw).fit(X, y)
+    assert sorted(set(joint.selection_curve_["C"])) == [0.1, 0.3, 1.0, 3.0, 10.0]
+    slope = NystroemKPM(30, formulation="auto", selection="slope", **kw).fit(X, y)
+    assert slope.formulation_ == "paper" and slope.C_ is None
 
 
 @parametrize_with_checks([NystroemKPM(10, cv=2, max_components=6, formulation="svm", C=[0.1, 1.0], random_state=0)])

@@ -66,7 +66,9 @@ def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
     curve = m.selection_curve_
     assert sorted(set(curve["C"])) == [0.1, 1.0, 10.0]
-    i = int(np.argmin(curve["cv_error"]))  # models in C order, then D: ties -> smaller C, then D
+    # kpm.selection.select_cv: ties -> the smaller D, then the earlier model (the smaller C)
+    best = np.flatnonzero(curve["cv_error"] == curve["cv_error"].min())
+    i = best[np.lexsort((curve["C"][best], curve["D"][best]))[0]]
     assert (curve["C"][i], curve["D"][i]) == (m.C_, m.dim_)
     np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
 

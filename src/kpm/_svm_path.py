@@ -46,6 +46,7 @@ from .validation import check_positive_grid
 __all__ = [
     "BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path",
     "svm_c_grid", "svm_paths", "svm_full_path", "svm_fold_curves", "svm_c_errors",
+    "FORMULATIONS", "C_SELECTIONS", "DEFAULT_C", "resolve_formulation",
 ]
 
 #: ``B``: the value of the constant feature whose weight is the intercept.
@@ -221,10 +222,33 @@ def svm_c_path(Phi, y, Cs, *, tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
 # ``Z * scale`` are the SVM's features: the KPM's eigenvectors ``V`` with ``scale =
 # sqrt(lambda)``, NystroemKPM's eigenfunctions ``F`` with ``scale = sqrt(lambda / m)``.
 # The paths' coefficients are in the coordinates of ``Z`` (``beta = scale * w``).
-def svm_c_grid(C, rule, selection):
-    """The sorted C grid of ``formulation='svm'``; several C need the CV rule (the penalty
-    and slope rules compare training risks, which always favour the largest C)."""
-    Cs = check_positive_grid(C, "C")
+#: The estimators' ``formulation`` values: the paper's hinge LP in S_D, the SVM in S_D, or
+#: ``'auto'`` (:func:`resolve_formulation`).
+FORMULATIONS = ("auto", "paper", "svm")
+#: How ``formulation='svm'`` chooses C: jointly with D, or first C at the largest D, then D.
+C_SELECTIONS = ("joint", "two-stage")
+#: The C grid of each C rule when ``C=None``: the two-stage rule compares each C on one model
+#: (the SVM at the largest D), so it can search as wide a grid as a CV-tuned SVC; the joint
+#: rule compares every (D, C) pair, and over a wide grid small-D, large-C models win its CV
+#: by chance (see the user guide, "Beyond the papers").
+DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
+             "two-stage": tuple(float(c) for c in np.logspace(-2, 3, 11))}
+
+
+def resolve_formulation(formulation, rule, lp_only=False):
+    """``formulation`` with ``'auto'`` resolved: the SVM in S_D where D is chosen by
+    cross-validation (which then chooses C too), the paper's hinge LP for every other rule
+    and wherever the caller needs the LP (``lp_only``)."""
+    if formulation != "auto":
+        return formulation
+    return "svm" if isinstance(rule, CV) and not lp_only else "paper"
+
+
+def svm_c_grid(C, c_selection, rule, selection):
+    """The sorted C grid of ``formulation='svm'`` (``C=None``: the C rule's
+    :data:`DEFAULT_C`); several C need the CV rule (the penalty and slope rules compare
+    training risks, which always favour the largest C)."""
+    Cs = check_positive_grid(DEFAULT_C[c_selection] if C is None else C, "C")
     if len(Cs) > 1 and not isinstance(rule, CV):
         raise ValueError(
             f"formulation='svm' with several C values chooses (D, C) by cross-validation: "

@@ -60,8 +60,9 @@ from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_pa
 from .kernels import make_kernel
 from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
 from ._svm_path import TOL as SVM_TOL
-from ._svm_path import C_PATH_MAX_SWEEPS, svm_c_path, svm_path
-from .rules import CV, as_rule
+from ._svm_path import C_PATH_MAX_SWEEPS, C_SELECTIONS, DEFAULT_C, FORMULATIONS
+from ._svm_path import resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves, svm_full_path
+from .rules import as_rule
 from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
     check_bool,
@@ -74,18 +75,9 @@ from .validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "LPSolverError"]
+__all__ = ["KernelProjectionMachine", "LPSolverError", "DEFAULT_C"]
 
 _CV_DUPLICATES = ("warn", "split", "group")
-FORMULATIONS = ("auto", "paper", "svm")
-#: How ``formulation='svm'`` chooses C: jointly with D, or first C at the largest D, then D.
-C_SELECTIONS = ("joint", "two-stage")
-#: The C grid of each C rule when ``C=None``: the two-stage rule compares each C on one model
-#: (the SVM at the largest D), so it can search as wide a grid as a CV-tuned SVC; the joint
-#: rule compares every (D, C) pair, and over a wide grid small-D, large-C models win its CV
-#: by chance (see the user guide, "Beyond the papers").
-DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
-             "two-stage": tuple(float(c) for c in np.logspace(-2, 3, 11))}
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
 SVM_DIM_RATIO = 1.25
 #: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
@@ -184,21 +176,13 @@ def _eigen_full_path(basis, solver):
     return solve
 
 
-def _svm_paths(basis, Y, grid, C, max_sweeps=SVM_MAX_SWEEPS):
-    """The SVM paths (one per one-vs-rest problem) on the features ``sqrt(lambda_j) V_j`` of ``basis``."""
-    m = int(grid[-1])
-    sqrt_lam = np.sqrt(basis.eigenvalues[:m])
-    Phi = basis.V[:, :m] * sqrt_lam
-    return [svm_path(Phi, sqrt_lam, Y[:, c], C, grid, max_sweeps=max_sweeps) for c in range(Y.shape[1])]
-
-
 def _full_path_solver(basis, formulation, lp_solver, C, max_sweeps=SVM_MAX_SWEEPS):
     """``(grid, Y) -> FullPath``: the full-data paths of a formulation on ``basis``."""
     if formulation == "paper":
         return _eigen_full_path(basis, lp_solver)
 
     def solve(grid, Y):
-        return FullPath.from_paths(_svm_paths(basis, Y, grid, C, max_sweeps), basis.V, grid, Y)
+        return svm_full_path(basis.V, np.sqrt(basis.eigenvalues), Y, C, grid, max_sweeps=max_sweeps)
 
     return solve
 
@@ -233,14 +217,9 @@ def _svm_fold_task(K, tr, va, Y, codes, centered, grid, Cs, n_components, random
     if subspace is None:
         subspace = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
     sub, m, g = subspace
-    Z_va = sub.features(K[np.ix_(va, tr)], m)
-    curves = []
-    for C in Cs:
-        paths = _svm_paths(sub, Y[tr], g, C, max_sweeps)
-        errors = (_predict_codes(_decisions(paths, Z_va)) != codes[va][:, None]).sum(axis=0)
-        clipped = _clipped_risk(_decisions(paths, sub.V[:, :m]), Y[tr])
-        curves.append(FoldCurves.from_paths(paths, errors, clipped, len(grid), f"fold {fold}"))
-    return curves
+    val = (sub.features(K[np.ix_(va, tr)], m), Y[va], codes[va])
+    return svm_fold_curves((sub.V[:, :m], Y[tr]), val, np.sqrt(sub.eigenvalues[:m]), g, Cs, len(grid),
+                           f"fold {fold}", max_sweeps=max_sweeps)
 
 
 def _svm_fold_c_errors(K, tr, va, Y, codes, centered, grid, Cs, n_components, random_state, groups=None,
@@ -251,14 +230,9 @@ def _svm_fold_c_errors(K, tr, va, Y, codes, centered, grid, Cs, n_components, ra
     Returns the fold's ``(subspace, m, fold grid)`` (reused by stage two) and its
     misclassified validation points per C."""
     sub, m, g = _fold_subspace(K, tr, centered, grid, n_components, random_state, groups, eigen_solver)
-    sqrt_lam = np.sqrt(sub.eigenvalues[:m])
-    Phi_va = sub.features(K[np.ix_(va, tr)], m) * sqrt_lam
-    Phi_tr = sub.V[:, :m] * sqrt_lam
-    F = np.zeros((len(va), len(Cs), Y.shape[1]))
-    for c in range(Y.shape[1]):
-        W, b = svm_c_path(Phi_tr, Y[tr, c], Cs, max_sweeps=TWO_STAGE_MAX_SWEEPS)
-        F[:, :, c] = Phi_va @ W.T + b
-    errors = (_predict_codes(F) != codes[va][:, None]).sum(axis=0)
+    val = (sub.features(K[np.ix_(va, tr)], m), Y[va], codes[va])
+    errors = svm_c_errors((sub.V[:, :m], Y[tr]), val, np.sqrt(sub.eigenvalues[:m]), Cs,
+                          max_sweeps=TWO_STAGE_MAX_SWEEPS)
     return (sub, m, g), errors
 
 
@@ -480,8 +454,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         on the curves of that C.
     C : float, sequence of float or None, default=None
         ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
-        (sorted; ties go to the smaller C, then to the smaller D). None: the grid of the
-        C rule (:data:`DEFAULT_C`), ``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``,
+        (sorted; the CV rule's ties go to the smaller D, then to the smaller C). None: the grid of the
+        C rule (``kpm.projection_machine.DEFAULT_C``), ``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``,
         ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``. Unused by ``'paper'``.
     c_selection : {'two-stage', 'joint'}, default='two-stage'
         ``formulation='svm'`` with CV: how C is chosen (unused by ``'paper'``). ``'joint'``: (D, C) minimise the CV
@@ -787,7 +761,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         t0 = time.perf_counter()
         self._validate_params()
         rule = as_rule(self.selection, self.penalty, self.slope_factor)
-        self.formulation_ = self._resolve_formulation(rule)
+        # (early stopping is an option of the LP paths)
+        self.formulation_ = resolve_formulation(self.formulation, rule, lp_only=self.early_stopping)
         Cs = self._C_grid(rule)
         X, y, codes, Y = self._check_data(X, y)
         kernels = self._kernel_list(X)
@@ -819,24 +794,11 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             "cv_error": np.concatenate([e for _, e in stage_one]),
         }
 
-    def _resolve_formulation(self, rule):
-        """``formulation``, with ``'auto'`` resolved: the SVM in S_D where D is chosen by CV
-        (which then chooses C too), the paper's hinge LP for every other rule."""
-        if self.formulation != "auto":
-            return self.formulation
-        return "svm" if isinstance(rule, CV) and not self.early_stopping else "paper"
-
     def _C_grid(self, rule):
         """The C values of ``formulation='svm'`` (None for the paper's KPM)."""
         if self.formulation_ != "svm":
             return None
-        Cs = check_positive_grid(DEFAULT_C[self.c_selection] if self.C is None else self.C, "C")
-        if len(Cs) > 1 and not isinstance(rule, CV):
-            raise ValueError(
-                f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
-                f"selection must be 'cv' (got {self.selection!r}); give one C to use another rule"
-            )
-        return Cs
+        return svm_c_grid(self.C, self.c_selection, rule, self.selection)
 
     def _check_data(self, X, y):
         """Validated X, y, the class codes and the one-vs-rest targets Y in {-1, +1}."""

@@ -62,7 +62,6 @@ left unfitted -- never a partially fitted model.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import numbers
 import time
 import warnings
@@ -93,10 +92,11 @@ from ._kpm_engine import (
 )
 from ._lp_path import grow_path
 from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
+from ._svm_path import C_SELECTIONS, FORMULATIONS, resolve_formulation
 from ._svm_path import svm_c_errors, svm_c_grid, svm_fold_curves, svm_full_path
 from .exceptions import LPSolverError
 from .landmarks import LANDMARK_RULES, select_landmarks
-from .projection_machine import C_SELECTIONS, FORMULATIONS, TWO_STAGE_MAX_SWEEPS, KernelProjectionMachine
+from .projection_machine import TWO_STAGE_MAX_SWEEPS
 from .rules import as_rule
 from .validation import (
     check_estimator_data,
@@ -139,13 +139,11 @@ _FITTED = (
     "slope_lambda_",
     "penalty_cv_curve_",
     "lp_fallbacks_",
+    "formulation_",
     "C_",
     "c_selection_curve_",
     "_curves",
 )
-
-#: ``formulation='svm'``: the C grid by default, the exact KPM's (one default for both).
-_DEFAULT_C = inspect.signature(KernelProjectionMachine).parameters["C"].default
 
 
 class DaskClientError(RuntimeError):
@@ -601,18 +599,24 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         over the exact breakpoints of the folds' penalty paths.
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
-    formulation : {'paper', 'svm'}, default='paper'
-        ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation.
+    formulation : {'paper', 'svm', 'auto'}, default='paper'
+        ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation (the
+        default here, unlike :class:`KernelProjectionMachine`: constraint generation is
+        what scales to millions of points and to a Dask cluster).
         ``'svm'``: the soft-margin SVM restricted to ``S_D`` (beyond the papers; see above),
         in memory, on the same D grid; ``lp_tol`` and ``init_working_set`` are then unused,
         and ``client`` must be None. With several ``C`` the selection must be ``'cv'`` (the
         penalty and slope rules compare training risks, which always favour the largest
-        C); with one C every rule works, on the curves of that C.
-    C : float or sequence of float, default=(0.1, 0.3, 1.0, 3.0, 10.0)
+        C); with one C every rule works, on the curves of that C. ``'auto'``: as in
+        :class:`KernelProjectionMachine`, ``'svm'`` when D is chosen by CV (and no
+        ``client`` is given), ``'paper'`` otherwise; ``formulation_`` tells which ran.
+    C : float, sequence of float or None, default=None
         ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
-        (sorted; the default is :class:`KernelProjectionMachine`'s). The CV rule's ties go
-        to the smaller D, then to the smaller C. Unused by ``'paper'``.
-    c_selection : {'joint', 'two-stage'}, default='joint'
+        (sorted). None: the C rule's grid, as in :class:`KernelProjectionMachine`
+        (``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``, ``(0.1, 0.3, 1, 3, 10)`` for
+        ``'joint'``). The CV rule's ties go to the smaller D, then to the smaller C. Unused
+        by ``'paper'``.
+    c_selection : {'two-stage', 'joint'}, default='two-stage'
         ``formulation='svm'`` with CV: how C is chosen, as in
         :class:`KernelProjectionMachine`. ``'joint'``: (D, C) minimise the pooled CV error
         over the whole grid. ``'two-stage'``: first C by the pooled CV error of the SVM at
@@ -669,6 +673,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         full-data path, NaN where it was not solved), ``criterion`` (``clipped_risk +
         penalty_ * D``), as in :class:`KernelProjectionMachine`; with
         ``formulation='svm'`` also ``C``: the models are the (C, D) pairs, in that order.
+    formulation_ : {'paper', 'svm'}
+        The formulation fitted (``formulation`` with ``'auto'`` resolved).
     C_ : float or None
         ``formulation='svm'``: the chosen C (None for the paper's LP).
     c_selection_curve_ : dict of ndarray or None
@@ -768,8 +774,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         penalty="cv",
         slope_factor=2.0,
         formulation="paper",
-        C=_DEFAULT_C,
-        c_selection="joint",
+        C=None,
+        c_selection="two-stage",
         n_jobs=None,
         memory_budget=None,
         eig_tol=None,
@@ -843,10 +849,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             check_real(self.eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
         check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
         check_option(self.formulation, "formulation", FORMULATIONS)
-        check_positive_grid(self.C, "C")
+        if self.C is not None:
+            check_positive_grid(self.C, "C")
         check_option(self.c_selection, "c_selection", C_SELECTIONS)
-        if self.c_selection == "two-stage" and self.formulation != "svm":
-            raise ValueError("c_selection='two-stage' is an option of formulation='svm' only")
         if self.formulation == "svm" and self.client is not None:
             raise ValueError(
                 "formulation='svm' is not supported with client= (the distributed fit solves the "
@@ -856,7 +861,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     def _C_grid(self, rule):
         """The C values of ``formulation='svm'`` (``[None]`` for the paper's LP)."""
-        return svm_c_grid(self.C, rule, self.selection) if self.formulation == "svm" else [None]
+        return svm_c_grid(self.C, self.c_selection, rule, self.selection) if self.formulation_ == "svm" else [None]
 
     def _svm_sweeps(self):
         """Sweeps per grid D of the SVM paths, as in the exact KPM: more with the two-stage rule."""
@@ -1052,6 +1057,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 delattr(self, a)
         self._validate_params()
         rule = as_rule(self.selection, self.penalty, self.slope_factor)
+        # (the distributed fit is the constraint-generation LP)
+        self.formulation_ = resolve_formulation(self.formulation, rule, lp_only=self.client is not None)
         Cs = self._C_grid(rule)
         client = _check_client(self.client)
         t_all = time.perf_counter()
@@ -1066,7 +1073,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             self.classes_ = classes
             self._set_model(fam, choice, X.shape[0], val_sizes)
             kp = fam.paths[choice.kernel_index]
-            self.lp_stats_ = (_lp_stats(kp.solve_path.solvers, out) if self.formulation == "paper"
+            self.lp_stats_ = (_lp_stats(kp.solve_path.solvers, out) if self.formulation_ == "paper"
                               else _svm_stats(kp.full.paths, out))
             self.timings_ = timings
             self.block_rows_ = block_rows
@@ -1096,7 +1103,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
                          random_state=int(seeds[3]))
         t = time.perf_counter()
-        if self.formulation == "svm":
+        if self.formulation_ == "svm":
             fam, out = self._svm_family(data, basis, Cs, val_sizes)
         else:
             out = None if val_sizes is None else self._cross_validate(data, len(val_sizes), basis.grid, lp_params)
@@ -1158,7 +1165,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if choice.penalty_cv_curve is not None:
             self.penalty_cv_curve_ = choice.penalty_cv_curve
         self.selection_curve_ = selection_curve(curves, self.penalty_)
-        if self.formulation == "svm":
+        if self.formulation_ == "svm":
             self.selection_curve_["kernel"] = np.zeros(len(curves.D), dtype=int)
             self.selection_curve_["C"] = np.asarray(fam.Cs, dtype=float)[curves.kernel]
         self.n_components_ = D
