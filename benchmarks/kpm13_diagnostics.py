@@ -116,11 +116,11 @@ def measure_fit(split, sigma, centered, random_state, cv=5):
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = KernelProjectionMachine(selection="cv", cv=cv, cv_duplicates="split", **params)
+        model = KernelProjectionMachine(selection="cv", cv=cv, cv_duplicates="split", **params, formulation="paper")
         model.fit(split.X_train, split.y_train)
         model.extend_path()
         fit_s = time.perf_counter() - t0
-        full = KernelProjectionMachine(selection="slope", **params).fit(split.X_train,
+        full = KernelProjectionMachine(selection="slope", **params, formulation="paper").fit(split.X_train,
                                                                         split.y_train)
     test = _errors(model, split.X_test, split.y_test)
     wrong = model.predict_path(split.X_test) != split.y_test[:, None]
@@ -542,7 +542,7 @@ def main(argv=None):
             X, y = make_moons(60, noise=0.3, random_state=0)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
+                KernelProjectionMachine(sigma=0.5, random_state=0, formulation="paper").fit(X, y)
         saved = time.monotonic()
         for i, (d, r, f, c) in enumerate(todo, 1):
             if c == "svm":

@@ -136,7 +136,7 @@ def make_estimator(classifier, sigma, seed, n_train, svc_C):
 
     if classifier.startswith("KPM ("):
         selection = classifier[5:-1]
-        return KernelProjectionMachine(sigma=sigma, selection=selection, random_state=seed)
+        return KernelProjectionMachine(sigma=sigma, selection=selection, random_state=seed, formulation="paper")
     if classifier == "KernelPCRClassifier":
         return KernelPCRClassifier(sigma=sigma, random_state=seed)
     if classifier == "NystroemKPM":
@@ -248,9 +248,9 @@ def run_split(dataset, scaling, sigma_factor, seed, classifiers=CLASSIFIERS):
 def reproducer(r, clf):
     """Python code that repeats one fit of the sweep."""
     call = {
-        "KPM (cv)": "KernelProjectionMachine(sigma=sigma, selection='cv', random_state={seed})",
-        "KPM (penalty)": "KernelProjectionMachine(sigma=sigma, selection='penalty', random_state={seed})",
-        "KPM (slope)": "KernelProjectionMachine(sigma=sigma, selection='slope', random_state={seed})",
+        "KPM (cv)": "KernelProjectionMachine(sigma=sigma, selection='cv', random_state={seed}, formulation='paper')",
+        "KPM (penalty)": "KernelProjectionMachine(sigma=sigma, selection='penalty', random_state={seed}, formulation='paper')",
+        "KPM (slope)": "KernelProjectionMachine(sigma=sigma, selection='slope', random_state={seed}, formulation='paper')",
         "KernelPCRClassifier": "KernelPCRClassifier(sigma=sigma, random_state={seed})",
         "NystroemKPM": "NystroemKPM({m}, sigma=sigma, random_state={seed})",
         "ReducedSetSVC": ("ReducedSetSVC(SVC(gamma=1 / (2 * sigma**2), C={C:g}), n_vectors=0.1, "

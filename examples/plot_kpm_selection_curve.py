@@ -17,7 +17,7 @@ from kpm.plots import selection_curve
 X, y = make_moons(300, noise=0.3, random_state=0)
 X_test, y_test = make_moons(2000, noise=0.3, random_state=1)
 
-kpm = KernelProjectionMachine(sigma=0.5, selection="cv", max_dim=60, random_state=0).fit(X, y)
+kpm = KernelProjectionMachine(sigma=0.5, selection="cv", max_dim=60, random_state=0, formulation="paper").fit(X, y)
 print(f"D chosen by 5-fold CV: {kpm.dim_}, test error {1 - kpm.score(X_test, y_test):.3f}")
 
 fig, ax = plt.subplots(figsize=(7, 4.2))

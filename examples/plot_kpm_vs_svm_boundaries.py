@@ -19,7 +19,7 @@ from kpm import KernelProjectionMachine
 
 X, y = make_circles(300, noise=0.15, factor=0.5, random_state=0)
 sigma = 0.5
-kpm = KernelProjectionMachine(sigma=sigma, random_state=0).fit(X, y)
+kpm = KernelProjectionMachine(sigma=sigma, random_state=0, formulation="paper").fit(X, y)
 svc = GridSearchCV(SVC(gamma=1 / (2 * sigma**2)), {"C": np.logspace(-1, 3, 9)}).fit(X, y)
 
 xx, yy = np.meshgrid(np.linspace(-1.6, 1.6, 200), np.linspace(-1.6, 1.6, 200))

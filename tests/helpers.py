@@ -6,7 +6,7 @@ Only what at least two test files use lives here; a helper of one file stays in 
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
+from scipy.optimize import linprog, minimize
 
 
 def hinge_lp_reference(Z, y, D):
@@ -39,3 +39,25 @@ def random_dna(n, length, seed, alphabet="ACGT"):
     """``n`` random strings of ``length`` letters of ``alphabet`` (numpy array of str)."""
     rng = np.random.default_rng(seed)
     return np.array(["".join(rng.choice(list(alphabet), length)) for _ in range(n)])
+
+
+def svm_dual_reference(K, y, C, B=1.0):
+    """``alpha * y`` of the SVM with the kernel matrix ``K + B^2`` and no separate intercept
+    (the intercept the weight of a constant feature of value B), by L-BFGS-B on its
+    box-constrained dual ``max_{0 <= alpha <= C} sum(alpha) - 1/2 alpha^T Q alpha``: an
+    independent solver of the problem of the KPM's ``formulation='svm'``."""
+    Q = (y[:, None] * y[None, :]) * (K + B**2)
+    res = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(len(y)), jac=True,
+                   method="L-BFGS-B", bounds=[(0.0, C)] * len(y),
+                   options=dict(ftol=1e-15, gtol=1e-12, maxiter=10000))
+    return res.x * y
+
+
+def svm_toy_problem():
+    """60 training points in 2-D with noisy labels ``sign(x_0 + noise)`` and 200 test points:
+    ``(X, y, Xt)``, for the tests of the SVM formulation."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, -1)
+    Xt = rng.normal(size=(200, 2))
+    return X, y, Xt

@@ -9,7 +9,7 @@ SCRIPT = """
 from sklearn.datasets import make_moons
 from kpm import KernelProjectionMachine, NystroemKPM
 X, y = make_moons(120, noise=0.3, random_state=0)
-KernelProjectionMachine(sigma=0.5, lp_solver="highs", random_state=0).fit(X, y)
+KernelProjectionMachine(sigma=0.5, lp_solver="highs", random_state=0, formulation="paper").fit(X, y)
 NystroemKPM(30, sigma=0.5, max_components=8, cv=3, random_state=0).fit(X, y)
 print("done")
 """

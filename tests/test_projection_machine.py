@@ -13,8 +13,9 @@ from kpm.selection import select_cv, select_penalty, slope_heuristic
 
 @parametrize_with_checks(
     [
-        KernelProjectionMachine(max_dim=6, cv=3, random_state=0),
-        KernelProjectionMachine(selection="slope", random_state=0),
+        KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by CV
+        KernelProjectionMachine(max_dim=6, cv=3, random_state=0, formulation="paper"),
+        KernelProjectionMachine(selection="slope", random_state=0, formulation="paper"),
     ]
 )
 def test_sklearn_compatible(estimator, check):
@@ -31,7 +32,7 @@ def moons():
 @pytest.fixture(scope="module")
 def moons_cv(moons):
     X, y, _, _ = moons
-    return KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0).fit(X, y)
+    return KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, formulation="paper").fit(X, y)
 
 
 def test_moons_close_to_cv_tuned_svc(moons, moons_cv):
@@ -60,23 +61,23 @@ def test_learned_attributes_and_expansion(moons, moons_cv):
     np.testing.assert_allclose(m.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(m.predict(Xt[:50]), m.predict_path(Xt[:50])[:, m.dim_ - 1])
     # fixed D = the same function as the path's D
-    fixed = KernelProjectionMachine(sigma=0.5, selection=m.dim_).fit(X, y)
+    fixed = KernelProjectionMachine(sigma=0.5, selection=m.dim_, formulation="paper").fit(X, y)
     np.testing.assert_allclose(fixed.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
 
 
 def test_penalty_and_slope_rules(moons):
     X, y, Xt, yt = moons
-    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=60).fit(X, y)
+    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=60, formulation="paper").fit(X, y)
     c = slope.selection_curve_
     idx, lam_jump, _ = slope_heuristic(c["D"], c["clipped_risk"], 2.0)
     assert slope.slope_lambda_ == pytest.approx(lam_jump)
     assert slope.penalty_ == pytest.approx(2 * lam_jump)
     assert slope.dim_ == c["D"][idx]
-    fixed = KernelProjectionMachine(sigma=0.5, selection="penalty", penalty=0.01, max_dim=60).fit(X, y)
+    fixed = KernelProjectionMachine(sigma=0.5, selection="penalty", penalty=0.01, max_dim=60, formulation="paper").fit(X, y)
     c = fixed.selection_curve_
     assert fixed.dim_ == c["D"][select_penalty(c["D"], c["clipped_risk"], 0.01)]
     np.testing.assert_allclose(c["criterion"], c["clipped_risk"] + 0.01 * c["D"])
-    pcv = KernelProjectionMachine(sigma=0.5, selection="penalty", max_dim=60, random_state=0).fit(X, y)
+    pcv = KernelProjectionMachine(sigma=0.5, selection="penalty", max_dim=60, random_state=0, formulation="paper").fit(X, y)
     assert pcv.penalty_ > 0
     assert np.mean(pcv.predict(Xt) != yt) < 0.13
     assert np.mean(slope.predict(Xt) != yt) < 0.13
@@ -84,7 +85,7 @@ def test_penalty_and_slope_rules(moons):
 
 def test_early_stopping_lockstep_matches_per_fold_paths(moons, moons_cv):
     X, y, _, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, max_dim=60, early_stopping=True, random_state=0).fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, max_dim=60, early_stopping=True, random_state=0, formulation="paper").fit(X, y)
     a, b = moons_cv.selection_curve_["cv_error"], m.selection_curve_["cv_error"]
     n = min(len(a), len(b))
     np.testing.assert_array_equal(a[:n], b[:n])  # the same folds, the same paths
@@ -99,7 +100,7 @@ def test_lp_solvers_give_the_same_model(moons, moons_cv):
     # folds reach zero risk at D = 46..55, where the LP has many optimal solutions (with
     # huge coefficients) and the two solvers return different ones
     X, y, Xt, _ = moons
-    highs = KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, lp_solver="highs").fit(X, y)
+    highs = KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, lp_solver="highs", formulation="paper").fit(X, y)
     assert moons_cv.lp_fallbacks_ == 0 and highs.lp_fallbacks_ == 0
     a, b = moons_cv.selection_curve_["cv_error"], highs.selection_curve_["cv_error"]
     np.testing.assert_array_equal(a[:45], b[:45])
@@ -108,26 +109,26 @@ def test_lp_solvers_give_the_same_model(moons, moons_cv):
     assert moons_cv.dim_ == highs.dim_
     np.testing.assert_allclose(moons_cv.decision_function(Xt), highs.decision_function(Xt), atol=1e-6)
     with pytest.raises(ValueError, match="lp_solver"):
-        KernelProjectionMachine(selection=3, lp_solver="glpk").fit(X, y)
+        KernelProjectionMachine(selection=3, lp_solver="glpk", formulation="paper").fit(X, y)
 
 
 def test_dim_grid(moons):
     X, y, Xt, yt = moons
-    m = KernelProjectionMachine(sigma=0.5, dim_grid=[2, 4, 8, 16, 32], random_state=0).fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, dim_grid=[2, 4, 8, 16, 32], random_state=0, formulation="paper").fit(X, y)
     assert set(m.selection_curve_["D"]) <= {2, 4, 8, 16, 32}
     assert m.dim_ in (2, 4, 8, 16, 32)
-    full = KernelProjectionMachine(sigma=0.5, selection=m.dim_).fit(X, y)
+    full = KernelProjectionMachine(sigma=0.5, selection=m.dim_, formulation="paper").fit(X, y)
     np.testing.assert_allclose(m.decision_function(Xt[:30]), full.decision_function(Xt[:30]), atol=1e-6)
-    auto = KernelProjectionMachine(sigma=0.5, dim_grid="auto", selection="slope").fit(X, y)
+    auto = KernelProjectionMachine(sigma=0.5, dim_grid="auto", selection="slope", formulation="paper").fit(X, y)
     D = auto.selection_curve_["D"]
     assert np.all(D[:20] == np.arange(1, 21)) and np.all(np.diff(D) >= 1)
     with pytest.raises(ValueError, match="dim_grid"):
-        KernelProjectionMachine(dim_grid="fine", selection=3).fit(X, y)
+        KernelProjectionMachine(dim_grid="fine", selection=3, formulation="paper").fit(X, y)
 
 
 def test_multiclass_and_kernel_list():
     X, y = load_iris(return_X_y=True)
-    m = KernelProjectionMachine(sigma=1.0, max_dim=30, random_state=0).fit(X, y)
+    m = KernelProjectionMachine(sigma=1.0, max_dim=30, random_state=0, formulation="paper").fit(X, y)
     assert m.alpha_.shape == (3, len(X))
     assert m.decision_function(X).shape == (len(X), 3)
     assert m.score(X, y) > 0.9
@@ -135,7 +136,7 @@ def test_multiclass_and_kernel_list():
     mk = KernelProjectionMachine(
         kernel=[{"kernel": "rbf", "sigma": 0.01}, {"kernel": "rbf", "sigma": 1.0}],
         max_dim=30,
-        random_state=0,
+        random_state=0, formulation="paper",
     ).fit(X, y)
     assert mk.kernel_index_ == 1
     assert mk.kernel_.sigma == pytest.approx(1.0)
@@ -144,39 +145,39 @@ def test_multiclass_and_kernel_list():
 
 def test_centered_and_precomputed(moons):
     X, y, Xt, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, centered=True, selection=8).fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, centered=True, selection=8, formulation="paper").fit(X, y)
     F = m.decision_function_path(Xt[:40])
     np.testing.assert_allclose(m.decision_function(Xt[:40]), F[:, 7], rtol=1e-6, atol=1e-6)
     from kpm.kernels import make_kernel
 
     k = make_kernel("rbf", sigma=0.5)
-    a = KernelProjectionMachine(sigma=0.5, selection=8).fit(X, y)
-    p = KernelProjectionMachine(kernel="precomputed", selection=8).fit(k(X), y)
+    a = KernelProjectionMachine(sigma=0.5, selection=8, formulation="paper").fit(X, y)
+    p = KernelProjectionMachine(kernel="precomputed", selection=8, formulation="paper").fit(k(X), y)
     np.testing.assert_allclose(a.decision_function(Xt[:40]), p.decision_function(k(Xt[:40], X)), atol=1e-8)
 
 
 def test_bad_input(moons):
     X, y, _, _ = moons
     with pytest.raises(ValueError, match="one class"):
-        KernelProjectionMachine(selection=3).fit(X, np.ones(len(y)))
+        KernelProjectionMachine(selection=3, formulation="paper").fit(X, np.ones(len(y)))
     Xn = X.copy()
     Xn[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        KernelProjectionMachine(selection=3).fit(Xn, y)
+        KernelProjectionMachine(selection=3, formulation="paper").fit(Xn, y)
     with pytest.raises(ValueError, match="rank"):
-        KernelProjectionMachine(kernel="linear", max_dim=5).fit(X, y)  # rank 2
+        KernelProjectionMachine(kernel="linear", max_dim=5, formulation="paper").fit(X, y)  # rank 2
     with pytest.raises(ValueError, match="larger than"):
-        KernelProjectionMachine(kernel="linear", selection=4).fit(X, y)
+        KernelProjectionMachine(kernel="linear", selection=4, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="selection"):
-        KernelProjectionMachine(selection="aic").fit(X, y)
+        KernelProjectionMachine(selection="aic", formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="penalty"):
-        KernelProjectionMachine(selection="penalty", penalty=-1.0).fit(X, y)
+        KernelProjectionMachine(selection="penalty", penalty=-1.0, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="Unknown label type"):
-        KernelProjectionMachine(selection=3).fit(X, np.linspace(0, 1, len(y)))
+        KernelProjectionMachine(selection=3, formulation="paper").fit(X, np.linspace(0, 1, len(y)))
     # an unstratified splitter on sorted labels leaves a fold with one class
     order = np.argsort(y)
     with pytest.raises(ValueError, match="fold"):
-        KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5).fit(X[order], y[order])
+        KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5, formulation="paper").fit(X[order], y[order])
 
 
 @pytest.mark.slow
@@ -186,7 +187,7 @@ def test_extend_path_and_figure(moons, tmp_path):
     from kpm.plots import selection_curve
 
     X, y, Xt, yt = moons
-    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0).fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0, formulation="paper").fit(X, y)
     alpha = m.alpha_.copy()
     n_before = len(m.path_dims_)
     m.extend_path()
@@ -236,7 +237,7 @@ def test_duplicated_samples_get_identical_eigen_rows(moons):
     assert _duplicate_groups(X, False) is None
     sub = _Subspace(make_kernel("rbf", sigma=0.5)(Xd), False, groups=groups)
     np.testing.assert_array_equal(sub.V[:40], sub.V[len(X) :])
-    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0).fit(Xd, yd)
+    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0, formulation="paper").fit(Xd, yd)
     assert np.mean(m.predict(Xt) != yt) < 0.13
 
 
@@ -252,7 +253,7 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     from kpm.projection_machine import _duplicate_groups, _Subspace
 
     s = load_raetsch("flare_solar", 94, data_dir=data_dir)
-    model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_dim=60, random_state=94)
+    model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_dim=60, random_state=94, formulation="paper")
     model.fit(s.X_train, s.y_train)
     assert model.dim_ == 6
     assert model.selection_curve_["D"][-1] < 60  # every fold's path reached its floor
@@ -278,9 +279,9 @@ def test_fixed_D_below_max_dim(moons):
     # a fixed D decomposes the kernel matrix up to D only: max_dim beyond D was compared
     # with that partial rank and rejected ("max_dim=15 is larger than the rank 5")
     X, y, Xt, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, selection=5, max_dim=15).fit(X, y)
-    plain = KernelProjectionMachine(sigma=0.5, selection=5).fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, selection=5, max_dim=15, formulation="paper").fit(X, y)
+    plain = KernelProjectionMachine(sigma=0.5, selection=5, formulation="paper").fit(X, y)
     assert m.dim_ == 5
     np.testing.assert_array_equal(m.decision_function(Xt[:50]), plain.decision_function(Xt[:50]))
     with pytest.raises(ValueError, match="larger than the rank 2"):
-        KernelProjectionMachine(kernel="linear", selection=4, max_dim=6).fit(X, y)
+        KernelProjectionMachine(kernel="linear", selection=4, max_dim=6, formulation="paper").fit(X, y)

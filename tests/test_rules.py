@@ -89,7 +89,7 @@ def test_rules_validate_their_parameters():
     assert as_rule("slope", slope_factor=3) == Slope(3.0)
     assert as_rule(np.int64(4)) == FixedD(4) and as_rule("cv") == CV()
     with pytest.raises(ValueError, match="selection"):
-        KernelProjectionMachine(selection=CV).fit(np.zeros((4, 2)), [0, 1, 0, 1])
+        KernelProjectionMachine(selection=CV, formulation="paper").fit(np.zeros((4, 2)), [0, 1, 0, 1])
 
 
 def test_a_second_path_solver_plugs_into_the_path_loop():
@@ -122,13 +122,13 @@ def small():
 @pytest.fixture(scope="module")
 def penalty_cv_fit(small):
     X, y = small
-    return KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_dim=15, random_state=0).fit(X, y)
+    return KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_dim=15, random_state=0, formulation="paper").fit(X, y)
 
 
 @pytest.mark.parametrize("rule", [CV(), Penalty(0.01), Penalty(0.002), Slope(2.0), Slope(4.0), FixedD(5)])
 def test_fitted_model_answers_another_rule_as_a_fresh_fit(small, penalty_cv_fit, rule):
     X, y = small
-    fresh = KernelProjectionMachine(sigma=0.5, selection=rule, cv=3, max_dim=15, random_state=0).fit(X, y)
+    fresh = KernelProjectionMachine(sigma=0.5, selection=rule, cv=3, max_dim=15, random_state=0, formulation="paper").fit(X, y)
     # the curves of both fits cover the same models (the CV sweep reached max_dim)
     np.testing.assert_array_equal(penalty_cv_fit.selection_curve_["D"], np.arange(1, 16))
     choice = penalty_cv_fit.select_dim(rule)
@@ -139,7 +139,7 @@ def test_fitted_model_answers_another_rule_as_a_fresh_fit(small, penalty_cv_fit,
         legacy = {"CV": "cv", "Slope": "slope", "FixedD": getattr(rule, "d", None)}[type(rule).__name__]
         params = {"slope_factor": rule.factor} if isinstance(rule, Slope) else {}
         old = KernelProjectionMachine(sigma=0.5, selection=legacy, cv=3, max_dim=15, random_state=0,
-                                      **params).fit(X, y)
+                                      **params, formulation="paper").fit(X, y)
         assert old.dim_ == fresh.dim_
         np.testing.assert_array_equal(old.alpha_, fresh.alpha_)
 
@@ -151,29 +151,29 @@ def test_fitted_model_answers_its_own_rule_and_a_kernel_list(small, penalty_cv_f
     np.testing.assert_array_equal(own.penalty_cv_curve["cv_error"], penalty_cv_fit.penalty_cv_curve_["cv_error"])
     kernels = [{"kernel": "rbf", "sigma": 0.2}, {"kernel": "rbf", "sigma": 1.0}]
     kw = dict(kernel=kernels, cv=3, max_dim=12, random_state=1)
-    both = KernelProjectionMachine(selection=Penalty("cv"), **kw).fit(X, y)
+    both = KernelProjectionMachine(selection=Penalty("cv"), **kw, formulation="paper").fit(X, y)
     for rule in (CV(), Slope(2.0), FixedD(4)):
-        fresh = KernelProjectionMachine(selection=rule, **kw).fit(X, y)
+        fresh = KernelProjectionMachine(selection=rule, **kw, formulation="paper").fit(X, y)
         choice = both.select_dim(rule)
         assert (choice.dim, choice.kernel_index) == (fresh.dim_, fresh.kernel_index_), rule
 
 
 def test_select_dim_says_what_a_fit_lacks(small):
     X, y = small
-    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=15).fit(X, y)
+    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=15, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="cross-validation"):
         slope.select_dim(CV())
     with pytest.raises(ValueError, match="cross-validation"):
         slope.select_dim(Penalty("cv"))
     with pytest.raises(ValueError, match="not one of"):
         slope.select_dim(FixedD(16))
-    cv = KernelProjectionMachine(sigma=0.5, cv=3, max_dim=15, random_state=0).fit(X, y)
+    cv = KernelProjectionMachine(sigma=0.5, cv=3, max_dim=15, random_state=0, formulation="paper").fit(X, y)
     assert cv.select_dim("cv").dim == cv.dim_
     if cv.dim_ < 15:
         with pytest.raises(ValueError, match="extend_path"):
             cv.select_dim(Slope())
     cv.extend_path()
-    pen = KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_dim=15, random_state=0).fit(X, y)
+    pen = KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_dim=15, random_state=0, formulation="paper").fit(X, y)
     assert cv.select_dim(Slope()).dim == pen.select_dim(Slope()).dim
     # the answer leaves the fitted model as it was
     assert clone(cv).get_params()["selection"] == "cv" and cv.dim_ == pen.select_dim(CV()).dim

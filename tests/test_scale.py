@@ -359,7 +359,7 @@ def test_landmarks_at_all_points_give_the_exact_kpm(small_problems, problem, sel
     the columns. The full-data paths -- all the rules without CV read -- are the same."""
     X, ys, Xt = small_problems
     y = ys[problem]
-    exact = KernelProjectionMachine(sigma=4.0, selection=selection, penalty=penalty, max_dim=25).fit(X, y)
+    exact = KernelProjectionMachine(sigma=4.0, selection=selection, penalty=penalty, max_dim=25, formulation="paper").fit(X, y)
     nys = _all_landmarks(X, selection=selection, penalty=penalty).fit(X, y)
     assert nys.n_components_ == exact.dim_
     assert nys.penalty_ == pytest.approx(exact.penalty_, rel=1e-9) if exact.penalty_ is not None else nys.penalty_ is None

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
 from sklearn.svm import SVC
 
+from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine
 from kpm._svm_path import BIAS_SCALE, svm_path
 from kpm.kernels import make_kernel
@@ -15,22 +15,9 @@ C = 1.0
 
 @pytest.fixture(scope="module")
 def problem():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(60, 2))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, -1)
-    Xt = rng.normal(size=(200, 2))
+    X, y, Xt = svm_toy_problem()
     kern = make_kernel("rbf", sigma=1.0)
     return X, y, Xt, kern(X), kern(Xt, X)
-
-
-def _box_qp(K, y, C):
-    """The dual of the SVM with kernel K + B^2 and no separate intercept, by L-BFGS-B:
-    an independent solver of the problem ``formulation='svm'`` solves at D = rank."""
-    Q = (y[:, None] * y[None, :]) * (K + BIAS_SCALE**2)
-    res = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(len(y)), jac=True,
-                   method="L-BFGS-B", bounds=[(0.0, C)] * len(y),
-                   options=dict(ftol=1e-15, gtol=1e-12, maxiter=10000))
-    return res.x * y
 
 
 def _features(K):
@@ -41,7 +28,7 @@ def _features(K):
 
 def test_path_at_the_rank_is_the_kernel_svm(problem):
     X, y, Xt, K, Kt = problem
-    ay = _box_qp(K, y, C)
+    ay = svm_dual_reference(K, y, C, BIAS_SCALE)
     b, Phi, sl = _features(K)
     p = svm_path(Phi, sl, y.astype(float), C, np.array([b.rank]), tol=1e-9, max_sweeps=100000)
     F = p.decision_values(b.features(Kt, b.rank, whiten=True))[:, 0]
@@ -65,20 +52,23 @@ def test_estimator_at_the_rank_agrees_with_svc(problem):
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank).fit(X, y)
     assert m.dim_ == rank and m.C_ == C
     # the estimator stops at LIBLINEAR's tolerance: close to the exact dual solution
-    np.testing.assert_allclose(m.decision_function(Xt), (Kt + BIAS_SCALE**2) @ _box_qp(K, y, C), atol=0.1)
+    exact = (Kt + BIAS_SCALE**2) @ svm_dual_reference(K, y, C, BIAS_SCALE)
+    np.testing.assert_allclose(m.decision_function(Xt), exact, atol=0.1)
     svc = SVC(C=C, kernel="precomputed").fit(K, y)
     np.testing.assert_array_equal(m.predict(Xt), svc.predict(Kt))
 
 
 def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     X, y, *_ = problem
-    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], random_state=3)
+    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], c_selection="joint", random_state=3)
     m = KernelProjectionMachine(**kw).fit(X, y)
     m2 = KernelProjectionMachine(**kw).fit(X, y)
     assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
     curve = m.selection_curve_
     assert sorted(set(curve["C"])) == [0.1, 1.0, 10.0]
-    i = int(np.argmin(curve["cv_error"]))  # models in C order, then D: ties -> smaller C, then D
+    # kpm.selection.select_cv: ties -> the smaller D, then the earlier model (the smaller C)
+    best = np.flatnonzero(curve["cv_error"] == curve["cv_error"].min())
+    i = best[np.lexsort((curve["C"][best], curve["D"][best]))[0]]
     assert (curve["C"][i], curve["D"][i]) == (m.C_, m.dim_)
     np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
 
@@ -164,17 +154,45 @@ def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
     b = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
     assert (a.C_, a.dim_) == (b.C_, b.dim_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
-    joint = KernelProjectionMachine(**kw).fit(X, y)
+    joint = KernelProjectionMachine(c_selection="joint", **kw).fit(X, y)
     assert joint.c_selection_curve_ is None and len(set(joint.selection_curve_["C"])) == len(WIDE_C)
 
 
 @pytest.mark.parametrize("params, match", [
     (dict(formulation="svm", c_selection="one-se"), "c_selection must be one of"),
     (dict(formulation="svm", c_selection=None), "c_selection must be one of"),
-    (dict(formulation="paper", c_selection="two-stage"), "formulation='svm' only"),
     (dict(formulation="svm", c_selection="two-stage", C=WIDE_C, selection="slope"), "selection must be 'cv'"),
 ])
 def test_bad_c_selection_is_refused(problem, params, match):
     X, y, *_ = problem
     with pytest.raises(ValueError, match=match):
         KernelProjectionMachine(**params).fit(X, y)
+
+
+def test_auto_formulation_is_the_svm_with_cv_and_the_paper_otherwise(problem):
+    X, y, *_ = problem
+    default = KernelProjectionMachine(sigma=1.0, random_state=3).fit(X, y)
+    explicit = KernelProjectionMachine(sigma=1.0, formulation="svm", C=np.logspace(-2, 3, 11),
+                                       c_selection="two-stage", random_state=3).fit(X, y)
+    assert default.formulation_ == "svm" and default.C_ in np.logspace(-2, 3, 11)
+    assert (default.dim_, default.C_) == (explicit.dim_, explicit.C_)
+    np.testing.assert_array_equal(default.decision_function(X), explicit.decision_function(X))
+    np.testing.assert_allclose(default.c_selection_curve_["C"], np.logspace(-2, 3, 11))
+    # every other rule fits the paper's hinge LP, which has no C
+    for kw in (dict(selection="slope"), dict(selection="penalty", penalty=0.01), dict(selection=3),
+               dict(early_stopping=True)):
+        m = KernelProjectionMachine(sigma=1.0, random_state=3, **kw).fit(X, y)
+        paper = KernelProjectionMachine(sigma=1.0, random_state=3, formulation="paper", **kw).fit(X, y)
+        assert m.formulation_ == "paper" and m.C_ is None and "C" not in m.selection_curve_
+        np.testing.assert_array_equal(m.decision_function(X), paper.decision_function(X))
+
+
+def test_default_c_grid_follows_the_c_rule(problem):
+    X, y, *_ = problem
+    joint = KernelProjectionMachine(sigma=1.0, c_selection="joint", random_state=3).fit(X, y)
+    assert sorted(set(joint.selection_curve_["C"])) == [0.1, 0.3, 1.0, 3.0, 10.0]
+    # the paper's KPM ignores C and c_selection
+    a = KernelProjectionMachine(sigma=1.0, formulation="paper", C=5.0, c_selection="joint",
+                                random_state=3).fit(X, y)
+    b = KernelProjectionMachine(sigma=1.0, formulation="paper", random_state=3).fit(X, y)
+    assert a.formulation_ == "paper" and (a.dim_, a.C_) == (b.dim_, None)

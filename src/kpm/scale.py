@@ -91,14 +91,19 @@ from ._kpm_engine import (
     selection_curve,
 )
 from ._lp_path import grow_path
+from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
+from ._svm_path import C_SELECTIONS, FORMULATIONS, resolve_formulation
+from ._svm_path import svm_c_errors, svm_c_grid, svm_fold_curves, svm_full_path
 from .exceptions import LPSolverError
 from .landmarks import LANDMARK_RULES, select_landmarks
+from .projection_machine import TWO_STAGE_MAX_SWEEPS
 from .rules import as_rule
 from .validation import (
     check_estimator_data,
     check_int,
     check_kernel_matrix,
     check_option,
+    check_positive_grid,
     check_real,
     check_samples,
     warn_if_degenerate_kernel,
@@ -134,6 +139,9 @@ _FITTED = (
     "slope_lambda_",
     "penalty_cv_curve_",
     "lp_fallbacks_",
+    "formulation_",
+    "C_",
+    "c_selection_curve_",
     "_curves",
 )
 
@@ -382,6 +390,12 @@ class _InMemoryData:
     def full_path(self, paths, grid, Y):
         return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
 
+    def fold_rows(self, fold):
+        """``(train, val)`` of a fold for :func:`kpm._svm_path.svm_fold_curves`: ``(F, Y)``
+        of its training rows and ``(F, Y, codes)`` of its validation rows."""
+        tr, va = self.splits[fold]
+        return (self.F[tr], self.Y[tr]), (self.F[va], self.Y[va], self.codes[va])
+
 
 def _fold_job(data, grid, lp_params, k):
     """CV work of fold ``k``: its paths on its training points and their curves.
@@ -417,6 +431,49 @@ class _FullPathCG:
     def __call__(self, grid, Y):
         paths, self.solvers = _grow_paths(self.data.solvers(self.lp_params), self.data.columns, grid)
         return self.data.full_path(paths, grid, Y)
+
+
+def _svm_fold_job(data, scale, grid, Cs, max_sweeps, k):
+    """``formulation='svm'``: the SVM paths of fold ``k`` for every C on the fold's training
+    rows of the features (the landmarks' eigenfunctions, not re-decomposed):
+    ``([FoldCurves per C], seconds)``."""
+    t0 = time.perf_counter()
+    train, val = data.fold_rows(k)
+    curves = svm_fold_curves(train, val, scale, grid, Cs, len(grid), f"fold {k}", max_sweeps=max_sweeps,
+                             block=_ROW_BLOCK)
+    return curves, time.perf_counter() - t0
+
+
+def _svm_stage_one_job(data, scale, Cs, k):
+    """``c_selection='two-stage'``: fold ``k``'s misclassified validation points of the SVM
+    at the largest D of the grid, per C."""
+    train, val = data.fold_rows(k)
+    return svm_c_errors(train, val, scale, Cs, max_sweeps=TWO_STAGE_MAX_SWEEPS)
+
+
+@dataclass
+class _FullPathSVM:
+    """``formulation='svm'``: the full-data SVM paths of one C on the in-memory features
+    ``F`` scaled by ``scale`` (:func:`kpm._svm_path.svm_full_path`), a ``(grid, Y) ->
+    FullPath`` solver for :class:`kpm._kpm_engine.KernelPaths`."""
+
+    data: object
+    scale: np.ndarray
+    C: float
+    max_sweeps: int
+
+    def __call__(self, grid, Y):
+        return svm_full_path(self.data.F, self.scale, Y, self.C, grid, max_sweeps=self.max_sweeps,
+                             row_block=_ROW_BLOCK)
+
+
+def _svm_stats(paths, folds):
+    """``lp_stats_`` of ``formulation='svm'``: the dual coordinate descent's sweeps over the
+    points at each D of the full-data path (one list per one-vs-rest problem with several
+    classes), and the folds' seconds."""
+    sweeps = [p.iterations.tolist() for p in paths]
+    return {"sweeps": sweeps[0] if len(sweeps) == 1 else sweeps,
+            "cv_fold_seconds": [o[1] for o in folds or []]}
 
 
 def _cv_error_table(kp, val_sizes, n):
@@ -455,6 +512,31 @@ class _NystroemBasis:
     projection: np.ndarray
     grid: np.ndarray
 
+    @property
+    def svm_scale(self):
+        """``sqrt(lambda_j / m)``: the eigenfunction columns scaled by it have the Nyström
+        kernel ``K(x, Z) U Λ^{-1} U^T K(Z, x')`` as their inner product (``formulation='svm'``)."""
+        return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / len(self.indices))
+
+
+@dataclass
+class _Family:
+    """The models of a fit: one :class:`KernelPaths` for the paper's LP, one per C for
+    ``formulation='svm'`` (``Cs[i]`` the C of ``paths[i]``; ``[None]`` for the LP), and
+    stage one's pooled CV errors per C of ``c_selection='two-stage'`` (over ``all_Cs``)."""
+
+    paths: list
+    Cs: object
+    stage_one: np.ndarray | None = None
+    all_Cs: object = None
+
+    def c_selection_curve(self):
+        """``c_selection_curve_``: stage one's CV error per C (None without stage one)."""
+        if self.stage_one is None:
+            return None
+        return {"kernel": np.zeros(len(self.all_Cs), dtype=int), "C": np.asarray(self.all_Cs, dtype=float),
+                "cv_error": self.stage_one}
+
 
 # --------------------------------------------------------------------------- estimator
 class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
@@ -464,6 +546,20 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     kernel matrix replaced by Nyström eigenfunctions of ``m`` landmarks and the hinge
     LPs solved by constraint generation over the points: the same selection rules,
     tie rule and one-vs-rest multi-class. See the module docstring for the method.
+
+    ``formulation='svm'`` goes beyond the KPM papers, as the exact KPM's option of that
+    name does (user guide, "Beyond the papers"): in each ``S_D`` it fits the soft-margin
+    SVM (intercept = the weight of a constant feature of value 1) on the eigenfunctions
+    scaled to ``sqrt(lambda_j / m) phi_j``, whose inner product is the Nyström kernel
+    ``k̃(x, x') = K(x, Z) U Λ^{-1} U^T K(Z, x')``: at D = the rank of ``K(Z, Z)`` (if
+    ``max_components`` reaches it) it is the kernel SVM with the kernel ``k̃ + 1``, and
+    with every training point a landmark, where ``k̃`` is ``k`` on the training points,
+    the kernel SVM with ``k + 1``. The paths along D are solved
+    in memory by warm-started dual coordinate descent (:mod:`kpm._svm_path`), and (D, C)
+    are chosen by the same CV. The default stays the paper's LP: its constraint generation
+    keeps only a working set of the points in the LPs and is what scales to millions of
+    points and to a Dask cluster; the SVM's descent sweeps over all the points, holds the
+    n x D features in memory, and is not available with ``client=``.
 
     Parameters
     ----------
@@ -503,6 +599,32 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         over the exact breakpoints of the folds' penalty paths.
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
+    formulation : {'paper', 'svm', 'auto'}, default='paper'
+        ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation (the
+        default here, unlike :class:`KernelProjectionMachine`: constraint generation is
+        what scales to millions of points and to a Dask cluster).
+        ``'svm'``: the soft-margin SVM restricted to ``S_D`` (beyond the papers; see above),
+        in memory, on the same D grid; ``lp_tol`` and ``init_working_set`` are then unused,
+        and ``client`` must be None. With several ``C`` the selection must be ``'cv'`` (the
+        penalty and slope rules compare training risks, which always favour the largest
+        C); with one C every rule works, on the curves of that C. ``'auto'``: as in
+        :class:`KernelProjectionMachine`, ``'svm'`` when D is chosen by CV (and no
+        ``client`` is given), ``'paper'`` otherwise; ``formulation_`` tells which ran.
+    C : float, sequence of float or None, default=None
+        ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
+        (sorted). None: the C rule's grid, as in :class:`KernelProjectionMachine`
+        (``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``, ``(0.1, 0.3, 1, 3, 10)`` for
+        ``'joint'``). The CV rule's ties go to the smaller D, then to the smaller C. Unused
+        by ``'paper'``.
+    c_selection : {'two-stage', 'joint'}, default='two-stage'
+        ``formulation='svm'`` with CV: how C is chosen, as in
+        :class:`KernelProjectionMachine`. ``'joint'``: (D, C) minimise the pooled CV error
+        over the whole grid. ``'two-stage'``: first C by the pooled CV error of the SVM at
+        the largest D of the grid (one solve per C and fold, warm-started along C; ties ->
+        the smaller C), then D by CV along the path of that C only; its paths allow
+        ``kpm.projection_machine.TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual
+        coordinate descent per D instead of 20. Meant for a wide C grid such as
+        ``numpy.logspace(-2, 3, 11)``.
     n_jobs : int, optional
         Folds run in parallel in joblib threads (HiGHS and BLAS release the GIL).
     memory_budget : int, optional
@@ -524,6 +646,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         only working-set rows and per-chunk sums reach the client. With ``cv`` an int
         the folds are stratified chunk by chunk (not scikit-learn's StratifiedKFold);
         a CV splitter must put every point in exactly one validation set.
+        ``formulation='paper'`` only (``'svm'`` with a client is a ``ValueError``).
     random_state : int, RandomState or None
         Seeds the landmarks, the folds and the initial working sets.
 
@@ -538,8 +661,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     n_components_grid_ : ndarray
     cv_error_ : ndarray or None
         Pooled CV 0-1 error (misclassified validation points of all folds / n) for
-        each D of the grid; NaN from the first D a fold's path did not reach; None
-        when the rule runs no CV.
+        each D of the grid (with ``formulation='svm'``: at the chosen C); NaN from the
+        first D a fold's path did not reach; None when the rule runs no CV.
     cv_errors_ : ndarray (n_folds, len(grid)) or None
         Each fold's validation error rate (NaN likewise).
     n_components_ : int
@@ -548,7 +671,16 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Per model (D of the grid up to the CV sweep's end): ``D``, ``kernel`` (0),
         ``cv_error``, ``hinge_risk`` and ``clipped_risk`` (training risks of the
         full-data path, NaN where it was not solved), ``criterion`` (``clipped_risk +
-        penalty_ * D``), as in :class:`KernelProjectionMachine`.
+        penalty_ * D``), as in :class:`KernelProjectionMachine`; with
+        ``formulation='svm'`` also ``C``: the models are the (C, D) pairs, in that order.
+    formulation_ : {'paper', 'svm'}
+        The formulation fitted (``formulation`` with ``'auto'`` resolved).
+    C_ : float or None
+        ``formulation='svm'``: the chosen C (None for the paper's LP).
+    c_selection_curve_ : dict of ndarray or None
+        ``c_selection='two-stage'`` with CV: stage one's pooled CV 0-1 error
+        (``cv_error``) per ``C`` (``kernel``: 0); None otherwise. ``selection_curve_``
+        then holds the models of the chosen C only.
     penalty_ : float or None
         The ``lam`` used by the penalty or slope rule.
     slope_lambda_ : float or None
@@ -556,7 +688,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     penalty_cv_curve_ : dict
         ``penalty='cv'`` only: the candidate ``lam`` and their pooled CV errors.
     coef_ : ndarray (D,) or (n_classes, D)
-        ``β`` in eigenfunction coordinates (one row per one-vs-rest problem).
+        ``β`` in eigenfunction coordinates (one row per one-vs-rest problem; with
+        ``formulation='svm'``, ``β_j = sqrt(λ_j / m) w_j`` for the SVM's weights ``w``).
     intercept_ : float or ndarray (n_classes,)
     projection_ : ndarray (m, max D of the grid)
         ``P = sqrt(m) U Λ^{-1}``: eigenfunction features are ``K(x, Z) @ P``.
@@ -569,6 +702,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Working-set sizes, rounds, certificate gaps and simplex iterations of the
         full-data path (lists over its dimensions; one list per one-vs-rest problem
         for more than two classes), and the CV folds' seconds and working-set sizes.
+        With ``formulation='svm'``: ``sweeps``, the dual coordinate descent's sweeps over
+        the points at each D of the chosen C's full-data path (per problem likewise), and
+        ``cv_fold_seconds``.
     lp_failures_ : list of dict
         Paths that ended because no LP solver solved a dimension (HiGHS's dual
         simplex warm and cold, its interior point method, then the exact KPM's path
@@ -637,6 +773,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         cv=5,
         penalty="cv",
         slope_factor=2.0,
+        formulation="paper",
+        C=None,
+        c_selection="two-stage",
         n_jobs=None,
         memory_budget=None,
         eig_tol=None,
@@ -659,6 +798,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.penalty = penalty
         self.slope_factor = slope_factor
+        self.formulation = formulation
+        self.C = C
+        self.c_selection = c_selection
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.eig_tol = eig_tol
@@ -706,6 +848,24 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if self.eig_tol is not None:
             check_real(self.eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
         check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
+        check_option(self.formulation, "formulation", FORMULATIONS)
+        if self.C is not None:
+            check_positive_grid(self.C, "C")
+        check_option(self.c_selection, "c_selection", C_SELECTIONS)
+        if self.formulation == "svm" and self.client is not None:
+            raise ValueError(
+                "formulation='svm' is not supported with client= (the distributed fit solves the "
+                "paper's hinge LP by constraint generation); fit the SVM in memory (client=None; "
+                "a Dask X is then computed into memory) or use formulation='paper'"
+            )
+
+    def _C_grid(self, rule):
+        """The C values of ``formulation='svm'`` (``[None]`` for the paper's LP)."""
+        return svm_c_grid(self.C, self.c_selection, rule, self.selection) if self.formulation_ == "svm" else [None]
+
+    def _svm_sweeps(self):
+        """Sweeps per grid D of the SVM paths, as in the exact KPM: more with the two-stage rule."""
+        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else SVM_MAX_SWEEPS
 
     def _grid(self, r):
         if self.n_components_grid is None:
@@ -897,6 +1057,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 delattr(self, a)
         self._validate_params()
         rule = as_rule(self.selection, self.penalty, self.slope_factor)
+        # (the distributed fit is the constraint-generation LP)
+        self.formulation_ = resolve_formulation(self.formulation, rule, lp_only=self.client is not None)
+        Cs = self._C_grid(rule)
         client = _check_client(self.client)
         t_all = time.perf_counter()
         X, y, n_features_in = self._check_data(X, y, distributed=client is not None)
@@ -904,22 +1067,24 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         block_rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
         dask = client is not None or _is_dask_array(X)
         with _dask_errors(client) if dask else contextlib.nullcontext():
-            classes, data, kp, choice, out, val_sizes, timings = self._fit_paths(X, y, rule, seeds, block_rows,
-                                                                                 client)
+            classes, data, fam, choice, out, val_sizes, timings = self._fit_paths(X, y, rule, Cs, seeds,
+                                                                                  block_rows, client)
             timings["total"] = time.perf_counter() - t_all
             self.classes_ = classes
-            self._set_model(kp, choice, X.shape[0], val_sizes)
-            self.lp_stats_ = _lp_stats(kp.solve_path.solvers, out)
+            self._set_model(fam, choice, X.shape[0], val_sizes)
+            kp = fam.paths[choice.kernel_index]
+            self.lp_stats_ = (_lp_stats(kp.solve_path.solvers, out) if self.formulation_ == "paper"
+                              else _svm_stats(kp.full.paths, out))
             self.timings_ = timings
             self.block_rows_ = block_rows
             self.n_features_in_ = n_features_in
             self._warn_fit(data, y)
         return self
 
-    def _fit_paths(self, X, y, rule, seeds, block_rows, client):
+    def _fit_paths(self, X, y, rule, Cs, seeds, block_rows, client):
         """Basis, features (in memory, or on the workers with a client), the CV folds' curves,
         the full-data paths the rule needs and its choice:
-        ``(classes, data, KernelPaths, choice, fold outputs, validation sizes, timings)``."""
+        ``(classes, data, _Family, choice, fold outputs, validation sizes, timings)``."""
         if client is None:
             classes, codes, Y = one_vs_rest(y, "NystroemKPM")
             splits = self._splits(codes, len(classes), int(seeds[2])) if rule.needs_cv else None
@@ -938,19 +1103,49 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
                          random_state=int(seeds[3]))
         t = time.perf_counter()
-        out = None if val_sizes is None else self._cross_validate(data, len(val_sizes), basis.grid, lp_params)
+        if self.formulation_ == "svm":
+            fam, out = self._svm_family(data, basis, Cs, val_sizes)
+        else:
+            out = None if val_sizes is None else self._cross_validate(data, len(val_sizes), basis.grid, lp_params)
+            kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid),
+                             solve_path=_FullPathCG(data, lp_params))
+            if out is not None:
+                kp.folds = [o[0] for o in out]
+                kp.n_used = cv_extent(kp.folds)
+            fam = _Family([kp], Cs)
         timings["cv"] = time.perf_counter() - t
-        kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), solve_path=_FullPathCG(data, lp_params))
-        if out is not None:
-            kp.folds = [o[0] for o in out]
-            kp.n_used = cv_extent(kp.folds)
         t = time.perf_counter()
-        choice = select_model([kp], rule, Y)
+        choice = select_model(fam.paths, rule, Y)
         timings["final_fit"] = time.perf_counter() - t
-        return classes, data, kp, choice, out, val_sizes, timings
+        return classes, data, fam, choice, out, val_sizes, timings
 
-    def _set_model(self, kp, choice, n, val_sizes):
+    def _svm_family(self, data, basis, Cs, val_sizes):
+        """``formulation='svm'``: one :class:`KernelPaths` per C (with ``c_selection='two-stage'``
+        and CV: one, for the C of stage one), with the folds' curves when the rule runs CV:
+        ``(_Family, fold outputs)``."""
+        from joblib import Parallel, delayed
+
+        scale, grid, sweeps = basis.svm_scale, basis.grid, self._svm_sweeps()
+        n_folds = 0 if val_sizes is None else len(val_sizes)
+        stage_one, all_Cs = None, Cs
+        if n_folds and self.c_selection == "two-stage":
+            stage_one = sum(Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(_svm_stage_one_job)(data, scale, Cs, k) for k in range(n_folds)
+            )) / data.F.shape[0]
+            Cs = Cs[[int(np.argmin(stage_one))]]  # first minimum: ties -> the smaller C
+        kps = [KernelPaths(basis=basis, grid=grid, n_used=len(grid), solve_path=_FullPathSVM(data, scale, C, sweeps))
+               for C in Cs]
+        out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_svm_fold_job)(data, scale, grid, Cs, sweeps, k) for k in range(n_folds)
+        )
+        for i, kp in enumerate(kps if n_folds else []):
+            kp.folds = [o[0][i] for o in out]
+            kp.n_used = cv_extent(kp.folds)
+        return _Family(kps, Cs, stage_one, all_Cs), out or None
+
+    def _set_model(self, fam, choice, n, val_sizes):
         """The fitted attributes: the basis, the curves, the rule's outputs, the chosen model."""
+        kp = fam.paths[choice.kernel_index]
         basis, full, D = kp.basis, kp.full, choice.dim
         self.landmark_indices_ = basis.indices
         self.landmarks_ = basis.landmarks
@@ -958,15 +1153,21 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.eigenvalues_ = basis.eigenvalues
         self.projection_ = basis.projection
         self.n_components_grid_ = kp.grid
-        self._curves = curves = model_curves([kp], n)
+        self._curves = curves = model_curves(fam.paths, n)
         self.cv_errors_, self.cv_error_ = _cv_error_table(kp, val_sizes, n)
         self.lp_failures_ = kp.failures
         self.lp_fallbacks_ = int(kp.fallbacks)
+        C = fam.Cs[choice.kernel_index]
+        self.C_ = None if C is None else float(C)
+        self.c_selection_curve_ = fam.c_selection_curve()
         self.penalty_ = choice.penalty
         self.slope_lambda_ = choice.slope_lambda
         if choice.penalty_cv_curve is not None:
             self.penalty_cv_curve_ = choice.penalty_cv_curve
         self.selection_curve_ = selection_curve(curves, self.penalty_)
+        if self.formulation_ == "svm":
+            self.selection_curve_["kernel"] = np.zeros(len(curves.D), dtype=int)
+            self.selection_curve_["C"] = np.asarray(fam.Cs, dtype=float)[curves.kernel]
         self.n_components_ = D
         coefs = [p.coef_at(D) for p in full.paths]
         coef = np.array([beta for beta, _ in coefs])
@@ -1018,7 +1219,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         -------
         Choice
             ``dim`` and ``index`` (the row of ``selection_curve_``) of the chosen model,
-            with the rule's ``penalty`` / ``slope_lambda``.
+            with the rule's ``penalty`` / ``slope_lambda``; with ``formulation='svm'``,
+            ``kernel_index`` is the position of the model's C among the fit's C values.
         """
         check_is_fitted(self)
         rule = as_rule(rule, self.penalty, self.slope_factor)

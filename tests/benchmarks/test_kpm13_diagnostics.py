@@ -49,7 +49,7 @@ def test_diagnostics_one_realization(tmp_path, data_dir):
     base = stored["fits"]["thyroid/r001/s1.0000/uncentred"]
     s = load_raetsch("thyroid", 1, data_dir=data_dir)
     model = KernelProjectionMachine(sigma=sigma, selection="cv", random_state=1,
-                                    cv_duplicates="split").fit(s.X_train, s.y_train)
+                                    cv_duplicates="split", formulation="paper").fit(s.X_train, s.y_train)
     assert base["D_cv"] == model.dim_
     assert base["error_cv"] == pytest.approx(100 * np.mean(model.predict(s.X_test) != s.y_test))
     assert row["matches_reference"] == 1

@@ -32,7 +32,7 @@ def test_sweep_one_split_matches_direct_fits(tmp_path):
         warnings.simplefilter("ignore")
         direct = {
             "KPM (slope)": KernelProjectionMachine(sigma=sigma, selection="slope",
-                                                   random_state=0).fit(Xtr, ytr),
+                                                   random_state=0, formulation="paper").fit(Xtr, ytr),
             "KernelPCRClassifier": KernelPCRClassifier(sigma=sigma, random_state=0).fit(Xtr, ytr),
         }
     for name, est in direct.items():

@@ -52,7 +52,8 @@ def test_cell_recomputed_from_json(report):
 
 def test_svm_formulation_column(report):
     out, data = report
-    results = json.loads(next((out / "runs").glob("kpm13svm-*.json")).read_text())["results"]
+    st = kpm13.Settings(datasets=["heart", "titanic"], n_realizations=2, out=out, progress=False)
+    results = json.loads(kpm13.svm_results_path(st, "joint").read_text())["results"]
     per_set = data["svm_formulation_rows"]["joint"]
     assert [r["dataset"] for r in per_set] == ["heart", "titanic"]
     for row in per_set:
@@ -60,7 +61,9 @@ def test_svm_formulation_column(report):
         assert row["n"] == 2 and row["kpm_svm"]["mean"] == pytest.approx(np.mean(errs))
         svm = [p["svm"]["error"] for p in data["per_realization"][row["dataset"]]]
         assert row["gap"][0] == pytest.approx(np.mean(errs) - np.mean(svm))
-    assert "Beyond the papers" in (out / "kpm_13.md").read_text()
+    md = (out / "kpm_13.md").read_text()
+    assert "C rule `joint`)" in md and "C rule `two-stage`; the estimator default with D by CV)" in md
+    assert set(data["svm_formulation_rows"]) == {"joint", "two-stage"}
 
 
 def test_svm_formulation_task_matches_the_estimator():

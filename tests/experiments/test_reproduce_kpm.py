@@ -142,7 +142,7 @@ def test_combined_kpm_fit_equals_separate_fits(data_dir):
     s = load_raetsch("heart", 2, data_dir=data_dir)
     for sel, key in (("cv", "cv"), ("slope", "slope"), ("penalty", "penalty")):
         m = KernelProjectionMachine(sigma=kt.SIGMAS["heart"], selection=sel, max_dim=15,
-                                    random_state=2).fit(s.X_train, s.y_train)
+                                    random_state=2, formulation="paper").fit(s.X_train, s.y_train)
         assert m.dim_ == r[key]["D"], sel
         assert 100 * np.mean(m.predict(s.X_test) != s.y_test) == pytest.approx(r[key]["error"])
     assert len(r["test_error_path"]) == 15

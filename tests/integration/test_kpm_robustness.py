@@ -35,7 +35,7 @@ def test_unscaled_breast_cancer_fits_and_says_why(breast_cancer_split, solver):
     Xtr, Xte, ytr, yte = breast_cancer_split
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver=solver).fit(Xtr, ytr)
+        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver=solver, formulation="paper").fit(Xtr, ytr)
     kinds = {w.category for w in caught}
     assert DegenerateKernelWarning in kinds
     assert np.all(np.isfinite(m.decision_function(Xte)))
@@ -68,7 +68,7 @@ def test_solver_failure_ends_the_path_loudly(monkeypatch, solver):
     X, y = make_moons(120, noise=0.3, random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m = KernelProjectionMachine(sigma=0.5, random_state=0, lp_solver=solver, early_stopping=False).fit(X, y)
+        m = KernelProjectionMachine(sigma=0.5, random_state=0, lp_solver=solver, early_stopping=False, formulation="paper").fit(X, y)
     assert m.lp_failures_ and min(f["dim"] for f in m.lp_failures_) == 6
     assert all("simulated failure" in f["error"] for f in m.lp_failures_)
     _assert_failures_reported(m, caught)
@@ -78,7 +78,7 @@ def test_solver_failure_ends_the_path_loudly(monkeypatch, solver):
 def test_one_class_model_warns(breast_cancer_split):
     Xtr, _, ytr, _ = breast_cancer_split
     with pytest.warns(DegenerateModelWarning, match="predicts the single class"):
-        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver="simplex").fit(Xtr, ytr)
+        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver="simplex", formulation="paper").fit(Xtr, ytr)
     assert len(np.unique(m.predict(Xtr))) == 1
 
 
@@ -89,7 +89,7 @@ def test_unseeded_fits_never_raise(breast_cancer_split, repeat):
     Xtr, _, ytr, _ = breast_cancer_split
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        KernelProjectionMachine(sigma=2.0).fit(Xtr, ytr)
+        KernelProjectionMachine(sigma=2.0, formulation="paper").fit(Xtr, ytr)
 
 
 @pytest.mark.slow
@@ -98,7 +98,7 @@ def test_grid_search_scores_are_finite(breast_cancer_split):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gs = GridSearchCV(
-            KernelProjectionMachine(random_state=0), {"sigma": [2.0, 3.0, 300.0]}, cv=3, error_score="raise"
+            KernelProjectionMachine(random_state=0, formulation="paper"), {"sigma": [2.0, 3.0, 300.0]}, cv=3, error_score="raise"
         ).fit(Xtr, ytr)
     assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
     assert gs.best_params_["sigma"] == 300.0
@@ -117,7 +117,7 @@ def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled):
     sigma = factor * median_sigma(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        m = KernelProjectionMachine(sigma=sigma, random_state=0, cv_duplicates="split").fit(X, split.y_train)
+        m = KernelProjectionMachine(sigma=sigma, random_state=0, cv_duplicates="split", formulation="paper").fit(X, split.y_train)
     err = np.mean(m.predict(Xt) != split.y_test)
     majority = np.mean(split.y_test != (1 if np.mean(split.y_train > 0) >= 0.5 else -1))  # 40.25 %
     assert err < majority - 0.05
@@ -137,13 +137,13 @@ def test_every_solver_failing_ends_the_path_loudly(monkeypatch):
     monkeypatch.setattr(kpm._lp_path.HingeLP, "solve", failing_solve)
     for selection in ("cv", "penalty", "slope", 8):
         with pytest.warns(ConvergenceWarning, match="D=5"):
-            m = KernelProjectionMachine(sigma=0.5, selection=selection, random_state=0).fit(X, y)
+            m = KernelProjectionMachine(sigma=0.5, selection=selection, random_state=0, formulation="paper").fit(X, y)
         assert m.dim_ <= 4
         assert m.selection_curve_["D"].max() == 4
         assert {f["dim"] for f in m.lp_failures_} == {5}
         assert m.lp_failures_[0]["error"].startswith("simulated failure of every solver [the largest coefficient")
     with pytest.warns(ConvergenceWarning):
-        m = KernelProjectionMachine(sigma=0.5, early_stopping=True, random_state=0).fit(X, y)
+        m = KernelProjectionMachine(sigma=0.5, early_stopping=True, random_state=0, formulation="paper").fit(X, y)
     assert m.dim_ <= 4
 
 
@@ -151,7 +151,7 @@ def test_no_failures_recorded_on_ordinary_data():
     X, y = make_moons(200, noise=0.3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        m = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
+        m = KernelProjectionMachine(sigma=0.5, random_state=0, formulation="paper").fit(X, y)
     assert m.lp_failures_ == []
 
 
@@ -170,8 +170,8 @@ def test_memory_layout_and_container_give_identical_models(make):
         pd = pytest.importorskip("pandas")
         other = pd.DataFrame({f"f{j}": X[:, j] for j in range(X.shape[1])})
     sigma = median_sigma(X)
-    a = KernelProjectionMachine(sigma=sigma, random_state=0).fit(X, y)
-    b = KernelProjectionMachine(sigma=sigma, random_state=0).fit(other, y)
+    a = KernelProjectionMachine(sigma=sigma, random_state=0, formulation="paper").fit(X, y)
+    b = KernelProjectionMachine(sigma=sigma, random_state=0, formulation="paper").fit(other, y)
     assert a.dim_ == b.dim_
     np.testing.assert_array_equal(a.alpha_, b.alpha_)
     assert a.intercept_ == b.intercept_
@@ -187,10 +187,10 @@ def _copies(seed):
 def test_duplicated_samples_warn_by_default():
     _, _, Xd, yd, _, _ = _copies(0)
     with pytest.warns(UserWarning, match="cv_duplicates='group'"):
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0).fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, formulation="paper").fit(Xd[:300], yd[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split").fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split", formulation="paper").fit(Xd[:300], yd[:300])
 
 
 @pytest.mark.slow
@@ -198,9 +198,9 @@ def test_grouped_folds_undo_the_bias_of_copies():
     # 200 distinct points x 10 copies: copies on both sides of a fold make CV pick D ~ 30
     # (test accuracy 0.86 against 0.91 on the distinct points); grouped folds do not
     X, y, Xd, yd, Xt, yt = _copies(0)
-    distinct = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y).score(Xt, yt)
-    split = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="split").fit(Xd, yd)
-    group = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="group").fit(Xd, yd)
+    distinct = KernelProjectionMachine(sigma=0.5, random_state=0, formulation="paper").fit(X, y).score(Xt, yt)
+    split = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="split", formulation="paper").fit(Xd, yd)
+    group = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="group", formulation="paper").fit(Xd, yd)
     assert group.score(Xt, yt) >= distinct - 0.01
     assert group.score(Xt, yt) >= split.score(Xt, yt) + 0.02
     assert group.dim_ < split.dim_
@@ -216,7 +216,7 @@ def test_grouped_folds_receive_the_duplicate_groups():
             seen.append(groups)
             return super().split(X, y, groups)
 
-    KernelProjectionMachine(sigma=0.5, max_dim=10, cv=Recording(4), cv_duplicates="group").fit(Xd, yd)
+    KernelProjectionMachine(sigma=0.5, max_dim=10, cv=Recording(4), cv_duplicates="group", formulation="paper").fit(Xd, yd)
     groups = seen[0]
     assert len(np.unique(groups)) == 40
     for tr, va in Recording(4).split(Xd, yd, groups):
@@ -226,7 +226,7 @@ def test_grouped_folds_receive_the_duplicate_groups():
 def test_bad_cv_duplicates_option():
     X, y = make_moons(40, random_state=0)
     with pytest.raises(ValueError, match="cv_duplicates must be one of"):
-        KernelProjectionMachine(cv_duplicates="yes").fit(X, y)
+        KernelProjectionMachine(cv_duplicates="yes", formulation="paper").fit(X, y)
 
 
 def _gram(n=30, seed=0):
@@ -248,12 +248,12 @@ def _gram(n=30, seed=0):
 def test_bad_precomputed_kernels_are_rejected(corrupt, match):
     K, y = _gram()
     with pytest.raises(ValueError, match=match):
-        KernelProjectionMachine(kernel="precomputed", max_dim=3).fit(corrupt(K), y)
+        KernelProjectionMachine(kernel="precomputed", max_dim=3, formulation="paper").fit(corrupt(K), y)
 
 
 def test_precomputed_kernel_at_predict_is_checked():
     K, y = _gram()
-    m = KernelProjectionMachine(kernel="precomputed", max_dim=3, cv=3, random_state=0).fit(K, y)
+    m = KernelProjectionMachine(kernel="precomputed", max_dim=3, cv=3, random_state=0, formulation="paper").fit(K, y)
     with pytest.raises(ValueError, match="columns|features"):
         m.predict(K[:, :-2])
     with pytest.raises(ValueError, match="NaN"):
@@ -264,10 +264,10 @@ def test_precomputed_kernel_at_predict_is_checked():
 def test_tiny_and_huge_magnitudes_give_the_same_model(scale):
     # powers of two: the scaled arithmetic is exact, so the model must be the same
     X, y = make_moons(80, noise=0.2, random_state=0)
-    ref = KernelProjectionMachine(sigma="median", max_dim=10, random_state=0).fit(X, y)
+    ref = KernelProjectionMachine(sigma="median", max_dim=10, random_state=0, formulation="paper").fit(X, y)
     for params in ({"sigma": "median"}, {}):
-        m = KernelProjectionMachine(max_dim=10, random_state=0, **params).fit(X * scale, y)
-        ref = KernelProjectionMachine(max_dim=10, random_state=0, **params).fit(X, y)
+        m = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation="paper").fit(X * scale, y)
+        ref = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation="paper").fit(X, y)
         assert m.dim_ == ref.dim_
         np.testing.assert_array_equal(m.decision_function(X * scale), ref.decision_function(X))
 
@@ -278,7 +278,7 @@ def test_unrepresentable_widths_fail_clearly(scale, params):
     # widths of ~1e+-160 give gamma = 1/(2 sigma^2) outside float64
     X, y = make_moons(80, noise=0.2, random_state=0)
     with pytest.raises(ValueError, match="float64"):
-        KernelProjectionMachine(max_dim=10, **params).fit(X * scale, y)
+        KernelProjectionMachine(max_dim=10, **params, formulation="paper").fit(X * scale, y)
 
 
 def test_callable_kernel_matrices_are_checked_like_precomputed_ones():
@@ -289,13 +289,13 @@ def test_callable_kernel_matrices_are_checked_like_precomputed_ones():
         return np.cos(3 * (A[:, :1] - B[:, :1].T)) - 0.9 * np.sign(A[:, :1] @ B[:, :1].T)
 
     with pytest.raises(ValueError, match="callable kernel is not positive semi-definite"):
-        KernelProjectionMachine(kernel=not_psd, max_dim=5).fit(X, y)
+        KernelProjectionMachine(kernel=not_psd, max_dim=5, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="not symmetric"):
-        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5).fit(X, y)
+        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5, formulation="paper").fit(X, y)
 
 
 @pytest.mark.parametrize("param, value", [("centered", "no"), ("early_stopping", None), ("n_jobs", 1.5), ("n_jobs", 0)])
 def test_flags_and_n_jobs_are_validated(param, value):
     X, y = make_moons(40, random_state=0)
     with pytest.raises(ValueError, match=param):
-        KernelProjectionMachine(max_dim=5, **{param: value}).fit(X, y)
+        KernelProjectionMachine(max_dim=5, **{param: value}, formulation="paper").fit(X, y)

@@ -133,9 +133,9 @@ def register_kpm13(reproduce):
             help="Realizations 1..N for the column of the KPM's formulation='svm' (default: "
                  "those of the other columns; 0: none)."),
         svm_c_rules: str = typer.Option(
-            "joint", "--svm-c-rules",
+            "two-stage,joint", "--svm-c-rules",
             help="Comma-separated C rules of the formulation='svm' columns, one column each: "
-                 "joint, two-stage."),
+                 "two-stage (the estimator's default), joint."),
         out: Path = options.out("report and the task results (runs/)"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),

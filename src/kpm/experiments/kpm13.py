@@ -53,6 +53,7 @@ from kpm.experiments.kpm_tables import C_GRID, SCHEMAS, kpm_all_task, svm_cv_tas
 from kpm.experiments.provenance import header
 from kpm.experiments.runner import (Task, atomic_write_json, atomic_write_text, load_results,
                                     require_results, run_tasks)
+from kpm.projection_machine import DEFAULT_C, KernelProjectionMachine
 
 __all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "SVM_C_RULES", "Settings", "pair_task", "svm_formulation_task",
            "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
@@ -96,14 +97,14 @@ class Settings:
         Realizations 1..N of each set (capped by ``n_realizations``) for the column of the
         KPM's ``formulation='svm'`` (the SVM restricted to S_D, beyond the papers);
         default: those of the other columns; 0: no such column.
-    svm_c_rules : sequence of str, default ('joint',)
+    svm_c_rules : sequence of str, default ('two-stage', 'joint')
         The C rules (:data:`SVM_C_RULES`) of the ``formulation='svm'`` columns, one column each.
     out, data_dir, jobs, resume, progress, report_only, command : as in ``kpm_tables``.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, max_dim=None, cv=5,
                  out="kpm-results", data_dir=None, jobs=1, resume=False, progress=True,
-                 report_only=False, command=None, svm_realizations=None, svm_c_rules=("joint",)):
+                 report_only=False, command=None, svm_realizations=None, svm_c_rules=("two-stage", "joint")):
         from kpm.datasets import n_realizations as _nr
 
         self.datasets = tuple(str(d).strip().lower().replace("-", "_")
@@ -154,13 +155,11 @@ def pair_task(dataset, realization, sigma, C_grid, cv=5, max_dim=None, data_dir=
             "svm": svm_cv_task(dataset, realization, sigma, C_grid, cv=cv, data_dir=data_dir)}
 
 
-#: C grid of the KPM's ``formulation='svm'`` column with the joint rule (the estimator's default).
-SVM_FORMULATION_C = (0.1, 0.3, 1.0, 3.0, 10.0)
-#: The C rules of the ``formulation='svm'`` columns: the estimator's ``c_selection`` and C grid.
-SVM_C_RULES = {
-    "joint": {"c_selection": "joint", "C": SVM_FORMULATION_C},
-    "two-stage": {"c_selection": "two-stage", "C": tuple(float(c) for c in np.logspace(-2, 3, 11))},
-}
+#: The C rules of the ``formulation='svm'`` columns: the estimator's ``c_selection`` and its
+#: default C grid for that rule (:data:`kpm.projection_machine.DEFAULT_C`).
+SVM_C_RULES = {rule: {"c_selection": rule, "C": C} for rule, C in DEFAULT_C.items()}
+#: C grid of the KPM's ``formulation='svm'`` column with the joint rule.
+SVM_FORMULATION_C = SVM_C_RULES["joint"]["C"]
 
 
 def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None, c_rule="joint"):
@@ -175,7 +174,6 @@ def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None, c_rul
     import time
 
     from kpm.datasets import load_raetsch
-    from kpm.projection_machine import KernelProjectionMachine
 
     s = load_raetsch(dataset, realization, data_dir=data_dir)
     t0 = time.perf_counter()
@@ -351,7 +349,9 @@ def _svm_formulation_markdown(rows, c_rule):
     if not done:
         return []
     Cs = SVM_C_RULES[c_rule]["C"]
-    md = ["", f"## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`, C rule `{c_rule}`)", "",
+    default = KernelProjectionMachine().get_params()["c_selection"] == c_rule
+    md = ["", f"## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`, C rule `{c_rule}`"
+          f"{'; the estimator default with D by CV' if default else ''})", "",
           "`KernelProjectionMachine(formulation='svm')`: in each S_D the soft-margin SVM on the "
           f"kernel-PCA features (at D = rank, the kernel SVM), {_C_RULE_TEXT[c_rule]}, "
           f"C in {{{', '.join(f'{c:.3g}' for c in Cs)}}}. Every column of "

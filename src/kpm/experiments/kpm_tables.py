@@ -265,7 +265,7 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
 
     s = _split(dataset, realization, data_dir)
     kw = dict(kernel="rbf", sigma=sigma, selection=selection, cv=cv, random_state=realization,
-              cv_duplicates="split")
+              cv_duplicates="split", formulation="paper")
     if selection == "penalty":
         kw["penalty"] = "cv"
     kw.update(params or {})
@@ -322,7 +322,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=cv, max_dim=max_dim,
                                     slope_factor=slope_factor, random_state=realization,
-                                    cv_duplicates="split", **(params or {}))
+                                    cv_duplicates="split", **{"formulation": "paper", **(params or {})})
     model.fit(s.X_train, s.y_train)
     t1 = time.perf_counter()
     curve = model.selection_curve_
@@ -354,7 +354,7 @@ def kpm_fixed_task(dataset, realization, sigma, D, data_dir=None, params=None):
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection=int(D),
-                                    random_state=realization, **(params or {}))
+                                    random_state=realization, **{"formulation": "paper", **(params or {})})
     model.fit(s.X_train, s.y_train)
     err = _pct(s.y_test, model.predict(s.X_test))
     return {"error": err, "D": int(model.dim_), "published": s.published,
@@ -856,7 +856,7 @@ def _kpm_panel(ax, st, s, sigma, realization):
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,
                                     random_state=realization, cv_duplicates="split",
-                                    **st.kpm_params).fit(s.X_train, s.y_train)
+                                    **{"formulation": "paper", **st.kpm_params}).fit(s.X_train, s.y_train)
     d_cv = model.select_dim(CV()).dim
     selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
                     title=f"KPM, flare_solar, realization {realization}")
