@@ -373,7 +373,8 @@ def _svm_formulation_markdown(rows, c_rule):
            "time per realization of the full model selection, one BLAS thread, each column from "
            "the run that computed it (the SVM's from the main table's run): where the machine's "
            "load differed between those runs the two are not comparable; "
-           "`benchmarks/bench_kpm.py --variants exact svm` times both in one run."]
+           "`benchmarks/bench_kpm.py --variants default exact` times the estimator's default and "
+           "the papers' KPM against the SVM in one run."]
     return md
 
 
