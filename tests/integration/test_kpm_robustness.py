@@ -18,6 +18,10 @@ from kpm.datasets import load_raetsch
 from kpm.kernels import median_sigma
 
 
+#: The papers' LP and the default (with D by CV: the SVM restricted to S_D).
+FORMULATIONS = ["paper", "auto"]
+
+
 @pytest.fixture(scope="module")
 def breast_cancer_split():
     X, y = load_breast_cancer(return_X_y=True)
@@ -75,38 +79,42 @@ def test_solver_failure_ends_the_path_loudly(monkeypatch, solver):
     assert m.dim_ <= 5 and np.all(np.isfinite(m.decision_function(X)))
 
 
-def test_one_class_model_warns(breast_cancer_split):
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_one_class_model_warns(breast_cancer_split, formulation):
     Xtr, _, ytr, _ = breast_cancer_split
     with pytest.warns(DegenerateModelWarning, match="predicts the single class"):
-        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver="simplex", formulation="paper").fit(Xtr, ytr)
+        m = KernelProjectionMachine(sigma=3.0, random_state=0, lp_solver="simplex", formulation=formulation).fit(Xtr, ytr)
     assert len(np.unique(m.predict(Xtr))) == 1
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.slow
 @pytest.mark.parametrize("repeat", range(3))
-def test_unseeded_fits_never_raise(breast_cancer_split, repeat):
+def test_unseeded_fits_never_raise(breast_cancer_split, repeat, formulation):
     # sigma = 2, random_state=None failed one run in three (the CV folds decide)
     Xtr, _, ytr, _ = breast_cancer_split
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        KernelProjectionMachine(sigma=2.0, formulation="paper").fit(Xtr, ytr)
+        KernelProjectionMachine(sigma=2.0, formulation=formulation).fit(Xtr, ytr)
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.slow
-def test_grid_search_scores_are_finite(breast_cancer_split):
+def test_grid_search_scores_are_finite(breast_cancer_split, formulation):
     Xtr, _, ytr, _ = breast_cancer_split
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gs = GridSearchCV(
-            KernelProjectionMachine(random_state=0, formulation="paper"), {"sigma": [2.0, 3.0, 300.0]}, cv=3, error_score="raise"
+            KernelProjectionMachine(random_state=0, formulation=formulation), {"sigma": [2.0, 3.0, 300.0]}, cv=3, error_score="raise"
         ).fit(Xtr, ytr)
     assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
     assert gs.best_params_["sigma"] == 300.0
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.slow
 @pytest.mark.parametrize("name, factor, scaled", [("flare_solar", 0.3, False), ("flare_solar", 3.0, True)])
-def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled):
+def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled, formulation):
     # flare_solar (90 distinct inputs among 666): at these widths all solvers failed near
     # the floor of the hinge risk, where the optimal coefficients pass 1e8
     split = load_raetsch(name, 1, data_dir=data_dir)
@@ -117,7 +125,7 @@ def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled):
     sigma = factor * median_sigma(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        m = KernelProjectionMachine(sigma=sigma, random_state=0, cv_duplicates="split", formulation="paper").fit(X, split.y_train)
+        m = KernelProjectionMachine(sigma=sigma, random_state=0, cv_duplicates="split", formulation=formulation).fit(X, split.y_train)
     err = np.mean(m.predict(Xt) != split.y_test)
     majority = np.mean(split.y_test != (1 if np.mean(split.y_train > 0) >= 0.5 else -1))  # 40.25 %
     assert err < majority - 0.05
@@ -155,8 +163,9 @@ def test_no_failures_recorded_on_ordinary_data():
     assert m.lp_failures_ == []
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize("make", ["fortran", "list", "dataframe", "strided"])
-def test_memory_layout_and_container_give_identical_models(make):
+def test_memory_layout_and_container_give_identical_models(make, formulation):
     X, y = load_breast_cancer(return_X_y=True)
     X = (X[:200] - X[:200].mean(axis=0)) / X[:200].std(axis=0)
     y = y[:200]
@@ -170,8 +179,8 @@ def test_memory_layout_and_container_give_identical_models(make):
         pd = pytest.importorskip("pandas")
         other = pd.DataFrame({f"f{j}": X[:, j] for j in range(X.shape[1])})
     sigma = median_sigma(X)
-    a = KernelProjectionMachine(sigma=sigma, random_state=0, formulation="paper").fit(X, y)
-    b = KernelProjectionMachine(sigma=sigma, random_state=0, formulation="paper").fit(other, y)
+    a = KernelProjectionMachine(sigma=sigma, random_state=0, formulation=formulation).fit(X, y)
+    b = KernelProjectionMachine(sigma=sigma, random_state=0, formulation=formulation).fit(other, y)
     assert a.dim_ == b.dim_
     np.testing.assert_array_equal(a.alpha_, b.alpha_)
     assert a.intercept_ == b.intercept_
@@ -184,13 +193,14 @@ def _copies(seed):
     return X, y, np.repeat(X, 10, axis=0), np.repeat(y, 10), Xt, yt
 
 
-def test_duplicated_samples_warn_by_default():
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_duplicated_samples_warn_by_default(formulation):
     _, _, Xd, yd, _, _ = _copies(0)
     with pytest.warns(UserWarning, match="cv_duplicates='group'"):
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, formulation="paper").fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, formulation=formulation).fit(Xd[:300], yd[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split", formulation="paper").fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split", formulation=formulation).fit(Xd[:300], yd[:300])
 
 
 @pytest.mark.slow
@@ -234,6 +244,7 @@ def _gram(n=30, seed=0):
     return X @ X.T + 1.0, (X[:, 0] > 0).astype(int)
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize(
     "corrupt, match",
     [
@@ -245,43 +256,47 @@ def _gram(n=30, seed=0):
         (lambda K: np.where(np.eye(len(K)) > 0, np.nan, K), "NaN"),
     ],
 )
-def test_bad_precomputed_kernels_are_rejected(corrupt, match):
+def test_bad_precomputed_kernels_are_rejected(corrupt, match, formulation):
     K, y = _gram()
     with pytest.raises(ValueError, match=match):
-        KernelProjectionMachine(kernel="precomputed", max_dim=3, formulation="paper").fit(corrupt(K), y)
+        KernelProjectionMachine(kernel="precomputed", max_dim=3, formulation=formulation).fit(corrupt(K), y)
 
 
-def test_precomputed_kernel_at_predict_is_checked():
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_precomputed_kernel_at_predict_is_checked(formulation):
     K, y = _gram()
-    m = KernelProjectionMachine(kernel="precomputed", max_dim=3, cv=3, random_state=0, formulation="paper").fit(K, y)
+    m = KernelProjectionMachine(kernel="precomputed", max_dim=3, cv=3, random_state=0, formulation=formulation).fit(K, y)
     with pytest.raises(ValueError, match="columns|features"):
         m.predict(K[:, :-2])
     with pytest.raises(ValueError, match="NaN"):
         m.predict(np.where(K > 5, np.nan, K))
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize("scale", [2.0**-300, 2.0**300])
-def test_tiny_and_huge_magnitudes_give_the_same_model(scale):
+def test_tiny_and_huge_magnitudes_give_the_same_model(scale, formulation):
     # powers of two: the scaled arithmetic is exact, so the model must be the same
     X, y = make_moons(80, noise=0.2, random_state=0)
-    ref = KernelProjectionMachine(sigma="median", max_dim=10, random_state=0, formulation="paper").fit(X, y)
+    ref = KernelProjectionMachine(sigma="median", max_dim=10, random_state=0, formulation=formulation).fit(X, y)
     for params in ({"sigma": "median"}, {}):
-        m = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation="paper").fit(X * scale, y)
-        ref = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation="paper").fit(X, y)
+        m = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation=formulation).fit(X * scale, y)
+        ref = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation=formulation).fit(X, y)
         assert m.dim_ == ref.dim_
         np.testing.assert_array_equal(m.decision_function(X * scale), ref.decision_function(X))
 
 
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 @pytest.mark.parametrize("scale", [1e-160, 1e160])
 @pytest.mark.parametrize("params", [{"sigma": "median"}, {}])
-def test_unrepresentable_widths_fail_clearly(scale, params):
+def test_unrepresentable_widths_fail_clearly(scale, params, formulation):
     # widths of ~1e+-160 give gamma = 1/(2 sigma^2) outside float64
     X, y = make_moons(80, noise=0.2, random_state=0)
     with pytest.raises(ValueError, match="float64"):
-        KernelProjectionMachine(max_dim=10, **params, formulation="paper").fit(X * scale, y)
+        KernelProjectionMachine(max_dim=10, **params, formulation=formulation).fit(X * scale, y)
 
 
-def test_callable_kernel_matrices_are_checked_like_precomputed_ones():
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_callable_kernel_matrices_are_checked_like_precomputed_ones(formulation):
     X = np.random.default_rng(0).normal(size=(30, 3))
     y = (X[:, 0] > 0).astype(int)
 
@@ -289,9 +304,9 @@ def test_callable_kernel_matrices_are_checked_like_precomputed_ones():
         return np.cos(3 * (A[:, :1] - B[:, :1].T)) - 0.9 * np.sign(A[:, :1] @ B[:, :1].T)
 
     with pytest.raises(ValueError, match="callable kernel is not positive semi-definite"):
-        KernelProjectionMachine(kernel=not_psd, max_dim=5, formulation="paper").fit(X, y)
+        KernelProjectionMachine(kernel=not_psd, max_dim=5, formulation=formulation).fit(X, y)
     with pytest.raises(ValueError, match="not symmetric"):
-        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5, formulation="paper").fit(X, y)
+        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5, formulation=formulation).fit(X, y)
 
 
 @pytest.mark.parametrize("param, value", [("centered", "no"), ("early_stopping", None), ("n_jobs", 1.5), ("n_jobs", 0)])
