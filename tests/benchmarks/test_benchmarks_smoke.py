@@ -64,7 +64,8 @@ def test_svm_formulation_grid_rules_by_hand():
 def test_bench_kpm_svm_variant():
     import bench_kpm
 
-    rec = bench_kpm.run_one("banana", 1, ["svm"])
+    rec = bench_kpm.run_one("banana", 1, ["svm", "default"])
     assert rec["kpm_svm"]["C"] in (0.1, 0.3, 1.0, 3.0, 10.0)
+    assert np.isclose(rec["kpm_default"]["C"], np.logspace(-2, 3, 11)).any()  # the two-stage rule's grid
     assert rec["kpm_svm"]["D"] <= rec["kpm_svm"]["rank"]
     assert "| banana |" in bench_kpm.summarise([rec], ["svm"])
