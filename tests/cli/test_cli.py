@@ -271,3 +271,15 @@ def test_progress_bar_and_ctrl_c_in_a_real_terminal(tmp_path, data_dir):
         assert saved["n_done"] >= 1 and saved["complete"] is False
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_kpm13_summary_shows_the_papers_kpm_the_default_and_the_svm(data_dir, tmp_path):
+    args = ["reproduce", "kpm-13", "--datasets", "heart", "-n", "1", "--C-grid", "1e-1:1e2:3",
+            "--max-dim", "6", "--data-dir", str(data_dir), "--out", str(tmp_path), "--quiet"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "kpm_13.json").read_text())
+    row, default = data["rows"][0], data["svm_formulation_rows"]["two-stage"][0]
+    line = next(s for s in res.output.splitlines() if s.strip().startswith("heart"))
+    assert f"cv {row['cv']['mean']:6.2f}" in line and f"SVM {row['svm']['mean']:6.2f}" in line
+    assert f"default KPM {default['kpm_svm']['mean']:6.2f} (R=1)" in line

@@ -107,11 +107,15 @@ def _summary13(data, out):
     err = err_console()
     err.print(f"wrote {Path(out) / 'kpm_13.md'} and {Path(out) / 'kpm_13.json'}"
               + ("" if data["complete"] else " (PARTIAL: not every realization is done)"))
+    default = {row["dataset"]: row for row in data["svm_formulation_rows"].get("two-stage", [])}
     for r in data["rows"]:
         if not r["n"]:
             continue
-        cells = "  ".join(f"{k} {r[k]['mean']:6.2f}" for k in ("cv", "penalty", "slope", "svm"))
-        err.print(f"  {r['dataset']:14s} n={r['n']:3d}  {cells}", highlight=False)
+        cells = "  ".join(f"{k} {r[k]['mean']:6.2f}" for k in ("cv", "penalty", "slope"))
+        d = default.get(r["dataset"])
+        kpm_default = f"{d['kpm_svm']['mean']:6.2f} (R={d['n']})" if d and d["n"] else "     —"
+        err.print(f"  {r['dataset']:14s} n={r['n']:3d}  papers' KPM: {cells}  |  default KPM "
+                  f"{kpm_default}  |  SVM {r['svm']['mean']:6.2f}", highlight=False)
 
 
 def register_kpm13(reproduce):
