@@ -407,9 +407,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         sample = X if n <= 1000 else X[np.sort(rs.choice(n, 1000, replace=False))]
         warn_if_degenerate_kernel(self.kernel_(sample), f"{where} (a sample of the kernel matrix)",
                                   stacklevel=5)
-        tol = DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
         basis, info = matrix_free_basis(self.kernel_, X, int(self.n_components),
-                                        center=self.centered, eigen_tol=tol, rtol=self.tol,
+                                        center=self.centered, eigen_tol=self._eigen_tol(), rtol=self.tol,
                                         random_state=rs)
         diag = self.kernel_.diag(X)
         diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
@@ -428,9 +427,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _basis(self, K, n_components, solver, rs, name, copy):
         """:func:`kpm.spectral.eigen_basis` with this estimator's settings."""
-        tol = DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
         return eigen_basis(K, n_components, center=self.centered, solver=solver, random_state=rs,
-                           rtol=self.tol, copy=copy, name=name, eigen_tol=tol)
+                           rtol=self.tol, copy=copy, name=name, eigen_tol=self._eigen_tol())
+
+    def _eigen_tol(self):
+        """The iterative solvers' tolerance: ``eigen_tol``, by default ``DEFAULT_EIGEN_TOL``."""
+        return DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
 
     def _n_kept(self, basis, mass, matrix):
         """Set ``rank_`` (the basis's rank: eigenvalues above ``tol`` times the largest and

@@ -60,8 +60,8 @@ from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_pa
 from .kernels import make_kernel
 from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
 from ._svm_path import TOL as SVM_TOL
-from ._svm_path import C_PATH_MAX_SWEEPS, C_SELECTIONS, DEFAULT_C, FORMULATIONS
-from ._svm_path import resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves, svm_full_path
+from ._svm_path import DEFAULT_C, TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params
+from ._svm_path import max_sweeps_of, resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
 from .rules import as_rule
 from .spectral import check_eigen_solver, eigen_basis
 from .validation import (
@@ -69,13 +69,12 @@ from .validation import (
     check_int,
     check_kernel_matrix,
     check_option,
-    check_positive_grid,
     kernel_degeneracy,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "LPSolverError", "DEFAULT_C"]
+__all__ = ["KernelProjectionMachine", "LPSolverError", "DEFAULT_C", "TWO_STAGE_MAX_SWEEPS"]
 
 _CV_DUPLICATES = ("warn", "split", "group")
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
@@ -83,12 +82,6 @@ SVM_DIM_RATIO = 1.25
 #: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
 #: at most (:mod:`kpm._svm_path`), re-exported for the records of the reproductions.
 SVM_SOLVER = {"tol": SVM_TOL, "max_sweeps": SVM_MAX_SWEEPS}
-#: ``c_selection='two-stage'``: sweeps per grid D at most, for stage one's single D per C and
-#: for stage two's path. Its wide C grid reaches C = 1000, where 20 sweeps per D leave the
-#: dual far from converged (on 'image' at the median-heuristic width the test error of the
-#: C = 316 path then jumps between 3 % and 9 % from one D to the next; with 200 sweeps it stays
-#: within 3.6-4.1 %).
-TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
 
 
 def _duplicate_groups(X, precomputed):
@@ -180,11 +173,7 @@ def _full_path_solver(basis, formulation, lp_solver, C, max_sweeps=SVM_MAX_SWEEP
     """``(grid, Y) -> FullPath``: the full-data paths of a formulation on ``basis``."""
     if formulation == "paper":
         return _eigen_full_path(basis, lp_solver)
-
-    def solve(grid, Y):
-        return svm_full_path(basis.V, np.sqrt(basis.eigenvalues), Y, C, grid, max_sweeps=max_sweeps)
-
-    return solve
+    return SVMFullPath(basis.V, np.sqrt(basis.eigenvalues), C, max_sweeps)
 
 
 def _fold_grid(grid, m):
@@ -689,10 +678,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         check_bool(self.centered, "centered")
         check_bool(self.early_stopping, "early_stopping")
         check_eigen_solver(self.eigen_solver)
-        check_option(self.formulation, "formulation", FORMULATIONS)
-        if self.C is not None:
-            check_positive_grid(self.C, "C")
-        check_option(self.c_selection, "c_selection", C_SELECTIONS)
+        check_svm_params(self.formulation, self.C, self.c_selection)
         if self.formulation == "svm" and self.early_stopping:
             raise ValueError("early_stopping=True is an option of formulation='paper' (the LP paths) only")
         if self.n_jobs is not None:
@@ -776,24 +762,13 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             family += [(i, C) for C in kernel_Cs]
             if errors is not None:
                 stage_one.append((i, errors))
-        self.c_selection_curve_ = self._c_selection_curve(Cs, stage_one)
+        self.c_selection_curve_ = c_selection_curve(Cs, stage_one)
         choice = select_model(fits, rule, Y)
         self._set_model(fits, kernels, family, choice, Y)
         self.X_fit_ = X
         self._warn_degenerate(fits[self._model_family], y)
         self.fit_time_ = time.perf_counter() - t0
         return self
-
-    @staticmethod
-    def _c_selection_curve(Cs, stage_one):
-        """Stage one's curve of ``c_selection='two-stage'`` (None for the other settings)."""
-        if not stage_one:
-            return None
-        return {
-            "kernel": np.repeat([i for i, _ in stage_one], len(Cs)),
-            "C": np.tile(np.asarray(Cs, dtype=float), len(stage_one)),
-            "cv_error": np.concatenate([e for _, e in stage_one]),
-        }
 
     def _C_grid(self, rule):
         """The C values of ``formulation='svm'`` (None for the paper's KPM)."""
@@ -906,7 +881,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             Cs = Cs[[int(np.argmin(stage_one))]]  # first minimum: ties -> the smaller C
         kps = [
             KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                        solve_path=_full_path_solver(basis, self.formulation_, self.lp_solver, C, self._svm_sweeps()))
+                        solve_path=_full_path_solver(basis, self.formulation_, self.lp_solver, C, max_sweeps_of(self.c_selection)))
             for C in (Cs if Cs is not None else [None])
         ]
         if splits is not None and Cs is not None:
@@ -915,10 +890,6 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         elif splits is not None:
             kps[0].folds, kps[0].n_used = self._cv_paths(K, Y, codes, splits, grid, groups)
         return kps, (Cs if Cs is not None else [None]), stage_one
-
-    def _svm_sweeps(self):
-        """Sweeps per grid D of the SVM paths: more with the two-stage rule's wide C grid."""
-        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else SVM_MAX_SWEEPS
 
     def _fold_n_components(self, grid, n_train):
         """The fold bases' partial eigendecomposition size (None: the whole spectrum)."""
@@ -947,7 +918,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
             delayed(_svm_fold_task)(
                 K, tr, va, Y, codes, self.centered, grid, Cs, self._fold_n_components(grid, len(tr)),
                 self.random_state, groups, k, self.eigen_solver, None if subspaces is None else subspaces[k],
-                self._svm_sweeps(),
+                max_sweeps_of(self.c_selection),
             )
             for k, (tr, va) in enumerate(splits)
         )
@@ -960,11 +931,9 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
                                 self.lp_solver, self.eigen_solver)
         from joblib import Parallel, delayed
 
-        n_comp = int(grid[-1]) if self.max_dim is not None else None
         folds = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_task)(
-                K, tr, va, Y, codes, self.centered, grid,
-                n_comp if n_comp is not None and n_comp < len(tr) - 1 else None,
+                K, tr, va, Y, codes, self.centered, grid, self._fold_n_components(grid, len(tr)),
                 self.random_state, groups, self.lp_solver, k, self.eigen_solver,
             )
             for k, (tr, va) in enumerate(splits)
@@ -1079,7 +1048,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         if len(grid) <= len(self.path_dims_):
             return self
         full = _full_path_solver(self._subspace, self.formulation_, self.lp_solver, self.C_,
-                                 self._svm_sweeps())(grid, self._Y)
+                                 max_sweeps_of(self.c_selection))(grid, self._Y)
         self._set_path(full)
         rows = np.flatnonzero(self._curves.kernel == self._model_family)[: len(full.dims)]
         self.selection_curve_["hinge_risk"][rows] = full.hinge_risk

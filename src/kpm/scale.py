@@ -91,19 +91,16 @@ from ._kpm_engine import (
     selection_curve,
 )
 from ._lp_path import grow_path
-from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
-from ._svm_path import C_SELECTIONS, FORMULATIONS, resolve_formulation
-from ._svm_path import svm_c_errors, svm_c_grid, svm_fold_curves, svm_full_path
+from ._svm_path import TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params, max_sweeps_of
+from ._svm_path import resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
 from .exceptions import LPSolverError
 from .landmarks import LANDMARK_RULES, select_landmarks
-from .projection_machine import TWO_STAGE_MAX_SWEEPS
 from .rules import as_rule
 from .validation import (
     check_estimator_data,
     check_int,
     check_kernel_matrix,
     check_option,
-    check_positive_grid,
     check_real,
     check_samples,
     warn_if_degenerate_kernel,
@@ -451,22 +448,6 @@ def _svm_stage_one_job(data, scale, Cs, k):
     return svm_c_errors(train, val, scale, Cs, max_sweeps=TWO_STAGE_MAX_SWEEPS)
 
 
-@dataclass
-class _FullPathSVM:
-    """``formulation='svm'``: the full-data SVM paths of one C on the in-memory features
-    ``F`` scaled by ``scale`` (:func:`kpm._svm_path.svm_full_path`), a ``(grid, Y) ->
-    FullPath`` solver for :class:`kpm._kpm_engine.KernelPaths`."""
-
-    data: object
-    scale: np.ndarray
-    C: float
-    max_sweeps: int
-
-    def __call__(self, grid, Y):
-        return svm_full_path(self.data.F, self.scale, Y, self.C, grid, max_sweeps=self.max_sweeps,
-                             row_block=_ROW_BLOCK)
-
-
 def _svm_stats(paths, folds):
     """``lp_stats_`` of ``formulation='svm'``: the dual coordinate descent's sweeps over the
     points at each D of the full-data path (one list per one-vs-rest problem with several
@@ -532,10 +513,7 @@ class _Family:
 
     def c_selection_curve(self):
         """``c_selection_curve_``: stage one's CV error per C (None without stage one)."""
-        if self.stage_one is None:
-            return None
-        return {"kernel": np.zeros(len(self.all_Cs), dtype=int), "C": np.asarray(self.all_Cs, dtype=float),
-                "cv_error": self.stage_one}
+        return c_selection_curve(self.all_Cs, None if self.stage_one is None else [(0, self.stage_one)])
 
 
 # --------------------------------------------------------------------------- estimator
@@ -848,10 +826,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if self.eig_tol is not None:
             check_real(self.eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
         check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
-        check_option(self.formulation, "formulation", FORMULATIONS)
-        if self.C is not None:
-            check_positive_grid(self.C, "C")
-        check_option(self.c_selection, "c_selection", C_SELECTIONS)
+        check_svm_params(self.formulation, self.C, self.c_selection)
         if self.formulation == "svm" and self.client is not None:
             raise ValueError(
                 "formulation='svm' is not supported with client= (the distributed fit solves the "
@@ -862,10 +837,6 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     def _C_grid(self, rule):
         """The C values of ``formulation='svm'`` (``[None]`` for the paper's LP)."""
         return svm_c_grid(self.C, self.c_selection, rule, self.selection) if self.formulation_ == "svm" else [None]
-
-    def _svm_sweeps(self):
-        """Sweeps per grid D of the SVM paths, as in the exact KPM: more with the two-stage rule."""
-        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else SVM_MAX_SWEEPS
 
     def _grid(self, r):
         if self.n_components_grid is None:
@@ -1125,7 +1096,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         ``(_Family, fold outputs)``."""
         from joblib import Parallel, delayed
 
-        scale, grid, sweeps = basis.svm_scale, basis.grid, self._svm_sweeps()
+        scale, grid, sweeps = basis.svm_scale, basis.grid, max_sweeps_of(self.c_selection)
         n_folds = 0 if val_sizes is None else len(val_sizes)
         stage_one, all_Cs = None, Cs
         if n_folds and self.c_selection == "two-stage":
@@ -1133,7 +1104,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 delayed(_svm_stage_one_job)(data, scale, Cs, k) for k in range(n_folds)
             )) / data.F.shape[0]
             Cs = Cs[[int(np.argmin(stage_one))]]  # first minimum: ties -> the smaller C
-        kps = [KernelPaths(basis=basis, grid=grid, n_used=len(grid), solve_path=_FullPathSVM(data, scale, C, sweeps))
+        kps = [KernelPaths(basis=basis, grid=grid, n_used=len(grid), solve_path=SVMFullPath(data.F, scale, C, sweeps, _ROW_BLOCK))
                for C in Cs]
         out = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_svm_fold_job)(data, scale, grid, Cs, sweeps, k) for k in range(n_folds)
