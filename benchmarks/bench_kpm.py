@@ -58,8 +58,6 @@ from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
 from kpm.experiments.provenance import header  # noqa: E402
 
 #: The C rule of the ``svm-two-stage`` variant.
-TWO_STAGE = {"C": tuple(np.logspace(-2, 3, 11)), "c_selection": "two-stage"}
-JOINT = {"C": (0.1, 0.3, 1.0, 3.0, 10.0), "c_selection": "joint"}
 SIGMA = {"banana": PAPER_SIGMAS["banana"], "german": PAPER_SIGMAS["german"], "image": "median"}
 
 
@@ -74,7 +72,8 @@ def _variant_params(variant):
     if variant == "default":
         return {}
     if variant.startswith("svm"):
-        return dict(formulation="svm", **(TWO_STAGE if variant == "svm-two-stage" else JOINT))
+        # (each C rule with its default grid, kpm.projection_machine.DEFAULT_C)
+        return dict(formulation="svm", c_selection="two-stage" if variant == "svm-two-stage" else "joint")
     return dict(formulation="paper", selection="cv", dim_grid="auto" if variant in ("grid", "fast") else None,
                 early_stopping=variant in ("early", "fast"), lp_solver="highs" if variant == "highs" else "auto")
 
