@@ -61,7 +61,8 @@ def _rss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 
-def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
+def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregate_below=0.9,
+        init_working_set=20000):
     """Fit on n generated points through a LocalCluster; a JSON-ready dict of the measurements."""
     from distributed import Client, LocalCluster
 
@@ -71,7 +72,8 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
 
     t0 = time.perf_counter()
     out = {"n": n, "m": landmarks, "max_components": max_components, "n_test": n_test, "workers": workers,
-           "memory_limit": memory_limit, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
+           "memory_limit": memory_limit, "aggregate_below": aggregate_below,
+           "init_working_set": init_working_set, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                       host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
         out["cluster_start_s"] = time.perf_counter() - t0
@@ -89,6 +91,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64):
         rss_before = _rss_kib()
         t = time.perf_counter()
         est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
+                          aggregate_below=aggregate_below, init_working_set=init_working_set,
                           random_state=0, client=client).fit(X, y)
         out["fit_s"] = time.perf_counter() - t
         del client._gather
@@ -124,7 +127,9 @@ def report(res, command):
         "client on the same machine; the training set is generated block by block on the workers and "
         f"never exists on the client. m = {res['m']} uniform landmarks, max_components = "
         f"{res['max_components']}, sigma = {res['sigma']:.4f} (median heuristic), D by 5-fold CV "
-        f"(chunk-wise stratified folds), {res['n_test']:,} held-out test points.",
+        f"(chunk-wise stratified folds), {res['n_test']:,} held-out test points; constraint generation "
+        f"with init_working_set = {res.get('init_working_set', 5000)} and aggregate_below = "
+        f"{res.get('aggregate_below')}.",
         "",
         "| quantity | value |",
         "|---|---|",
@@ -157,12 +162,16 @@ def main(argv=None):
     ap.add_argument("--landmarks", type=int, default=2000)
     ap.add_argument("--max-components", type=int, default=64)
     ap.add_argument("--n-test", type=int, default=100_000)
+    ap.add_argument("--aggregate-below", type=lambda v: None if v == "none" else float(v), default=0.9,
+                    help="NystroemKPM's aggregate_below ('none': one LP column per violated point)")
+    ap.add_argument("--init-working-set", type=int, default=20000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="3GiB", help="per-worker memory limit (Dask's syntax)")
     ap.add_argument("--out", type=Path, default=Path("kpm-results"),
                     help="output folder (default ./kpm-results; the committed report: docs/results)")
     args = ap.parse_args(argv)
-    res = run(args.n, args.landmarks, args.n_test, args.workers, args.memory_limit, args.max_components)
+    res = run(args.n, args.landmarks, args.n_test, args.workers, args.memory_limit, args.max_components,
+              args.aggregate_below, args.init_working_set)
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])
     (args.out / "dask_kpm.json").write_text(json.dumps({"command": command, "results": res}, indent=1))

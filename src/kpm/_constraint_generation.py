@@ -128,6 +128,7 @@ class HingeLPResult:
     n_working: int
     n_rounds: int
     simplex_iterations: int = 0
+    n_aggregated: int = 0
     history: list = field(default_factory=list)
 
 
@@ -149,7 +150,9 @@ class Violations:
     outside the working set with ``1 - y_i f(x_i) > tol``; ``index``: the global indices
     of those added (all of them, or the ``max_add`` most violated), increasing; ``viol``
     their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
-    those of the search) and labels.
+    those of the search) and labels. With a :class:`Reference`: ``aggregated`` tells
+    which of them were in A (their ``viol`` is then ``y_i f(x_i) - 1``), and with its
+    ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` and size.
     """
 
     objective: float
@@ -158,6 +161,26 @@ class Violations:
     viol: np.ndarray
     features: np.ndarray
     labels: np.ndarray
+    aggregated: np.ndarray | None = None
+    sums: np.ndarray | None = None
+    n_aggregated: int = 0
+
+
+@dataclass
+class Reference:
+    """The reference solution of an aggregated working-set LP.
+
+    The points outside the working set whose margin ``y_i f_ref(x_i)`` under
+    ``f_ref = F[:, :len(coef)] coef + intercept`` is below ``below`` form the aggregated
+    set A; the others outside it form S. With ``sums`` the search also returns
+    ``sum_A y_i [1, F_i[:D]]`` and ``|A|`` (D: the searched solution's dimension).
+    """
+
+    coef: np.ndarray
+    intercept: float
+    below: float
+    sums: bool = False
+
 
 
 def top_violations(viol, max_add):
@@ -194,22 +217,68 @@ class InMemoryRows:
         """``F[index, start:stop]`` (``index``: global indices, any order)."""
         return self.F[index, start:stop]
 
-    def search(self, coef, intercept, working, tol, max_add=None) -> Violations:
+    def search(self, coef, intercept, working, tol, max_add=None, ref=None) -> Violations:
         """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
-        its violated points outside ``working`` (global indices)."""
+        its violated points outside ``working`` (global indices).
+
+        Without ``ref`` a point outside ``working`` is violated when ``1 - y_i f(x_i) > tol``.
+        With a :class:`Reference`, that holds for the points of S; a point of A is violated
+        when ``y_i f(x_i) - 1 > tol`` (its hinge term is no longer the linear one the
+        aggregated LP counts). ``viol`` is then the size of that discrepancy.
+        """
         D = len(coef)
-        f = self.F[:, :D] @ coef + intercept if D else np.full(self.F.shape[0], intercept)
-        viol = 1.0 - self.y * f  # hinge before clipping
-        all_rows = self.n_rows == self.F.shape[0]
-        viol_r = viol if all_rows else viol[self.rows]
-        objective = float(np.maximum(viol_r, 0.0).sum())
+        viol = self._restrict(1.0 - self.y * self._values(coef, intercept))  # hinge before clipping
+        objective = float(np.maximum(viol, 0.0).sum())
+        outside = self._outside(working)
+        agg = np.zeros(len(viol), dtype=bool) if ref is None else outside & self._aggregated(ref)
+        amount = np.where(agg, -viol, viol)
+        cand = np.flatnonzero(outside & (amount > tol))
+        n_violated = len(cand)
+        cand = cand[top_violations(amount[cand], max_add)]
+        idx = self.rows[cand]
+        found = Violations(objective, n_violated, idx, amount[cand], self.F[idx, :D], self.y[idx],
+                           aggregated=agg[cand])
+        if ref is not None and ref.sums:
+            A = self.rows[agg]
+            found.sums = aggregate_sums(self.F[A, :D], self.y[A])
+            found.n_aggregated = len(A)
+        return found
+
+    def along(self, ref, direction, working, k):
+        """The (at most ``k``) points of the aggregated set A with the most negative
+        ``y_i [1, F_i[:D]] . direction`` (``D = len(direction) - 1``):
+        ``(index, features, labels, scores, count of A's points with a negative product)``."""
+        D = len(direction) - 1
+        score = -self._restrict(self.y * self._values(direction[1:], direction[0]))
+        cand = np.flatnonzero(self._outside(working) & self._aggregated(ref) & (score > 0))
+        n_found = len(cand)
+        cand = cand[top_violations(score[cand], k)]
+        idx = self.rows[cand]
+        return idx, self.F[idx, :D], self.y[idx], score[cand], n_found
+
+    def _values(self, coef, intercept):
+        """``F[:, :D] coef + intercept`` at every row of ``F``."""
+        D = len(coef)
+        return self.F[:, :D] @ coef + intercept if D else np.full(self.F.shape[0], float(intercept))
+
+    def _restrict(self, v):
+        """``v`` (one entry per row of ``F``) at the problem's points."""
+        return v if self.n_rows == self.F.shape[0] else v[self.rows]
+
+    def _outside(self, working):
+        """Which of the problem's points are outside ``working`` (global indices)."""
         outside = np.ones(self.F.shape[0], dtype=bool)
         outside[working] = False
-        cand = np.flatnonzero((outside if all_rows else outside[self.rows]) & (viol_r > tol))
-        n_violated = len(cand)
-        cand = cand[top_violations(viol_r[cand], max_add)]
-        idx = self.rows[cand]
-        return Violations(objective, n_violated, idx, viol_r[cand], self.F[idx, :D], self.y[idx])
+        return self._restrict(outside)
+
+    def _aggregated(self, ref):
+        """Which of the problem's points the reference puts below its margin (A before W)."""
+        return self._restrict(self.y * self._values(ref.coef, ref.intercept)) < ref.below
+
+
+def aggregate_sums(F, y):
+    """``sum_i y_i [1, F_i]`` of a set of points (the aggregated LP's right-hand side)."""
+    return np.concatenate([[y.sum()], y @ F]) if len(y) else np.zeros(F.shape[1] + 1)
 
 
 class ConstraintGenerationHingeLP:
@@ -255,6 +324,11 @@ class ConstraintGenerationHingeLP:
     max_rounds : int, default=10000
         Safety cap on LP solves per dimension (:class:`~kpm.LPSolverError` when
         reached).
+    aggregate_below : float or None, default=None
+        Aggregate the points of clear hinge loss (see the module docstring): outside the
+        working set, the points whose margin under the reference solution is below this
+        value enter the LP as one constant term. ``None``: every violated point is a
+        column of the working set.
     random_state : int or None
         Seeds the initial working set.
     """
@@ -273,6 +347,7 @@ class ConstraintGenerationHingeLP:
         lp_solver="auto",
         ipm_min_points=20000,
         max_rounds=10000,
+        aggregate_below=None,
         random_state=0,
     ):
         import highspy
@@ -285,7 +360,10 @@ class ConstraintGenerationHingeLP:
             raise ValueError(f"init_size must be >= 1, got {init_size!r}")
         if lp_solver not in ("auto", "simplex", "ipm"):
             raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
+        if aggregate_below is not None and not (np.isfinite(aggregate_below) and aggregate_below < 1):
+            raise ValueError(f"aggregate_below must be None or a number below 1, got {aggregate_below!r}")
         self.lp_solver = lp_solver
+        self.aggregate_below = None if aggregate_below is None else float(aggregate_below)
         self.ipm_min_points = int(ipm_min_points)
 
         self.source = source
@@ -315,6 +393,12 @@ class ConstraintGenerationHingeLP:
         self._yW = np.empty(0)  # their labels
         self._D = 0
         self._fW = None  # decision values of the last solution at the working points
+        self._ref = None  # the Reference of the aggregated set A (None: A is empty)
+        self._g = np.zeros(1)  # sum_A y_i [1, F_i[:D]]
+        self._nA = 0  # |A|
+        self._sample = None  # the exact LP of a sample (references of A)
+        self.ray_rounds = 0  # rounds that added points of A along an infeasibility ray
+        self.dissolved = 0  # times the aggregation was given up after a failed LP
         self.results: list[HingeLPResult] = []
 
     @staticmethod
@@ -369,11 +453,15 @@ class ConstraintGenerationHingeLP:
         self._h.addRows(k, np.zeros(k), np.zeros(k), k * nW, starts, idx, vals.ravel())
         self._D = D_new
 
-    def _add_points(self, idx, Fi, yi, at_upper):
+    def _add_points(self, idx, Fi, yi, at_upper, aggregated=None):
         k = len(idx)
         if k == 0:
             return
         D = self._D
+        if aggregated is not None and aggregated.any():  # they leave A for W
+            self._g = self._g - aggregate_sums(Fi[aggregated, :D], yi[aggregated])
+            self._nA -= int(aggregated.sum())
+            self._set_rhs()
         h = self._h
         width = D + 1
         vals = np.empty((k, width))
@@ -396,7 +484,8 @@ class ConstraintGenerationHingeLP:
             h.setBasis(basis)
 
     def _prune(self):
-        """Drop working points with alpha = 0 (nonbasic at lower) and a large margin."""
+        """Drop working points with alpha = 0 (nonbasic at lower) and a large margin; when
+        aggregating, also those with alpha = 1 and a margin below ``aggregate_below``."""
         if self.prune_margin is None or self._fW is None or self._W.size == 0:
             return
         basis = self._h.getBasis()
@@ -406,7 +495,11 @@ class ConstraintGenerationHingeLP:
         status = basis.col_status
         at_lower = np.fromiter((s == S.kLower for s in status), dtype=bool, count=len(status))
         margin = self._yW * self._fW
-        drop = np.flatnonzero(at_lower & (margin > 1.0 + float(self.prune_margin)))
+        drop = at_lower & (margin > 1.0 + float(self.prune_margin))
+        if self.aggregate_below is not None:  # alpha = 1 and clearly inside A's reference
+            at_upper = np.fromiter((s == S.kUpper for s in status), dtype=bool, count=len(status))
+            drop |= at_upper & (margin < self.aggregate_below)
+        drop = np.flatnonzero(drop)
         if drop.size == 0 or drop.size == self._W.size:
             return
         self._h.deleteCols(len(drop), drop.astype(np.int32))
@@ -442,13 +535,76 @@ class ConstraintGenerationHingeLP:
         iters = int(h.getInfo().simplex_iteration_count)
         status = h.getModelStatus()
         if status != self._hs.HighsModelStatus.kOptimal:
+            if self._ref is not None:
+                M = self._hs.HighsModelStatus
+                if status in (M.kInfeasible, M.kUnboundedOrInfeasible):
+                    return None  # A's term unbalanced: the caller adds points of A along a ray
+                self._dissolve()  # the path solver below has no aggregated term
             h.clearSolver()  # the next round starts from no basis, not from this run's
             return self._run_exact_solver(repr(h.modelStatusToString(status)), iters)
         sol = h.getSolution()
         pi = -np.asarray(sol.row_dual)
         info = h.getInfo()
-        # LP value of the working set: max sum alpha = -(min -sum alpha)
-        return pi, -float(info.objective_function_value), iters
+        # LP value of the working set: max sum alpha = -(min -sum alpha), plus A's alpha = 1
+        return pi, -float(info.objective_function_value) + self._nA, iters
+
+    # ------------------------------------------------------------------ aggregation
+    def _set_rhs(self):
+        """The dual rows' right-hand side ``-sum_A y_i [1, F_i]`` (zero without aggregation)."""
+        k = self._D + 1
+        g = self._g if self._ref is not None else np.zeros(k)
+        self._h.changeRowsBounds(k, np.arange(k, dtype=np.int32), -g, -g)
+
+    def _install_reference(self, coef, intercept):
+        """Make ``(coef, intercept)`` the reference of A: one search at it, which also returns
+        A's sums; its violated points of S (margin between ``aggregate_below`` and 1) join
+        the working set, all of them."""
+        ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
+        found = self.source.search(ref.coef, ref.intercept, self._W, self.tol, None, ref=ref)
+        ref.sums = False
+        self._ref, self._g, self._nA = ref, found.sums, found.n_aggregated
+        self._set_rhs()
+        self._add_points(found.index, found.features, found.labels, np.ones(len(found.index), bool))
+
+    def _sample_lp(self):
+        """The exact hinge LP of a random sample of the problem's points (all columns), made
+        once: its solutions are the references of A."""
+        if self._sample is None:
+            rng = np.random.default_rng(self._rng.integers(2**32))
+            m0 = min(self.init_size, self.n_rows)
+            idx, Fs, ys = self.source.take(np.sort(rng.choice(self.n_rows, m0, replace=False)), self.shape[1])
+            self._sample = ConstraintGenerationHingeLP(Fs, ys, init_size=m0, tol=self.tol, random_state=0)
+        return self._sample
+
+    def _dissolve(self):
+        """Give up the aggregation: A's points count as S (the searches add them back)."""
+        self._ref, self._g, self._nA = None, np.zeros(self._D + 1), 0
+        self._set_rhs()
+        self.dissolved += 1
+
+    def _add_along_ray(self):
+        """The aggregated LP is infeasible (its primal unbounded): HiGHS's Farkas ray ``r``
+        has ``r . g < 0`` and ``r . a_i <= 0`` summed over W too small to balance it
+        (``a_i = y_i [1, F_i]``). The points of A with the most negative ``r . a_i`` join W,
+        as many as W has (at least ``init_size``); without a ray the aggregation is given up."""
+        h = self._h
+        has_ray, ray = h.getDualRay()[1:]
+        if not has_ray and h.getOptionValue("solver")[1] != "simplex":
+            h.setOptionValue("solver", "simplex")
+            h.run()
+            has_ray, ray = h.getDualRay()[1:]
+        ray = np.asarray(ray, float)[: self._D + 1]
+        direction = ray if float(ray @ self._g) < 0 else -ray
+        if not has_ray or float(direction @ self._g) >= 0:
+            self._dissolve()
+            return
+        k = max(self.init_size, len(self._W))
+        idx, Fi, yi, _, _ = self.source.along(self._ref, direction, self._W, k)
+        if len(idx) == 0:
+            self._dissolve()
+            return
+        self._add_points(idx, Fi, yi, np.ones(len(idx), bool), np.ones(len(idx), bool))
+        self.ray_rounds += 1
 
     def _run_exact_solver(self, status, iters):
         """The working-set LP by the exact KPM's path solver, after HiGHS failed."""
@@ -480,21 +636,31 @@ class ConstraintGenerationHingeLP:
         if D > self._D:
             self._prune()
         self._add_features(D)
+        if self.aggregate_below is not None:  # A's reference: the sample's optimum at D
+            ref = self._sample_lp().solve(D)
+            self._install_reference(ref.coef, ref.intercept)
         if len(self._W) == 0:
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points
-            init = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)
-            self._add_points(*init, None)
+            idx, Fi, yi = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)
+            agg = None
+            if self._ref is not None:  # those in A leave it
+                agg = yi * (Fi[:, :D] @ self._ref.coef + self._ref.intercept) < self._ref.below
+            self._add_points(idx, Fi, yi, None, agg)
 
         history = []
         iters = 0
         for rnd in range(1, self.max_rounds + 1):
-            pi, lower, it = self._run()
+            out = self._run()
+            if out is None:
+                self._add_along_ray()
+                continue
+            pi, lower, it = out
             iters += it
             b = float(pi[0])
             beta = pi[1 : D + 1].copy()
             self._fW = self._FW[:, :D] @ beta + b if D else np.full(len(self._W), b)
-            found = self.source.search(beta, b, self._W, self.tol, self.max_add)
+            found = self.source.search(beta, b, self._W, self.tol, self.max_add, ref=self._ref)
             history.append((len(self._W), lower, found.objective, found.n_violated))
             if found.n_violated == 0:
                 res = HingeLPResult(
@@ -507,11 +673,14 @@ class ConstraintGenerationHingeLP:
                     n_working=len(self._W),
                     n_rounds=rnd,
                     simplex_iterations=iters,
+                    n_aggregated=self._nA,
                     history=history,
                 )
                 self.results.append(res)
                 return res
-            self._add_points(found.index, found.features, found.labels, found.viol > 0)
+            at_upper = ~found.aggregated if self._ref is not None else found.viol > 0
+            self._add_points(found.index, found.features, found.labels, at_upper,
+                             found.aggregated if self._ref is not None else None)
         raise LPSolverError(
             f"constraint generation did not terminate in {self.max_rounds} rounds at D={D}"
         )

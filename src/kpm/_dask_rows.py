@@ -96,12 +96,20 @@ def _chunk_columns(F, index, start, stop):
     return F[index, start:stop]
 
 
-def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, offset):
+def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, offset):
     """The violation search on one chunk (:meth:`kpm._constraint_generation.InMemoryRows.search`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
-    found = src.search(coef, intercept, working, tol, max_add)
+    found = src.search(coef, intercept, working, tol, max_add, ref)
     found.index = found.index + offset
     return found
+
+
+def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k, offset):
+    """The points of the aggregated set along a ray on one chunk
+    (:meth:`kpm._constraint_generation.InMemoryRows.along`)."""
+    src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
+    idx, Fi, yi, score, n_found = src.along(ref, direction, working, k)
+    return idx + offset, Fi, yi, score, n_found
 
 
 def _chunk_curves(F, codes, folds, fold, side, paths, n_classes, with_errors, block):
@@ -145,6 +153,9 @@ def _merge(parts, max_add):
         viol=viol[keep],
         features=np.asfortranarray(np.concatenate([p.features for p in parts])[keep]),
         labels=np.concatenate([p.labels for p in parts])[keep],
+        aggregated=np.concatenate([p.aggregated for p in parts])[keep],
+        sums=None if parts[0].sums is None else sum(p.sums for p in parts),
+        n_aggregated=int(sum(p.n_aggregated for p in parts)),
     )
 
 
@@ -278,13 +289,30 @@ class DaskRowSource:
         out[order] = np.concatenate(parts) if parts else np.empty((0, stop - start))
         return out
 
-    def search(self, coef, intercept, working, tol, max_add=None) -> Violations:
+    def search(self, coef, intercept, working, tol, max_add=None, ref=None) -> Violations:
         """The violation search, one task per chunk; only the violated points outside
         ``working`` (at most ``max_add`` per chunk) travel back with their rows."""
         r = self.rows
+        parts = r._map(_chunk_search, r._F, r._codes, r._folds, self.target, self.fold, self.side,
+                       self._local(working), coef, float(intercept), tol, max_add, ref,
+                       _PerChunk(r.offsets[:-1]))
+        return _merge(parts, max_add)
+
+    def along(self, ref, direction, working, k):
+        """The ``k`` points of the aggregated set most negative along ``direction``
+        (:meth:`kpm._constraint_generation.InMemoryRows.along`), one task per chunk."""
+        r = self.rows
+        parts = r._map(_chunk_along, r._F, r._codes, r._folds, self.target, self.fold, self.side,
+                       self._local(working), ref, direction, k, _PerChunk(r.offsets[:-1]))
+        keep = top_violations(np.concatenate([p[3] for p in parts]), k)
+        return (np.concatenate([p[0] for p in parts])[keep],
+                np.asfortranarray(np.concatenate([p[1] for p in parts])[keep]),
+                np.concatenate([p[2] for p in parts])[keep], np.concatenate([p[3] for p in parts])[keep],
+                int(sum(p[4] for p in parts)))
+
+    def _local(self, working):
+        """The working set's points of each chunk, as chunk-local row indices."""
+        r = self.rows
         W = np.sort(working)
         bounds = np.searchsorted(W, r.offsets)
-        local = _PerChunk(W[bounds[c] : bounds[c + 1]] - r.offsets[c] for c in range(len(r._F)))
-        parts = r._map(_chunk_search, r._F, r._codes, r._folds, self.target, self.fold, self.side, local,
-                       coef, float(intercept), tol, max_add, _PerChunk(r.offsets[:-1]))
-        return _merge(parts, max_add)
+        return _PerChunk(W[bounds[c] : bounds[c + 1]] - r.offsets[c] for c in range(len(r._F)))

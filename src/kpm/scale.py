@@ -617,7 +617,18 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Termination tolerance of the constraint generation and HiGHS feasibility
         tolerance.
     init_working_set : int, default=5000
-        Initial working-set size of the constraint generation.
+        Initial working-set size of the constraint generation; with ``aggregate_below``,
+        the size of the random sample whose hinge LP gives the reference solutions, and
+        the most points a round adds to the working set.
+    aggregate_below : float below 1, optional
+        Aggregate the points of clear hinge loss in the constraint generation: at each D,
+        the training points outside the working set whose margin under the sample's
+        optimum is below this value enter the LP as one linear term instead of a column
+        each (a lower bound of the hinge sum; the termination certificate still checks
+        every point, so the optimum is the same). The working set then holds the points
+        near the margin only, which keeps the LP small when most points have margin below
+        1 (the first dimensions on large data). ``None`` (default): one column per
+        violated point. See the user guide's constraint-generation section.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there;
@@ -759,6 +770,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         eig_tol=None,
         lp_tol=1e-9,
         init_working_set=5000,
+        aggregate_below=None,
         client=None,
         random_state=None,
     ):
@@ -784,6 +796,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.eig_tol = eig_tol
         self.lp_tol = lp_tol
         self.init_working_set = init_working_set
+        self.aggregate_below = aggregate_below
         self.client = client
         self.random_state = random_state
 
@@ -826,6 +839,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         if self.eig_tol is not None:
             check_real(self.eig_tol, "eig_tol", low=0, high=1, low_open=True, high_open=True)
         check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
+        if self.aggregate_below is not None:
+            check_real(self.aggregate_below, "aggregate_below", high=1, high_open=True)
         check_svm_params(self.formulation, self.C, self.c_selection)
         if self.formulation == "svm" and self.client is not None:
             raise ValueError(
@@ -1072,7 +1087,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             Y = np.broadcast_to(np.float64(0.0), (X.shape[0], data.n_problems))
         timings["features"] = time.perf_counter() - t
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
-                         random_state=int(seeds[3]))
+                         random_state=int(seeds[3]), aggregate_below=self.aggregate_below,
+                         max_add=None if self.aggregate_below is None else self.init_working_set)
         t = time.perf_counter()
         if self.formulation_ == "svm":
             fam, out = self._svm_family(data, basis, Cs, val_sizes)
