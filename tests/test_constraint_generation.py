@@ -112,3 +112,69 @@ def test_constraint_generation_grows_the_kpm_path_of_a_fold():
     np.testing.assert_allclose(mine.decision_values(F[other]), ref.decision_values(F[other]), atol=1e-7)
     with pytest.raises(ValueError, match="next columns of F"):
         lp.add_columns(F[:, :1])
+
+
+def nearly_constant_first(n, d, seed=0):
+    """Features whose first column is nearly constant (as a Gaussian kernel's first
+    eigenfunction): at D = 1 almost every point has margin below 1."""
+    F, y = problem(n, d, seed=seed)
+    first = 1.0 + 0.02 * F[:, 0] + 0.01 * np.random.default_rng(seed + 1).standard_normal(n)
+    return np.asfortranarray(np.column_stack([first, F])), y
+
+
+def assert_exact_and_certified(cg, F, y, results):
+    for res in results:
+        ref = full_lp_objective(F, y, res.n_components)
+        assert abs(res.objective - ref) <= 1e-7 * max(1.0, abs(ref))
+        assert np.isclose(res.objective, hinge_objective(F, y, res.coef, res.intercept), rtol=1e-12)
+        assert abs(res.gap) <= 1e-7 * max(1.0, ref)
+
+
+@pytest.mark.parametrize("below", [0.5, 0.9])
+def test_aggregated_path_matches_full_lp_with_small_working_sets(below):
+    F, y = nearly_constant_first(3000, 8, seed=1)
+    plain = ConstraintGenerationHingeLP(F, y, init_size=300, random_state=1).path([1, 2, 5, 9])
+    cg = ConstraintGenerationHingeLP(F, y, init_size=300, max_add=300, aggregate_below=below, random_state=1)
+    results = cg.path([1, 2, 5, 9])
+    assert_exact_and_certified(cg, F, y, results)
+    # without aggregation most points are columns at D = 1; with it, far fewer
+    assert plain[0].n_working > 0.75 * len(y)
+    assert results[0].n_working < 0.6 * plain[0].n_working
+    assert results[0].n_aggregated > 0.2 * len(y)
+    # the last D's termination: outside W, the points of A are not beyond the margin and
+    # the others not inside it
+    res, ref = results[-1], cg._ref
+    f = F[:, : res.n_components] @ res.coef + res.intercept
+    f_ref = F[:, : len(ref.coef)] @ ref.coef + ref.intercept
+    outside = np.ones(len(y), bool)
+    outside[cg.working_set] = False
+    in_A = outside & (y * f_ref < below)
+    assert in_A.sum() == res.n_aggregated
+    assert np.all(y[in_A] * f[in_A] - 1 <= 1e-9)
+    assert np.all(1 - y[outside & ~in_A] * f[outside & ~in_A] <= 1e-9)
+
+
+def test_aggregation_from_a_bad_reference_adds_points_along_the_farkas_ray(monkeypatch):
+    """A reference that puts every point in A (f = 0) makes the aggregated LP infeasible:
+    points of A enter W along HiGHS's ray until it is feasible; the optimum is unchanged."""
+    from kpm._constraint_generation import HingeLPResult
+
+    F, y = nearly_constant_first(2000, 6, seed=2)
+
+    class ZeroReference:
+        def solve(self, D):
+            return HingeLPResult(D, np.zeros(D), 0.0, 0.0, 0.0, 0.0, 0, 0)
+
+    cg = ConstraintGenerationHingeLP(F, y, init_size=100, max_add=100, aggregate_below=0.9, random_state=0)
+    monkeypatch.setattr(cg, "_sample_lp", ZeroReference)
+    results = cg.path([1, 3, 7])
+    assert cg.ray_rounds > 0
+    assert cg.dissolved == 0
+    assert_exact_and_certified(cg, F, y, results)
+
+
+def test_aggregate_below_is_checked():
+    F, y = problem(100, 3)
+    for bad in (1.0, 2.0, np.nan):
+        with pytest.raises(ValueError, match="aggregate_below"):
+            ConstraintGenerationHingeLP(F, y, aggregate_below=bad)

@@ -16,12 +16,13 @@ from kpm.datasets import make_twonorm
 N, D_MAX = 1200, 10
 
 
-@pytest.fixture(scope="module")
-def data():
+@pytest.fixture(scope="module", params=[None, 0.9], ids=["columns", "aggregated"])
+def data(request):
     X, y = make_twonorm(N, random_state=0)
     fold = np.random.default_rng(0).integers(0, 2, N)
     kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
-              init_working_set=60, memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0)
+              init_working_set=60, memory_budget=100_000, cv=PredefinedSplit(fold),
+              aggregate_below=request.param, random_state=0)
     return X, y, kw
 
 
@@ -54,6 +55,7 @@ def assert_same_model(a, b):
     assert a.intercept_ == b.intercept_
     np.testing.assert_array_equal(a.cv_errors_, b.cv_errors_)
     assert a.lp_stats_["n_working"] == b.lp_stats_["n_working"]
+    assert a.lp_stats_["n_aggregated"] == b.lp_stats_["n_aggregated"]
     # the hinge sums are summed chunk by chunk on the workers: equal up to rounding
     np.testing.assert_allclose(a.train_risk_, b.train_risk_, rtol=1e-12, atol=1e-15)
 
@@ -76,6 +78,8 @@ def test_distributed_fit_equals_in_memory_fit_and_features_never_gather(data, in
     finally:
         del client._gather
     assert_same_model(est, in_memory)
+    if kw["aggregate_below"] is not None:  # the aggregated term was used
+        assert max(est.lp_stats_["n_aggregated"]) > 0
     full_features = N * D_MAX * 8
     assert max(received) < full_features / 4, (max(received), full_features)
 

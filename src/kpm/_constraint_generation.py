@@ -64,6 +64,21 @@ Dask workers (:class:`kpm._dask_rows.DaskRowSource`), where only the working set
 travel: the solver keeps them up to the current D and asks the source for the next
 columns of its working points when D grows.
 
+Aggregation (``aggregate_below``). Outside ``W``, a set A of points is held at
+``alpha_i = 1`` without columns: their hinge terms become the linear
+``1 - y_i f(x_i)``, which only moves the dual rows' right-hand side to
+``-g = -sum_A y_i [1, F_i]``. Since ``max(0, t) >= t``, the LP is still a lower bound
+(1), and it is tight at its minimiser when no point of A has margin above 1 and no
+other outside point margin below 1: the termination test, with violated points of
+either kind added to ``W`` (each addition raises the lower bound pointwise, so the loop
+still terminates). A is defined by a *reference* solution (:class:`Reference`): the
+optimum of the LP of a random sample of ``init_size`` points at the same D; outside
+``W``, A holds the points whose reference margin is below ``aggregate_below``, and
+those between it and 1 join ``W``. An infeasible dual (``W`` cannot balance ``g``: the
+lower bound is unbounded) brings the points of A along HiGHS's Farkas ray into ``W``.
+The derivation is in the user guide (large scale, aggregating the points of clear
+hinge loss).
+
 Tolerances: the termination test uses ``tol`` (a point outside ``W`` with
 ``1 - y_i f(x_i) <= tol`` is accepted), so the returned objective exceeds the
 optimum by at most ``tol`` times the number of such points; the report's
@@ -152,7 +167,8 @@ class Violations:
     their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
     those of the search) and labels. With a :class:`Reference`: ``aggregated`` tells
     which of them were in A (their ``viol`` is then ``y_i f(x_i) - 1``), and with its
-    ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` and size.
+    ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` (as the two
+    rows of :func:`compensated_sums`) and size.
     """
 
     objective: float
@@ -184,10 +200,17 @@ class Reference:
 
 
 def top_violations(viol, max_add):
-    """Positions of the ``max_add`` largest ``viol`` (all when ``max_add`` is None), increasing."""
-    if max_add is not None and len(viol) > max_add:
-        return np.sort(np.argpartition(-viol, max_add - 1)[:max_add])
-    return np.arange(len(viol))
+    """Positions of the ``max_add`` largest ``viol`` (all when ``max_add`` is None), increasing.
+
+    Ties at the threshold go to the lowest positions, so that the top of a concatenation of
+    parts (in order) equals the top of the parts' tops: the choice does not depend on how
+    the points are split into chunks."""
+    if max_add is None or len(viol) <= max_add:
+        return np.arange(len(viol))
+    t = np.partition(viol, len(viol) - max_add)[len(viol) - max_add]  # the max_add-th largest
+    above = np.flatnonzero(viol > t)
+    ties = np.flatnonzero(viol == t)[: max_add - len(above)]
+    return np.sort(np.concatenate([above, ties]))
 
 
 class InMemoryRows:
@@ -240,7 +263,8 @@ class InMemoryRows:
                            aggregated=agg[cand])
         if ref is not None and ref.sums:
             A = self.rows[agg]
-            found.sums = aggregate_sums(self.F[A, :D], self.y[A])
+            y_A = self.y[A][:, None]
+            found.sums = compensated_sums(np.hstack([y_A, y_A * self.F[A, :D]]))
             found.n_aggregated = len(A)
         return found
 
@@ -279,6 +303,35 @@ class InMemoryRows:
 def aggregate_sums(F, y):
     """``sum_i y_i [1, F_i]`` of a set of points (the aggregated LP's right-hand side)."""
     return np.concatenate([[y.sum()], y @ F]) if len(y) else np.zeros(F.shape[1] + 1)
+
+
+def compensated_sums(V):
+    """Column sums of ``V`` as ``(hi, lo)`` rows with ``hi + lo`` within about
+    ``n u^2 sum |V|`` of the exact sums (pairwise Knuth TwoSum; u the unit roundoff).
+
+    Rounded, ``hi + lo`` is then the correctly rounded sum in all but vanishingly rare
+    cases, whatever the order of the terms or how they are split into parts
+    (:func:`merge_compensated`): the aggregated LP's right-hand side is the same number
+    in memory and over any chunking of the points on Dask workers."""
+    V = np.asarray(V, dtype=float)
+    lo = np.zeros(V.shape[1:])
+    while V.shape[0] > 1:
+        if V.shape[0] % 2:
+            V = np.concatenate([V, np.zeros((1,) + V.shape[1:])])
+        a, b = V[0::2], V[1::2]
+        V = a + b
+        bb = V - a
+        lo = lo + ((a - (V - bb)) + (b - bb)).sum(axis=0)
+    hi = V[0] if V.shape[0] else np.zeros(V.shape[1:])
+    return np.stack([hi, lo])
+
+
+def merge_compensated(parts):
+    """The :func:`compensated_sums` of the union of parts from those of the parts."""
+    parts = np.asarray(parts, dtype=float)
+    total = compensated_sums(parts[:, 0])
+    total[1] += parts[:, 1].sum(axis=0)
+    return total
 
 
 class ConstraintGenerationHingeLP:
@@ -562,7 +615,7 @@ class ConstraintGenerationHingeLP:
         ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
         found = self.source.search(ref.coef, ref.intercept, self._W, self.tol, None, ref=ref)
         ref.sums = False
-        self._ref, self._g, self._nA = ref, found.sums, found.n_aggregated
+        self._ref, self._g, self._nA = ref, found.sums[0] + found.sums[1], found.n_aggregated
         self._set_rhs()
         self._add_points(found.index, found.features, found.labels, np.ones(len(found.index), bool))
 

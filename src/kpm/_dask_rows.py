@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._constraint_generation import ConstraintGenerationPath, InMemoryRows, Violations, top_violations
+from ._constraint_generation import (ConstraintGenerationPath, InMemoryRows, Violations, merge_compensated,
+                                     top_violations)
 from ._kpm_engine import FullPath, curve_sums, ovr_targets, predict_codes
 
 __all__ = ["DaskRows", "DaskRowSource", "chunk_folds", "fold_array", "code_array"]
@@ -154,7 +155,7 @@ def _merge(parts, max_add):
         features=np.asfortranarray(np.concatenate([p.features for p in parts])[keep]),
         labels=np.concatenate([p.labels for p in parts])[keep],
         aggregated=np.concatenate([p.aggregated for p in parts])[keep],
-        sums=None if parts[0].sums is None else sum(p.sums for p in parts),
+        sums=None if parts[0].sums is None else merge_compensated([p.sums for p in parts]),
         n_aggregated=int(sum(p.n_aggregated for p in parts)),
     )
 

@@ -474,7 +474,7 @@ def _lp_stats(solvers, folds):
     """``lp_stats_``: working sets, rounds, certificate gaps and iterations of the full-data
     path (lists over its dimensions; one list per one-vs-rest problem with several classes),
     and the folds' seconds and working-set sizes."""
-    keys = ("n_working", "n_rounds", "gap", "simplex_iterations")
+    keys = ("n_working", "n_aggregated", "n_rounds", "gap", "simplex_iterations")
     per_problem = {key: [[getattr(r, key) for r in s.results] for s in solvers] for key in keys}
     stats = {key: v[0] if len(v) == 1 else v for key, v in per_problem.items()}
     stats["cv_fold_seconds"] = [o[1] for o in folds or []]
@@ -688,8 +688,8 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Training hinge risk (averaged over the one-vs-rest problems) for each D of
         the grid up to ``n_components_`` (the full-data path).
     lp_stats_ : dict
-        Working-set sizes, rounds, certificate gaps and simplex iterations of the
-        full-data path (lists over its dimensions; one list per one-vs-rest problem
+        Working-set sizes, aggregated points (``aggregate_below``), rounds, certificate
+        gaps and simplex iterations of the full-data path (lists over its dimensions; one list per one-vs-rest problem
         for more than two classes), and the CV folds' seconds and working-set sizes.
         With ``formulation='svm'``: ``sweeps``, the dual coordinate descent's sweeps over
         the points at each D of the chosen C's full-data path (per problem likewise), and
