@@ -9,9 +9,14 @@ process and counts in it), each worker's peak resident memory (its own ``ru_maxr
 asked through ``client.run``), the bytes of every result the client received during the
 fit, and the test error on held-out points against the Bayes error (2.275 %).
 
+Each configuration of the constraint generation (``--configs``: ``aggregate_below`` and
+``init_working_set``, e.g. ``none:5000`` for one LP column per violated point) runs in a
+fresh process with its own LocalCluster, so that every peak is its own; the report puts
+them side by side.
+
 Usage::
 
-    python benchmarks/bench_dask_kpm.py                         # n = 1e6 -> kpm-results/
+    python benchmarks/bench_dask_kpm.py                         # n = 1e6, both configs -> kpm-results/
     python benchmarks/bench_dask_kpm.py --n 10000000 --memory-limit 8GiB   # the 1e7 run
     python benchmarks/bench_dask_kpm.py --out docs/results        # refresh the committed report
 """
@@ -115,45 +120,77 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
     return out
 
 
-def report(res, command):
-    """The Markdown report of one run."""
+def config_label(res):
+    agg = res.get("aggregate_below")
+    lab = "one column per point" if agg is None else f"aggregate_below={agg:g}"
+    return f"{lab}, init_working_set={res.get('init_working_set', 5000)}"
+
+
+def report(results, command):
+    """The Markdown report of one run (one column per configuration)."""
     from kpm.experiments.provenance import header
 
-    gib = res["feature_matrix_bytes"] / 2**30
-    lines = [f"# NystroemKPM on a Dask LocalCluster: twonorm, n = {res['n']:,}", ""]
+    res0 = results[0]
+    gib = res0["feature_matrix_bytes"] / 2**30
+
+    def row(name, fmt):
+        return f"| {name} | " + " | ".join(fmt(r) for r in results) + " |"
+
+    lines = [f"# NystroemKPM on a Dask LocalCluster: twonorm, n = {res0['n']:,}", ""]
     lines += header(command)
     lines += [
-        f"{res['workers']} worker processes (1 thread each, memory limit {res['memory_limit']} each) and the "
+        f"{res0['workers']} worker processes (1 thread each, memory limit {res0['memory_limit']} each) and the "
         "client on the same machine; the training set is generated block by block on the workers and "
-        f"never exists on the client. m = {res['m']} uniform landmarks, max_components = "
-        f"{res['max_components']}, sigma = {res['sigma']:.4f} (median heuristic), D by 5-fold CV "
-        f"(chunk-wise stratified folds), {res['n_test']:,} held-out test points; constraint generation "
-        f"with init_working_set = {res.get('init_working_set', 5000)} and aggregate_below = "
-        f"{res.get('aggregate_below')}.",
+        f"never exists on the client. m = {res0['m']} uniform landmarks, max_components = "
+        f"{res0['max_components']}, sigma = {res0['sigma']:.4f} (median heuristic), D by 5-fold CV "
+        f"(chunk-wise stratified folds), {res0['n_test']:,} held-out test points. Each column is a "
+        "configuration of the constraint generation, fitted in its own process and LocalCluster, "
+        "one after the other.",
         "",
-        "| quantity | value |",
-        "|---|---|",
-        f"| fit wall time | {res['fit_s']:.1f} s |",
-        f"| total wall time (cluster start, data, fit, test) | {res['wall_s']:.1f} s |",
-        f"| client peak RSS (includes the LocalCluster's scheduler) | {res['client_peak_rss_gib']:.2f} GiB |",
-        f"| worker peak RSS | {', '.join(f'{g:.2f}' for g in res['worker_peak_rss_gib'])} GiB |",
-        f"| n x D feature matrix (float64) | {gib:.2f} GiB |",
-        f"| bytes received by the client during the fit, in all | {res['received_bytes_total'] / 2**20:.1f} MiB "
-        f"in {res['received_count']} results |",
-        f"| largest single result received | {res['received_bytes_largest'] / 2**20:.2f} MiB "
-        f"({res['received_bytes_largest'] / res['feature_matrix_bytes']:.2%} of the feature matrix) |",
-        f"| chosen D | {res['D']} |",
-        f"| test error | {100 * res['test_error']:.3f} % (Bayes {100 * res['bayes_error']:.3f} %) |",
+        "| quantity | " + " | ".join(config_label(r) for r in results) + " |",
+        "|---|" + "---|" * len(results),
+        row("fit wall time", lambda r: f"{r['fit_s']:.1f} s"),
+        row("total wall time (cluster start, data, fit, test)", lambda r: f"{r['wall_s']:.1f} s"),
+        row("client peak RSS (includes the LocalCluster's scheduler)", lambda r: f"{r['client_peak_rss_gib']:.2f} GiB"),
+        row("client RSS before the fit", lambda r: f"{r['client_rss_before_fit_gib']:.2f} GiB"),
+        row("worker peak RSS", lambda r: ", ".join(f"{g:.2f}" for g in r["worker_peak_rss_gib"]) + " GiB"),
+        row("bytes received by the client during the fit",
+            lambda r: f"{r['received_bytes_total'] / 2**20:.1f} MiB in {r['received_count']} results"),
+        row("largest single result received",
+            lambda r: f"{r['received_bytes_largest'] / 2**20:.2f} MiB "
+                      f"({r['received_bytes_largest'] / r['feature_matrix_bytes']:.2%} of the features)"),
+        row("largest working set (full-data path; CV folds)",
+            lambda r: f"{max(r['working_set_full_path']):,}; {max(r['cv_fold_working_set']):,}"),
+        row("chosen D", lambda r: str(r["D"])),
+        row("test error", lambda r: f"{100 * r['test_error']:.3f} %"),
+        row("phase timings (s)", lambda r: ", ".join(f"{k} {v:.1f}" for k, v in r["timings"].items())),
         "",
-        "Phase timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in res["timings"].items()),
+        f"n x D feature matrix (float64): {gib:.2f} GiB. Bayes error {100 * res0['bayes_error']:.3f} %.",
         "",
-        f"Working set of the full-data path along D: {res['working_set_full_path']}.",
-        "",
-        f"Load average of the (shared, 2-core) machine at the start / end: {res.get('load_start', '?')} / "
-        f"{res.get('load_end', '?')}.",
+    ]
+    for r in results:
+        lines += [f"Working set of the full-data path along D ({config_label(r)}): {r['working_set_full_path']}.", ""]
+    lines += [
+        "Load average of the (shared, 2-core) machine at the start / end of each configuration: "
+        + "; ".join(f"{r.get('load_start', '?')} / {r.get('load_end', '?')}" for r in results) + ".",
         "",
     ]
     return "\n".join(lines)
+
+
+def _config(text):
+    """``AGG:INIT`` -> ``(aggregate_below or None, init_working_set)``."""
+    agg, _, init = text.partition(":")
+    return (None if agg == "none" else float(agg)), int(init or 5000)
+
+
+def _run_in_process(kwargs):
+    """:func:`run` in a fresh process (its own peak memory and LocalCluster)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        return ex.submit(run, **kwargs).result()
 
 
 def main(argv=None):
@@ -162,22 +199,26 @@ def main(argv=None):
     ap.add_argument("--landmarks", type=int, default=2000)
     ap.add_argument("--max-components", type=int, default=64)
     ap.add_argument("--n-test", type=int, default=100_000)
-    ap.add_argument("--aggregate-below", type=lambda v: None if v == "none" else float(v), default=0.9,
-                    help="NystroemKPM's aggregate_below ('none': one LP column per violated point)")
-    ap.add_argument("--init-working-set", type=int, default=20000)
+    ap.add_argument("--configs", type=_config, nargs="+", default=[_config("none:5000"), _config("0.9:20000")],
+                    help="constraint-generation configurations AGG:INIT (aggregate_below or 'none', "
+                         "init_working_set), each fitted in its own process (default: none:5000 0.9:20000)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="3GiB", help="per-worker memory limit (Dask's syntax)")
     ap.add_argument("--out", type=Path, default=Path("kpm-results"),
                     help="output folder (default ./kpm-results; the committed report: docs/results)")
     args = ap.parse_args(argv)
-    res = run(args.n, args.landmarks, args.n_test, args.workers, args.memory_limit, args.max_components,
-              args.aggregate_below, args.init_working_set)
+    results = [
+        _run_in_process(dict(n=args.n, landmarks=args.landmarks, n_test=args.n_test, workers=args.workers,
+                             memory_limit=args.memory_limit, max_components=args.max_components,
+                             aggregate_below=agg, init_working_set=init))
+        for agg, init in args.configs
+    ]
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    (args.out / "dask_kpm.json").write_text(json.dumps({"command": command, "results": res}, indent=1))
-    (args.out / "dask_kpm.md").write_text(report(res, command))
-    print(report(res, command))
-    return res
+    (args.out / "dask_kpm.json").write_text(json.dumps({"command": command, "results": results}, indent=1))
+    (args.out / "dask_kpm.md").write_text(report(results, command))
+    print(report(results, command))
+    return results
 
 
 if __name__ == "__main__":

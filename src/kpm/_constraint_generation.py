@@ -240,7 +240,7 @@ class InMemoryRows:
         """``F[index, start:stop]`` (``index``: global indices, any order)."""
         return self.F[index, start:stop]
 
-    def search(self, coef, intercept, working, tol, max_add=None, ref=None) -> Violations:
+    def search(self, coef, intercept, working, tol, max_add=None, ref=None, with_rows=True) -> Violations:
         """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
         its violated points outside ``working`` (global indices).
 
@@ -248,6 +248,7 @@ class InMemoryRows:
         With a :class:`Reference`, that holds for the points of S; a point of A is violated
         when ``y_i f(x_i) - 1 > tol`` (its hinge term is no longer the linear one the
         aggregated LP counts). ``viol`` is then the size of that discrepancy.
+        Without ``with_rows`` the found points' features are left out (zero columns).
         """
         D = len(coef)
         viol = self._restrict(1.0 - self.y * self._values(coef, intercept))  # hinge before clipping
@@ -259,7 +260,7 @@ class InMemoryRows:
         n_violated = len(cand)
         cand = cand[top_violations(amount[cand], max_add)]
         idx = self.rows[cand]
-        found = Violations(objective, n_violated, idx, amount[cand], self.F[idx, :D], self.y[idx],
+        found = Violations(objective, n_violated, idx, amount[cand], self.F[idx, :D if with_rows else 0], self.y[idx],
                            aggregated=agg[cand])
         if ref is not None and ref.sums:
             A = self.rows[agg]
@@ -651,7 +652,7 @@ class ConstraintGenerationHingeLP:
         if not has_ray or float(direction @ self._g) >= 0:
             self._dissolve()
             return
-        k = max(self.init_size, len(self._W))
+        k = self.max_add or max(self.init_size, len(self._W))
         idx, Fi, yi, _, _ = self.source.along(self._ref, direction, self._W, k)
         if len(idx) == 0:
             self._dissolve()

@@ -97,10 +97,11 @@ def _chunk_columns(F, index, start, stop):
     return F[index, start:stop]
 
 
-def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, offset):
+def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, with_rows,
+                  offset):
     """The violation search on one chunk (:meth:`kpm._constraint_generation.InMemoryRows.search`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
-    found = src.search(coef, intercept, working, tol, max_add, ref)
+    found = src.search(coef, intercept, working, tol, max_add, ref, with_rows)
     found.index = found.index + offset
     return found
 
@@ -292,12 +293,18 @@ class DaskRowSource:
 
     def search(self, coef, intercept, working, tol, max_add=None, ref=None) -> Violations:
         """The violation search, one task per chunk; only the violated points outside
-        ``working`` (at most ``max_add`` per chunk) travel back with their rows."""
+        ``working`` travel back with their rows. With ``max_add`` each chunk returns its
+        ``max_add`` most violated points without their rows, and the rows of the overall
+        ``max_add`` are fetched in a second step (not one chunk's worth per chunk)."""
         r = self.rows
+        two_step = max_add is not None and len(r._F) > 1
         parts = r._map(_chunk_search, r._F, r._codes, r._folds, self.target, self.fold, self.side,
-                       self._local(working), coef, float(intercept), tol, max_add, ref,
+                       self._local(working), coef, float(intercept), tol, max_add, ref, not two_step,
                        _PerChunk(r.offsets[:-1]))
-        return _merge(parts, max_add)
+        found = _merge(parts, max_add)
+        if two_step:
+            found.features = self.columns(found.index, 0, len(coef))
+        return found
 
     def along(self, ref, direction, working, k):
         """The ``k`` points of the aggregated set most negative along ``direction``

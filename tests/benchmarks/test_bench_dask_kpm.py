@@ -11,8 +11,13 @@ def test_bench_dask_kpm_small(tmp_path):
     import bench_dask_kpm
 
     bench_dask_kpm.main(["--n", "3000", "--landmarks", "60", "--max-components", "4", "--n-test", "2000",
-                         "--memory-limit", "1GiB", "--out", str(tmp_path)])
-    res = json.loads((tmp_path / "dask_kpm.json").read_text())["results"]
-    assert res["test_error"] < 0.06  # Bayes error 2.3 %
-    assert len(res["worker_peak_rss_gib"]) == 2 and min(res["worker_peak_rss_gib"]) > 0.05
-    assert "| test error |" in (tmp_path / "dask_kpm.md").read_text()
+                         "--memory-limit", "1GiB", "--configs", "none:200", "0.9:300", "--out", str(tmp_path)])
+    results = json.loads((tmp_path / "dask_kpm.json").read_text())["results"]
+    assert [(r["aggregate_below"], r["init_working_set"]) for r in results] == [(None, 200), (0.9, 300)]
+    for res in results:
+        assert res["test_error"] < 0.06  # Bayes error 2.3 %
+        assert len(res["worker_peak_rss_gib"]) == 2 and min(res["worker_peak_rss_gib"]) > 0.05
+    # the same LP optima: the same chosen D and test predictions' error
+    assert results[0]["D"] == results[1]["D"] and results[0]["test_error"] == results[1]["test_error"]
+    text = (tmp_path / "dask_kpm.md").read_text()
+    assert "| test error |" in text and "aggregate_below=0.9, init_working_set=300" in text
