@@ -156,7 +156,8 @@ def test_aggregated_path_matches_full_lp_with_small_working_sets(below):
 
 def test_aggregation_from_a_bad_reference_adds_points_along_the_farkas_ray(monkeypatch):
     """A reference that puts every point in A (f = 0) makes the aggregated LP infeasible:
-    points of A enter W along HiGHS's ray until it is feasible; the optimum is unchanged."""
+    points of A enter W along HiGHS's ray until it is feasible, and the reference moves to
+    the better solutions found; the optimum is unchanged."""
     from kpm._constraint_generation import HingeLPResult
 
     F, y = nearly_constant_first(2000, 6, seed=2)
@@ -169,6 +170,7 @@ def test_aggregation_from_a_bad_reference_adds_points_along_the_farkas_ray(monke
     monkeypatch.setattr(cg, "_sample_lp", ZeroReference)
     results = cg.path([1, 3, 7])
     assert cg.ray_rounds > 0
+    assert cg.moves > 0  # the LP's minimiser beat f = 0 and became the reference
     assert cg.dissolved == 0
     assert_exact_and_certified(cg, F, y, results)
 

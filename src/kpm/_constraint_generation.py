@@ -453,6 +453,7 @@ class ConstraintGenerationHingeLP:
         self._sample = None  # the exact LP of a sample (references of A)
         self.ray_rounds = 0  # rounds that added points of A along an infeasibility ray
         self.dissolved = 0  # times the aggregation was given up after a failed LP
+        self.moves = 0  # times A's reference moved to a better solution within one D
         self.results: list[HingeLPResult] = []
 
     @staticmethod
@@ -612,13 +613,14 @@ class ConstraintGenerationHingeLP:
     def _install_reference(self, coef, intercept):
         """Make ``(coef, intercept)`` the reference of A: one search at it, which also returns
         A's sums; its violated points of S (margin between ``aggregate_below`` and 1) join
-        the working set, all of them."""
+        the working set, all of them. Returns the hinge sum at the reference."""
         ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
         found = self.source.search(ref.coef, ref.intercept, self._W, self.tol, None, ref=ref)
         ref.sums = False
         self._ref, self._g, self._nA = ref, found.sums[0] + found.sums[1], found.n_aggregated
         self._set_rhs()
         self._add_points(found.index, found.features, found.labels, np.ones(len(found.index), bool))
+        return found.objective
 
     def _sample_lp(self):
         """The exact hinge LP of a random sample of the problem's points (all columns), made
@@ -690,9 +692,10 @@ class ConstraintGenerationHingeLP:
         if D > self._D:
             self._prune()
         self._add_features(D)
+        ref_objective = np.inf  # the hinge sum at A's reference
         if self.aggregate_below is not None:  # A's reference: the sample's optimum at D
             ref = self._sample_lp().solve(D)
-            self._install_reference(ref.coef, ref.intercept)
+            ref_objective = self._install_reference(ref.coef, ref.intercept)
         if len(self._W) == 0:
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points
@@ -717,27 +720,37 @@ class ConstraintGenerationHingeLP:
             found = self.source.search(beta, b, self._W, self.tol, self.max_add, ref=self._ref)
             history.append((len(self._W), lower, found.objective, found.n_violated))
             if found.n_violated == 0:
-                res = HingeLPResult(
-                    n_components=D,
-                    coef=beta,
-                    intercept=b,
-                    objective=found.objective,
-                    lower_bound=lower,
-                    gap=found.objective - lower,
-                    n_working=len(self._W),
-                    n_rounds=rnd,
-                    simplex_iterations=iters,
-                    n_aggregated=self._nA,
-                    history=history,
-                )
-                self.results.append(res)
-                return res
+                return self._result(D, beta, b, found.objective, lower, rnd, iters, history)
+            if self._ref is not None and found.objective < ref_objective - self.tol * max(1.0, ref_objective):
+                # a better solution than the reference: move the reference there (finitely
+                # often: the hinge sum at the references strictly decreases)
+                self._prune()
+                ref_objective = self._install_reference(beta, b)
+                self.moves += 1
+                continue
             at_upper = ~found.aggregated if self._ref is not None else found.viol > 0
             self._add_points(found.index, found.features, found.labels, at_upper,
                              found.aggregated if self._ref is not None else None)
         raise LPSolverError(
             f"constraint generation did not terminate in {self.max_rounds} rounds at D={D}"
         )
+
+    def _result(self, D, beta, b, objective, lower, rnd, iters, history):
+        res = HingeLPResult(
+            n_components=D,
+            coef=beta,
+            intercept=b,
+            objective=objective,
+            lower_bound=lower,
+            gap=objective - lower,
+            n_working=len(self._W),
+            n_rounds=rnd,
+            simplex_iterations=iters,
+            n_aggregated=self._nA,
+            history=history,
+        )
+        self.results.append(res)
+        return res
 
     def path(self, D_values):
         """Solve for each D of an increasing sequence, warm-starting; returns the results."""
