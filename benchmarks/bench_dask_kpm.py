@@ -159,7 +159,7 @@ def report(results, command):
         row("largest single result received",
             lambda r: f"{r['received_bytes_largest'] / 2**20:.2f} MiB "
                       f"({r['received_bytes_largest'] / r['feature_matrix_bytes']:.2%} of the features)"),
-        row("largest working set (full-data path; CV folds)",
+        row("working set: full-data path largest; CV folds at their end (max)",
             lambda r: f"{max(r['working_set_full_path']):,}; {max(r['cv_fold_working_set']):,}"),
         row("chosen D", lambda r: str(r["D"])),
         row("test error", lambda r: f"{100 * r['test_error']:.3f} %"),
