@@ -165,8 +165,8 @@ class Violations:
     outside the working set with ``1 - y_i f(x_i) > tol``; ``index``: the global indices
     of those added (all of them, or the ``max_add`` most violated), increasing; ``viol``
     their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
-    those of the search) and labels. With a :class:`Reference`: ``aggregated`` tells
-    which of them were in A (their ``viol`` is then ``y_i f(x_i) - 1``), and with its
+    those of the search) and labels; ``aggregated`` tells which of them were in A (none
+    without a :class:`Reference`; their ``viol`` is then ``y_i f(x_i) - 1``), and with its
     ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` (as the two
     rows of :func:`compensated_sums`) and size.
     """
@@ -177,7 +177,7 @@ class Violations:
     viol: np.ndarray
     features: np.ndarray
     labels: np.ndarray
-    aggregated: np.ndarray | None = None
+    aggregated: np.ndarray
     sums: np.ndarray | None = None
     n_aggregated: int = 0
 
@@ -197,6 +197,12 @@ class Reference:
     below: float
     sums: bool = False
 
+    def holds(self, F, y):
+        """Which of the points ``(F, y)`` have reference margin below ``below`` (A, before
+        the working set is taken out)."""
+        D = len(self.coef)
+        f = F[:, :D] @ self.coef + self.intercept if D else np.full(len(y), float(self.intercept))
+        return y * f < self.below
 
 
 def top_violations(viol, max_add):
@@ -298,7 +304,7 @@ class InMemoryRows:
 
     def _aggregated(self, ref):
         """Which of the problem's points the reference puts below its margin (A before W)."""
-        return self._restrict(self.y * self._values(ref.coef, ref.intercept)) < ref.below
+        return self._restrict(ref.holds(self.F, self.y))
 
 
 def aggregate_sums(F, y):
@@ -641,8 +647,9 @@ class ConstraintGenerationHingeLP:
     def _add_along_ray(self):
         """The aggregated LP is infeasible (its primal unbounded): HiGHS's Farkas ray ``r``
         has ``r . g < 0`` and ``r . a_i <= 0`` summed over W too small to balance it
-        (``a_i = y_i [1, F_i]``). The points of A with the most negative ``r . a_i`` join W,
-        as many as W has (at least ``init_size``); without a ray the aggregation is given up."""
+        (``a_i = y_i [1, F_i]``). The points of A with the most negative ``r . a_i`` join W:
+        ``max_add`` of them, or without a cap as many as W has (at least ``init_size``);
+        without a ray the aggregation is given up."""
         h = self._h
         has_ray, ray = h.getDualRay()[1:]
         if not has_ray and h.getOptionValue("solver")[1] != "simplex":
@@ -700,10 +707,8 @@ class ConstraintGenerationHingeLP:
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points
             idx, Fi, yi = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)
-            agg = None
-            if self._ref is not None:  # those in A leave it
-                agg = yi * (Fi[:, :D] @ self._ref.coef + self._ref.intercept) < self._ref.below
-            self._add_points(idx, Fi, yi, None, agg)
+            # those in A leave it
+            self._add_points(idx, Fi, yi, None, None if self._ref is None else self._ref.holds(Fi, yi))
 
         history = []
         iters = 0
@@ -728,9 +733,8 @@ class ConstraintGenerationHingeLP:
                 ref_objective = self._install_reference(beta, b)
                 self.moves += 1
                 continue
-            at_upper = ~found.aggregated if self._ref is not None else found.viol > 0
-            self._add_points(found.index, found.features, found.labels, at_upper,
-                             found.aggregated if self._ref is not None else None)
+            # new points enter at alpha = 1 unless they leave A with a margin above 1
+            self._add_points(found.index, found.features, found.labels, ~found.aggregated, found.aggregated)
         raise LPSolverError(
             f"constraint generation did not terminate in {self.max_rounds} rounds at D={D}"
         )

@@ -312,10 +312,9 @@ class DaskRowSource:
         r = self.rows
         parts = r._map(_chunk_along, r._F, r._codes, r._folds, self.target, self.fold, self.side,
                        self._local(working), ref, direction, k, _PerChunk(r.offsets[:-1]))
-        keep = top_violations(np.concatenate([p[3] for p in parts]), k)
-        return (np.concatenate([p[0] for p in parts])[keep],
-                np.asfortranarray(np.concatenate([p[1] for p in parts])[keep]),
-                np.concatenate([p[2] for p in parts])[keep], np.concatenate([p[3] for p in parts])[keep],
+        index, features, labels, scores = (np.concatenate([p[j] for p in parts]) for j in range(4))
+        keep = top_violations(scores, k)
+        return (index[keep], np.asfortranarray(features[keep]), labels[keep], scores[keep],
                 int(sum(p[4] for p in parts)))
 
     def _local(self, working):
