@@ -67,7 +67,7 @@ def _rss_kib():
 
 
 def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregate_below=0.9,
-        init_working_set=20000):
+        init_working_set=20000, selection="cv"):
     """Fit on n generated points through a LocalCluster; a JSON-ready dict of the measurements."""
     from distributed import Client, LocalCluster
 
@@ -78,7 +78,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
     t0 = time.perf_counter()
     out = {"n": n, "m": landmarks, "max_components": max_components, "n_test": n_test, "workers": workers,
            "memory_limit": memory_limit, "aggregate_below": aggregate_below,
-           "init_working_set": init_working_set, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
+           "init_working_set": init_working_set, "selection": selection, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                       host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
         out["cluster_start_s"] = time.perf_counter() - t0
@@ -96,6 +96,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
         rss_before = _rss_kib()
         t = time.perf_counter()
         est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
+                          selection=selection,
                           aggregate_below=aggregate_below, init_working_set=init_working_set,
                           random_state=0, client=client).fit(X, y)
         out["fit_s"] = time.perf_counter() - t
@@ -120,6 +121,10 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
     return out
 
 
+SELECTIONS = {"cv": "5-fold CV (chunk-wise stratified folds)",
+              "slope": "the slope heuristic (no cross-validation: one path on all the training points)"}
+
+
 def config_label(res):
     agg = res.get("aggregate_below")
     lab = "one column per point" if agg is None else f"aggregate_below={agg:g}"
@@ -142,8 +147,8 @@ def report(results, command):
         f"{res0['workers']} worker processes (1 thread each, memory limit {res0['memory_limit']} each) and the "
         "client on the same machine; the training set is generated block by block on the workers and "
         f"never exists on the client. m = {res0['m']} uniform landmarks, max_components = "
-        f"{res0['max_components']}, sigma = {res0['sigma']:.4f} (median heuristic), D by 5-fold CV "
-        f"(chunk-wise stratified folds), {res0['n_test']:,} held-out test points. Each column is a "
+        f"{res0['max_components']}, sigma = {res0['sigma']:.4f} (median heuristic), D by "
+        f"{SELECTIONS[res0.get('selection', 'cv')]}, {res0['n_test']:,} held-out test points. Each column is a "
         "configuration of the constraint generation, fitted in its own process and LocalCluster, "
         "one after the other.",
         "",
@@ -160,7 +165,8 @@ def report(results, command):
             lambda r: f"{r['received_bytes_largest'] / 2**20:.2f} MiB "
                       f"({r['received_bytes_largest'] / r['feature_matrix_bytes']:.2%} of the features)"),
         row("working set: full-data path largest; CV folds at their end (max)",
-            lambda r: f"{max(r['working_set_full_path']):,}; {max(r['cv_fold_working_set']):,}"),
+            lambda r: f"{max(r['working_set_full_path']):,}; "
+                      + (f"{max(r['cv_fold_working_set']):,}" if r["cv_fold_working_set"] else "no folds")),
         row("chosen D", lambda r: str(r["D"])),
         row("test error", lambda r: f"{100 * r['test_error']:.3f} %"),
         row("phase timings (s)", lambda r: ", ".join(f"{k} {v:.1f}" for k, v in r["timings"].items())),
@@ -202,6 +208,8 @@ def main(argv=None):
     ap.add_argument("--configs", type=_config, nargs="+", default=[_config("none:5000"), _config("0.9:20000")],
                     help="constraint-generation configurations AGG:INIT (aggregate_below or 'none', "
                          "init_working_set), each fitted in its own process (default: none:5000 0.9:20000)")
+    ap.add_argument("--selection", choices=sorted(SELECTIONS), default="cv",
+                    help="how D is chosen: 5-fold CV (default) or the slope heuristic (one path, no folds)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="3GiB", help="per-worker memory limit (Dask's syntax)")
     ap.add_argument("--out", type=Path, default=Path("kpm-results"),
@@ -210,7 +218,7 @@ def main(argv=None):
     results = [
         _run_in_process(dict(n=args.n, landmarks=args.landmarks, n_test=args.n_test, workers=args.workers,
                              memory_limit=args.memory_limit, max_components=args.max_components,
-                             aggregate_below=agg, init_working_set=init))
+                             aggregate_below=agg, init_working_set=init, selection=args.selection))
         for agg, init in args.configs
     ]
     args.out.mkdir(parents=True, exist_ok=True)

@@ -287,6 +287,25 @@ class InMemoryRows:
         idx = self.rows[cand]
         return idx, self.F[idx, :D], self.y[idx], score[cand], n_found
 
+    def column_range(self):
+        """``[[min, max] of F[:, 0] over the points of class +1], [the same over class -1]]``
+        (``+inf, -inf`` for a class without points)."""
+        u, y = self._restrict(self.F[:, 0]), self._restrict(self.y)
+        return np.array([[u[c].min(), u[c].max()] if c.any() else [np.inf, -np.inf] for c in (y > 0, y < 0)])
+
+    def line_derivatives(self, slopes, lo, width, n_bins):
+        """The derivatives in ``b`` of the hinge sum of ``f = s F[:, 0] + b`` at edges of ``b``
+        (:func:`line_derivatives`), one row per slope ``s``."""
+        return line_derivatives(self._restrict(self.F[:, 0]), self._restrict(self.y), slopes, lo, width,
+                                      n_bins)
+
+    def line_hinge(self, slopes, intercepts):
+        """Hinge sums of ``f = s_j F[:, 0] + b_j`` over the problem's points, as the
+        ``(hi, lo)`` rows of :func:`compensated_sums` (one column per pair)."""
+        u, y = self._restrict(self.F[:, 0]), self._restrict(self.y)
+        margins = y[:, None] * (u[:, None] * np.asarray(slopes)[None, :] + np.asarray(intercepts)[None, :])
+        return compensated_sums(np.maximum(0.0, 1.0 - margins))
+
     def _values(self, coef, intercept):
         """``F[:, :D] coef + intercept`` at every row of ``F``."""
         D = len(coef)
@@ -305,6 +324,74 @@ class InMemoryRows:
     def _aggregated(self, ref):
         """Which of the problem's points the reference puts below its margin (A before W)."""
         return self._restrict(ref.holds(self.F, self.y))
+
+
+def line_derivatives(u, y, slopes, lo, width, n_bins):
+    """For ``f = s u + b`` at each slope ``s_j``: the derivative in ``b`` of the hinge sum at
+    the ``n_bins + 1`` edges ``lo_j + k width_j``, as integer counts.
+
+    The hinge term of a point of class +1 is ``max(0, v - b)`` with ``v = 1 - s u``, that of
+    class -1 is ``max(0, b - v)`` with ``v = -1 - s u``; with the points placed in bins of
+    ``v``, the derivative at edge ``k`` is ``N - P``: the points of class -1 below the edge
+    minus those of class +1 at or above it. Returns ``(len(slopes), n_bins + 1)`` int32
+    (sums over parts of the points are the numbers of their union, whatever the split)."""
+    pos = y > 0
+    out = np.zeros((len(slopes), n_bins + 1), dtype=np.int32)
+    for j, (s, lo_j, w_j) in enumerate(zip(slopes, lo, width)):
+        # bin t = 0: v below the first edge; t = k + 1: v in [edge k, edge k + 1); n_bins + 1: above the last
+        t = np.clip(np.floor((y - s * u - lo_j) / w_j), -1, n_bins).astype(np.int64) + 1
+        P = np.bincount(t[pos], minlength=n_bins + 2)[::-1].cumsum()[::-1][1:]
+        N = np.bincount(t[~pos], minlength=n_bins + 2).cumsum()[:-1]
+        out[j] = N - P
+    return out
+
+
+def _line_intercepts(source, slopes, bounds, n_bins=64, levels=3):
+    """For each slope ``s``, an intercept within ``(hi - lo) / n_bins^levels`` of a minimiser of
+    the hinge sum of ``f = s F[:, 0] + b`` over ``b`` (``hi - lo``: the range of the bends of
+    its terms): the edge where the derivative (:func:`line_derivatives`) turns non-negative,
+    located by ``levels`` passes over the points, each binning the last bin finer."""
+    slopes = np.asarray(slopes, float)
+    (pmin, pmax), (nmin, nmax) = bounds
+    ends = np.stack([1.0 - slopes * pmin, 1.0 - slopes * pmax, -1.0 - slopes * nmin, -1.0 - slopes * nmax])
+    lo, hi = ends.min(axis=0), ends.max(axis=0)
+    width = np.maximum(hi - lo, 1e-300) / n_bins
+    for _ in range(levels):
+        up = source.line_derivatives(slopes, lo, width, n_bins) >= 0
+        k = np.where(up.any(axis=1), np.argmax(up, axis=1), n_bins)  # the first edge where it is >= 0
+        lo = lo + np.maximum(k - 1, 0) * width
+        width = width / n_bins
+    return lo + width * n_bins / 2
+
+
+def line_minimiser(source, slope, n_slopes=9, levels=6, max_expand=40):
+    """A minimiser ``(s, b)`` of the hinge sum of the one-feature model ``f = s F[:, 0] + b``
+    over the points of a row source, found by passes over them (no LP).
+
+    ``g(s) = min_b H(s, b)`` is convex. Each level evaluates it at ``n_slopes`` equispaced
+    slopes of a bracket (the intercepts by :func:`_line_intercepts`, the sums compensated so
+    that they do not depend on how the points are split) and keeps the two intervals around
+    the smallest value (ties: the lowest slope); a smallest value at an end of the bracket
+    moves and widens it instead (at most ``max_expand`` times). ``levels`` shrinks the
+    bracket by ``((n_slopes - 1) / 2) ** levels`` around the start ``slope`` and its
+    scale."""
+    bounds = source.column_range()
+    half = max(abs(float(slope)), 1.0)
+    lo, hi = float(slope) - half, float(slope) + half
+    done = expanded = 0
+    while done < levels:
+        slopes = np.linspace(lo, hi, n_slopes)
+        b = _line_intercepts(source, slopes, bounds)
+        hs = source.line_hinge(slopes, b)
+        k = int(np.argmin(hs[0] + hs[1]))
+        if k in (0, n_slopes - 1) and expanded < max_expand:
+            expanded += 1
+            half = 2.0 * (hi - lo)
+            lo, hi = slopes[k] - half, slopes[k] + half
+            continue
+        lo, hi = slopes[max(k - 1, 0)], slopes[min(k + 1, n_slopes - 1)]
+        done += 1
+    return float(slopes[k]), float(b[k])
 
 
 def aggregate_sums(F, y):
@@ -460,6 +547,7 @@ class ConstraintGenerationHingeLP:
         self.ray_rounds = 0  # rounds that added points of A along an infeasibility ray
         self.dissolved = 0  # times the aggregation was given up after a failed LP
         self.moves = 0  # times A's reference moved to a better solution within one D
+        self.cold_restarts = 0  # aggregated LPs re-run from no basis after a failed warm run
         self.results: list[HingeLPResult] = []
 
     @staticmethod
@@ -595,9 +683,17 @@ class ConstraintGenerationHingeLP:
         h.run()
         iters = int(h.getInfo().simplex_iteration_count)
         status = h.getModelStatus()
-        if status != self._hs.HighsModelStatus.kOptimal:
+        M = self._hs.HighsModelStatus
+        if status not in (M.kOptimal, M.kInfeasible, M.kUnboundedOrInfeasible) and self._ref is not None:
+            # the aggregated LP's large right-hand side was seen to end a warm dual simplex in
+            # a 'Solve error' at high D; a cold run from no basis solves it
+            h.clearSolver()
+            h.run()
+            iters += max(int(h.getInfo().simplex_iteration_count), 0)
+            status = h.getModelStatus()
+            self.cold_restarts += 1
+        if status != M.kOptimal:
             if self._ref is not None:
-                M = self._hs.HighsModelStatus
                 if status in (M.kInfeasible, M.kUnboundedOrInfeasible):
                     return None  # A's term unbalanced: the caller adds points of A along a ray
                 self._dissolve()  # the path solver below has no aggregated term
@@ -621,7 +717,9 @@ class ConstraintGenerationHingeLP:
         A's sums; its violated points of S (margin between ``aggregate_below`` and 1) join
         the working set, all of them. Returns the hinge sum at the reference."""
         ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
-        found = self.source.search(ref.coef, ref.intercept, self._W, self.tol, None, ref=ref)
+        # the band of S around the margin, [below, 2 - below): the points that may end at
+        # 0 < alpha < 1 when the optimum is near the reference
+        found = self.source.search(ref.coef, ref.intercept, self._W, self.aggregate_below - 1.0, None, ref=ref)
         ref.sums = False
         self._ref, self._g, self._nA = ref, found.sums[0] + found.sums[1], found.n_aggregated
         self._set_rhs()
@@ -702,8 +800,13 @@ class ConstraintGenerationHingeLP:
         ref_objective = np.inf  # the hinge sum at A's reference
         if self.aggregate_below is not None:  # A's reference: the sample's optimum at D
             ref = self._sample_lp().solve(D)
-            ref_objective = self._install_reference(ref.coef, ref.intercept)
-        if len(self._W) == 0:
+            coef, intercept = ref.coef, ref.intercept
+            if D == 1 and hasattr(self.source, "line_derivatives"):
+                # one feature: the full data's minimiser by passes (a sample's misplaces A)
+                slope, intercept = line_minimiser(self.source, coef[0])
+                coef = np.array([slope])
+            ref_objective = self._install_reference(coef, intercept)
+        if len(self._W) == 0 and self._ref is None:  # (aggregated: W starts with the points near the margin)
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points
             idx, Fi, yi = self.source.take(np.sort(self._rng.choice(self.n_rows, m0, replace=False)), D)

@@ -114,6 +114,13 @@ def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k
     return idx + offset, Fi, yi, score, n_found
 
 
+def _chunk_line(F, codes, folds, target, fold, side, method, args):
+    """A one-feature (``F[:, 0]``) statistic of one chunk's points of a problem: the
+    :class:`kpm._constraint_generation.InMemoryRows` method ``method`` (``column_range``,
+    ``line_derivatives`` or ``line_hinge``) on them."""
+    return getattr(InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side)), method)(*args)
+
+
 def _chunk_curves(F, codes, folds, fold, side, paths, n_classes, with_errors, block):
     """:func:`kpm._kpm_engine.curve_sums` of the paths over one chunk's points of a problem."""
     rows = _local_rows(folds, fold, side)
@@ -316,6 +323,23 @@ class DaskRowSource:
         keep = top_violations(scores, k)
         return (index[keep], np.asfortranarray(features[keep]), labels[keep], scores[keep],
                 int(sum(p[4] for p in parts)))
+
+    def column_range(self):
+        """Per class, the smallest and largest ``F[:, 0]`` of the problem's points."""
+        parts = np.stack(self._line("column_range"))
+        return np.stack([parts[:, :, 0].min(axis=0), parts[:, :, 1].max(axis=0)], axis=1)
+
+    def line_derivatives(self, slopes, lo, width, n_bins):
+        """:meth:`kpm._constraint_generation.InMemoryRows.line_derivatives`, summed over the chunks."""
+        return sum(p.astype(np.int64) for p in self._line("line_derivatives", slopes, lo, width, n_bins))
+
+    def line_hinge(self, slopes, intercepts):
+        """:meth:`kpm._constraint_generation.InMemoryRows.line_hinge`, merged over the chunks."""
+        return merge_compensated(self._line("line_hinge", slopes, intercepts))
+
+    def _line(self, method, *args):
+        r = self.rows
+        return r._map(_chunk_line, r._F, r._codes, r._folds, self.target, self.fold, self.side, method, args)
 
     def _local(self, working):
         """The working set's points of each chunk, as chunk-local row indices."""
