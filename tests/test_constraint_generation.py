@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from helpers import hinge_lp_reference
-from kpm._constraint_generation import ConstraintGenerationHingeLP, hinge_objective
+from kpm._constraint_generation import (ConstraintGenerationHingeLP, InMemoryRows, hinge_objective, line_derivatives,
+                                        line_minimiser)
 
 
 def full_lp_objective(F, y, D):
@@ -173,6 +174,44 @@ def test_aggregation_from_a_bad_reference_adds_points_along_the_farkas_ray(monke
     assert cg.moves > 0  # the LP's minimiser beat f = 0 and became the reference
     assert cg.dissolved == 0
     assert_exact_and_certified(cg, F, y, results)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_line_minimiser_reaches_the_one_feature_optimum(seed):
+    """The passes over the points find the minimum of the hinge sum of f = s F[:, 0] + b
+    (nearly flat: F[:, 0] is nearly constant) from near and far starting slopes."""
+    F, y = nearly_constant_first(3000, 8, seed=seed)
+    best = full_lp_objective(F, y, 1)
+    for start, rtol in ((0.0, 1e-6), (30.0, 1e-6), (-500.0, 2e-5)):  # the optimum's slope is about 60
+        s, b = line_minimiser(InMemoryRows(F, y), start)
+        assert hinge_objective(F, y, np.array([s]), b) <= best * (1 + rtol)
+
+
+def test_line_derivatives_count_the_bends_and_add_over_parts():
+    rng = np.random.default_rng(0)
+    u, y = rng.standard_normal(500), np.where(rng.random(500) < 0.4, 1.0, -1.0)
+    slopes, lo, width, n_bins = np.array([-2.0, 0.0, 3.0]), np.array([-4.0, -1.5, -9.0]), np.array([0.5, 0.1, 1.0]), 16
+    d = line_derivatives(u, y, slopes, lo, width, n_bins)
+    for j, s in enumerate(slopes):
+        v = y - s * u  # where the hinge terms bend along the intercept b
+        for k in range(n_bins + 1):
+            edge = lo[j] + k * width[j]
+            # the derivative in b just above the edge: class -1 below it minus class +1 at or above it
+            assert d[j, k] == np.sum((y < 0) & (v < edge)) - np.sum((y > 0) & (v >= edge))
+    parts = sum(line_derivatives(u[p], y[p], slopes, lo, width, n_bins) for p in np.array_split(np.arange(500), 3))
+    np.testing.assert_array_equal(parts, d)
+
+
+def test_aggregated_lp_at_d1_starts_from_the_line_minimiser():
+    """With the full data's one-feature minimiser as A's reference, the LP at D = 1 holds
+    only the band around the margin and is optimal at its first solve (no ray, no move)."""
+    F, y = nearly_constant_first(3000, 8, seed=3)
+    cg = ConstraintGenerationHingeLP(F, y, init_size=300, max_add=300, aggregate_below=0.9, random_state=1)
+    res = cg.solve(1)
+    assert_exact_and_certified(cg, F, y, [res])
+    assert (res.n_rounds, cg.ray_rounds, cg.moves) == (1, 0, 0)
+    assert res.n_working < 0.1 * len(y)
+    assert res.n_aggregated > 0.5 * len(y)
 
 
 def test_aggregate_below_is_checked():

@@ -72,9 +72,11 @@ Aggregation (``aggregate_below``). Outside ``W``, a set A of points is held at
 other outside point margin below 1: the termination test, with violated points of
 either kind added to ``W`` (each addition raises the lower bound pointwise, so the loop
 still terminates). A is defined by a *reference* solution (:class:`Reference`): the
-optimum of the LP of a random sample of ``init_size`` points at the same D; outside
-``W``, A holds the points whose reference margin is below ``aggregate_below``, and
-those between it and 1 join ``W``. An infeasible dual (``W`` cannot balance ``g``: the
+optimum of the LP of a random sample of ``init_size`` points at the same D, and at D = 1
+the full data's minimiser found by passes over the points (:func:`line_minimiser`: a
+sample's optimum misplaces A where the first feature is nearly constant); outside ``W``,
+A holds the points whose reference margin is below ``aggregate_below`` (c), and those in
+the band ``[c, 2 - c)`` around the margin join ``W``. An infeasible dual (``W`` cannot balance ``g``: the
 lower bound is unbounded) brings the points of A along HiGHS's Farkas ray into ``W``.
 The derivation is in the user guide (large scale, aggregating the points of clear
 hinge loss).
@@ -714,8 +716,9 @@ class ConstraintGenerationHingeLP:
 
     def _install_reference(self, coef, intercept):
         """Make ``(coef, intercept)`` the reference of A: one search at it, which also returns
-        A's sums; its violated points of S (margin between ``aggregate_below`` and 1) join
-        the working set, all of them. Returns the hinge sum at the reference."""
+        A's sums; the points of S in the band around the margin (margin in ``[c, 2 - c)``,
+        ``c = aggregate_below``) join the working set, all of them. Returns the hinge sum at
+        the reference."""
         ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
         # the band of S around the margin, [below, 2 - below): the points that may end at
         # 0 < alpha < 1 when the optimum is near the reference

@@ -622,8 +622,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         the most points a round adds to the working set.
     aggregate_below : float below 1, optional
         Aggregate the points of clear hinge loss in the constraint generation: at each D,
-        the training points outside the working set whose margin under the sample's
-        optimum is below this value enter the LP as one linear term instead of a column
+        the training points outside the working set whose margin under a reference
+        solution (the optimum of a sample's LP; at D = 1 the full data's, found by passes
+        over the points) is below this value enter the LP as one linear term instead of a column
         each (a lower bound of the hinge sum; the termination certificate still checks
         every point, so the optimum is the same). The working set then holds the points
         near the margin only, which keeps the LP small when most points have margin below
