@@ -212,6 +212,7 @@ def main(argv=None):
                     help="how D is chosen: 5-fold CV (default) or the slope heuristic (one path, no folds)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="3GiB", help="per-worker memory limit (Dask's syntax)")
+    ap.add_argument("--name", default="dask_kpm", help="report file names NAME.md and NAME.json (default dask_kpm)")
     ap.add_argument("--out", type=Path, default=Path("kpm-results"),
                     help="output folder (default ./kpm-results; the committed report: docs/results)")
     args = ap.parse_args(argv)
@@ -223,8 +224,8 @@ def main(argv=None):
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    (args.out / "dask_kpm.json").write_text(json.dumps({"command": command, "results": results}, indent=1))
-    (args.out / "dask_kpm.md").write_text(report(results, command))
+    (args.out / f"{args.name}.json").write_text(json.dumps({"command": command, "results": results}, indent=1))
+    (args.out / f"{args.name}.md").write_text(report(results, command))
     print(report(results, command))
     return results
 
