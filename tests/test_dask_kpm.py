@@ -124,3 +124,37 @@ def test_chunk_folds_are_deterministic_and_stratified():
         counts = np.bincount(a[codes == c], minlength=5)
         assert counts.max() - counts.min() <= 1  # each class dealt evenly to the folds
     assert set(a) == set(range(5))
+
+
+@pytest.mark.slow
+def test_row_source_on_the_workers_answers_as_in_memory(cluster):
+    """Searches (some chunks sending the rows of their violated points, others too many to
+    send them) and the one-feature passes of the D = 1 line search give the in-memory answers."""
+    import dask.array as da
+
+    from kpm._constraint_generation import InMemoryRows, Reference
+    from kpm._dask_rows import DaskRows
+
+    _, client = cluster
+    rng = np.random.default_rng(0)
+    F = np.asfortranarray(rng.standard_normal((900, 4)) + [1.0, 0, 0, 0])
+    codes = (F[:, 1] + 0.5 * rng.standard_normal(900) > 0).astype(np.int64)
+    y = np.where(codes == 1, 1.0, -1.0)
+    mem = InMemoryRows(F, y)
+    dist = DaskRows(client, da.from_array(F, chunks=(150, 4)), da.from_array(codes, chunks=150), 2).source(0)
+    working = np.arange(0, 900, 7)
+    coef, b = np.array([0.3, 1.2, -0.4]), 0.1
+    ref = Reference(np.array([0.2, 1.0]), 0.05, 0.9)
+    for max_add, r in ((None, None), (40, None), (40, ref), (450, None), (450, ref), (600, ref)):
+        a = mem.search(coef, b, working, 1e-9, max_add, ref=r)
+        d = dist.search(coef, b, working, 1e-9, max_add, ref=r)
+        np.testing.assert_array_equal(d.index, a.index)
+        np.testing.assert_array_equal(d.features, a.features)
+        np.testing.assert_allclose(d.viol, a.viol, rtol=1e-13, atol=1e-15)  # the chunks' products may round differently
+        np.testing.assert_array_equal(d.aggregated, a.aggregated)
+        assert d.n_violated == a.n_violated and np.isclose(d.objective, a.objective, rtol=1e-13)
+    slopes, lo, width = np.array([-1.0, 0.5, 2.0]), np.array([-4.0, -3.0, -5.0]), np.array([0.2, 0.1, 0.3])
+    np.testing.assert_array_equal(dist.column_range(), mem.column_range())
+    np.testing.assert_array_equal(dist.line_derivatives(slopes, lo, width, 32), mem.line_derivatives(slopes, lo, width, 32))
+    hinge_d, hinge_m = dist.line_hinge(slopes, [0.1, -0.2, 0.3]), mem.line_hinge(slopes, [0.1, -0.2, 0.3])
+    np.testing.assert_array_equal(hinge_d[0] + hinge_d[1], hinge_m[0] + hinge_m[1])

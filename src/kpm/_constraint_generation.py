@@ -248,7 +248,7 @@ class InMemoryRows:
         """``F[index, start:stop]`` (``index``: global indices, any order)."""
         return self.F[index, start:stop]
 
-    def search(self, coef, intercept, working, tol, max_add=None, ref=None, with_rows=True) -> Violations:
+    def search(self, coef, intercept, working, tol, max_add=None, ref=None, rows_up_to=None) -> Violations:
         """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
         its violated points outside ``working`` (global indices).
 
@@ -256,7 +256,8 @@ class InMemoryRows:
         With a :class:`Reference`, that holds for the points of S; a point of A is violated
         when ``y_i f(x_i) - 1 > tol`` (its hinge term is no longer the linear one the
         aggregated LP counts). ``viol`` is then the size of that discrepancy.
-        Without ``with_rows`` the found points' features are left out (zero columns).
+        With ``rows_up_to``, the found points' features are left out (zero columns) when there
+        are more than ``rows_up_to`` of them.
         """
         D = len(coef)
         viol = self._restrict(1.0 - self.y * self._values(coef, intercept))  # hinge before clipping
@@ -268,6 +269,7 @@ class InMemoryRows:
         n_violated = len(cand)
         cand = cand[top_violations(amount[cand], max_add)]
         idx = self.rows[cand]
+        with_rows = rows_up_to is None or len(idx) <= rows_up_to
         found = Violations(objective, n_violated, idx, amount[cand], self.F[idx, :D if with_rows else 0], self.y[idx],
                            aggregated=agg[cand])
         if ref is not None and ref.sums:

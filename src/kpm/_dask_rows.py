@@ -97,11 +97,11 @@ def _chunk_columns(F, index, start, stop):
     return F[index, start:stop]
 
 
-def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, with_rows,
+def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, rows_up_to,
                   offset):
     """The violation search on one chunk (:meth:`kpm._constraint_generation.InMemoryRows.search`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
-    found = src.search(coef, intercept, working, tol, max_add, ref, with_rows)
+    found = src.search(coef, intercept, working, tol, max_add, ref, rows_up_to)
     found.index = found.index + offset
     return found
 
@@ -150,17 +150,21 @@ def _chunk_futures(arr):
     return _PerChunk(by_key[k[0] if isinstance(k, list) else k] for k in keys)
 
 
-def _merge(parts, max_add):
-    """One :class:`Violations` from the chunks' (in row order), the ``max_add`` most violated."""
+def _merge(parts, max_add, D):
+    """One :class:`Violations` from the chunks' (in row order), the ``max_add`` most violated,
+    and which of them came without their rows (chunks that found too many to send them)."""
     index = np.concatenate([p.index for p in parts])
     viol = np.concatenate([p.viol for p in parts])
     keep = top_violations(viol, max_add)
-    return Violations(
+    sent = [p.features.shape[1] == D for p in parts]
+    rows = np.concatenate([p.features if ok else np.zeros((len(p.index), D)) for p, ok in zip(parts, sent)])
+    missing = np.concatenate([np.full(len(p.index), not ok) for p, ok in zip(parts, sent)])[keep]
+    return missing, Violations(
         objective=float(sum(p.objective for p in parts)),
         n_violated=int(sum(p.n_violated for p in parts)),
         index=index[keep],
         viol=viol[keep],
-        features=np.asfortranarray(np.concatenate([p.features for p in parts])[keep]),
+        features=np.asfortranarray(rows[keep]),
         labels=np.concatenate([p.labels for p in parts])[keep],
         aggregated=np.concatenate([p.aggregated for p in parts])[keep],
         sums=None if parts[0].sums is None else merge_compensated([p.sums for p in parts]),
@@ -301,16 +305,18 @@ class DaskRowSource:
     def search(self, coef, intercept, working, tol, max_add=None, ref=None) -> Violations:
         """The violation search, one task per chunk; only the violated points outside
         ``working`` travel back with their rows. With ``max_add`` each chunk returns its
-        ``max_add`` most violated points without their rows, and the rows of the overall
-        ``max_add`` are fetched in a second step (not one chunk's worth per chunk)."""
+        ``max_add`` most violated points, with their rows only if they are at most
+        ``max_add / chunks`` (as many rows as the result holds, not one result's worth per
+        chunk); the rows of the overall ``max_add`` that came without are fetched in a
+        second step."""
         r = self.rows
-        two_step = max_add is not None and len(r._F) > 1
+        cap = None if max_add is None or len(r._F) == 1 else max(1, max_add // len(r._F))
         parts = r._map(_chunk_search, r._F, r._codes, r._folds, self.target, self.fold, self.side,
-                       self._local(working), coef, float(intercept), tol, max_add, ref, not two_step,
+                       self._local(working), coef, float(intercept), tol, max_add, ref, cap,
                        _PerChunk(r.offsets[:-1]))
-        found = _merge(parts, max_add)
-        if two_step:
-            found.features = self.columns(found.index, 0, len(coef))
+        missing, found = _merge(parts, max_add, len(coef))
+        if missing.any():
+            found.features[missing] = self.columns(found.index[missing], 0, len(coef))
         return found
 
     def along(self, ref, direction, working, k):
