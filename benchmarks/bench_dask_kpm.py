@@ -224,9 +224,10 @@ def main(argv=None):
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = report(results, command)  # before any file is written: the provenance header reads git status
     (args.out / f"{args.name}.json").write_text(json.dumps({"command": command, "results": results}, indent=1))
-    (args.out / f"{args.name}.md").write_text(report(results, command))
-    print(report(results, command))
+    (args.out / f"{args.name}.md").write_text(text)
+    print(text)
     return results
 
 
