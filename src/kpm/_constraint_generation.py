@@ -378,7 +378,9 @@ def line_minimiser(source, slope, n_slopes=9, levels=6, max_expand=40):
     the smallest value (ties: the lowest slope); a smallest value at an end of the bracket
     moves and widens it instead (at most ``max_expand`` times). ``levels`` shrinks the
     bracket by ``((n_slopes - 1) / 2) ** levels`` around the start ``slope`` and its
-    scale."""
+    scale. Equal values at all the slopes end the search: a convex function equal at
+    equispaced points is constant between them, and a convex function constant on an
+    interval is minimal there."""
     bounds = source.column_range()
     half = max(abs(float(slope)), 1.0)
     lo, hi = float(slope) - half, float(slope) + half
@@ -387,7 +389,10 @@ def line_minimiser(source, slope, n_slopes=9, levels=6, max_expand=40):
         slopes = np.linspace(lo, hi, n_slopes)
         b = _line_intercepts(source, slopes, bounds)
         hs = source.line_hinge(slopes, b)
-        k = int(np.argmin(hs[0] + hs[1]))
+        values = hs[0] + hs[1]
+        k = int(np.argmin(values))
+        if np.all(values == values[k]):  # g is constant on the bracket, so minimal there (convexity):
+            break  # e.g. a constant first feature
         if k in (0, n_slopes - 1) and expanded < max_expand:
             expanded += 1
             half = 2.0 * (hi - lo)
