@@ -294,21 +294,24 @@ class InMemoryRows:
     def column_range(self):
         """``[[min, max] of F[:, 0] over the points of class +1], [the same over class -1]]``
         (``+inf, -inf`` for a class without points)."""
-        u, y = self._restrict(self.F[:, 0]), self._restrict(self.y)
+        u, y = self._first_column()
         return np.array([[u[c].min(), u[c].max()] if c.any() else [np.inf, -np.inf] for c in (y > 0, y < 0)])
 
     def line_derivatives(self, slopes, lo, width, n_bins):
         """The derivatives in ``b`` of the hinge sum of ``f = s F[:, 0] + b`` at edges of ``b``
         (:func:`line_derivatives`), one row per slope ``s``."""
-        return line_derivatives(self._restrict(self.F[:, 0]), self._restrict(self.y), slopes, lo, width,
-                                      n_bins)
+        return line_derivatives(*self._first_column(), slopes, lo, width, n_bins)
 
     def line_hinge(self, slopes, intercepts):
         """Hinge sums of ``f = s_j F[:, 0] + b_j`` over the problem's points, as the
         ``(hi, lo)`` rows of :func:`compensated_sums` (one column per pair)."""
-        u, y = self._restrict(self.F[:, 0]), self._restrict(self.y)
+        u, y = self._first_column()
         margins = y[:, None] * (u[:, None] * np.asarray(slopes)[None, :] + np.asarray(intercepts)[None, :])
         return compensated_sums(np.maximum(0.0, 1.0 - margins))
+
+    def _first_column(self):
+        """``(F[:, 0], y)`` at the problem's points (the one-feature passes of D = 1)."""
+        return self._restrict(self.F[:, 0]), self._restrict(self.y)
 
     def _values(self, coef, intercept):
         """``F[:, :D] coef + intercept`` at every row of ``F``."""
