@@ -9,8 +9,9 @@ process and counts in it), each worker's peak resident memory (its own ``ru_maxr
 asked through ``client.run``), the bytes of every result the client received during the
 fit, and the test error on held-out points against the Bayes error (2.275 %).
 
-Each configuration of the constraint generation (``--configs``: ``aggregate_below`` and
-``init_working_set``, e.g. ``none:5000`` for one LP column per violated point) runs in a
+Each configuration of the constraint generation (``--configs``: ``aggregate_below``,
+``init_working_set`` and optionally ``band_size``, e.g. ``none:5000`` for one LP column per
+violated point, ``0.9:20000:20000`` for a band of at most 20 000 points) runs in a
 fresh process with its own LocalCluster, so that every peak is its own; the report puts
 them side by side.
 
@@ -67,7 +68,7 @@ def _rss_kib():
 
 
 def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregate_below=0.9,
-        init_working_set=20000, selection="cv"):
+        init_working_set=20000, band_size=None, selection="cv"):
     """Fit on n generated points through a LocalCluster; a JSON-ready dict of the measurements."""
     from distributed import Client, LocalCluster
 
@@ -78,7 +79,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
     t0 = time.perf_counter()
     out = {"n": n, "m": landmarks, "max_components": max_components, "n_test": n_test, "workers": workers,
            "memory_limit": memory_limit, "aggregate_below": aggregate_below,
-           "init_working_set": init_working_set, "selection": selection, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
+           "init_working_set": init_working_set, "band_size": band_size, "selection": selection, "bayes_error": bayes_error("twonorm"), "load_start": _loadavg()}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                       host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
         out["cluster_start_s"] = time.perf_counter() - t0
@@ -97,7 +98,7 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
         t = time.perf_counter()
         est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
                           selection=selection,
-                          aggregate_below=aggregate_below, init_working_set=init_working_set,
+                          aggregate_below=aggregate_below, init_working_set=init_working_set, band_size=band_size,
                           random_state=0, client=client).fit(X, y)
         out["fit_s"] = time.perf_counter() - t
         del client._gather
@@ -128,7 +129,8 @@ SELECTIONS = {"cv": "5-fold CV (chunk-wise stratified folds)",
 def config_label(res):
     agg = res.get("aggregate_below")
     lab = "one column per point" if agg is None else f"aggregate_below={agg:g}"
-    return f"{lab}, init_working_set={res.get('init_working_set', 5000)}"
+    band = "" if res.get("band_size") is None else f", band_size={res['band_size']}"
+    return f"{lab}, init_working_set={res.get('init_working_set', 5000)}{band}"
 
 
 def report(results, command):
@@ -185,9 +187,10 @@ def report(results, command):
 
 
 def _config(text):
-    """``AGG:INIT`` -> ``(aggregate_below or None, init_working_set)``."""
-    agg, _, init = text.partition(":")
-    return (None if agg == "none" else float(agg)), int(init or 5000)
+    """``AGG:INIT[:BAND]`` -> ``(aggregate_below or None, init_working_set, band_size or None)``."""
+    agg, _, rest = text.partition(":")
+    init, _, band = rest.partition(":")
+    return (None if agg == "none" else float(agg)), int(init or 5000), (int(band) if band else None)
 
 
 def _run_in_process(kwargs):
@@ -206,8 +209,8 @@ def main(argv=None):
     ap.add_argument("--max-components", type=int, default=64)
     ap.add_argument("--n-test", type=int, default=100_000)
     ap.add_argument("--configs", type=_config, nargs="+", default=[_config("none:5000"), _config("0.9:20000")],
-                    help="constraint-generation configurations AGG:INIT (aggregate_below or 'none', "
-                         "init_working_set), each fitted in its own process (default: none:5000 0.9:20000)")
+                    help="constraint-generation configurations AGG:INIT[:BAND] (aggregate_below or 'none', "
+                         "init_working_set, band_size), each fitted in its own process (default: none:5000 0.9:20000)")
     ap.add_argument("--selection", choices=sorted(SELECTIONS), default="cv",
                     help="how D is chosen: 5-fold CV (default) or the slope heuristic (one path, no folds)")
     ap.add_argument("--workers", type=int, default=2)
@@ -219,8 +222,9 @@ def main(argv=None):
     results = [
         _run_in_process(dict(n=args.n, landmarks=args.landmarks, n_test=args.n_test, workers=args.workers,
                              memory_limit=args.memory_limit, max_components=args.max_components,
-                             aggregate_below=agg, init_working_set=init, selection=args.selection))
-        for agg, init in args.configs
+                             aggregate_below=agg, init_working_set=init, band_size=band,
+                             selection=args.selection))
+        for agg, init, band in args.configs
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_dask_kpm.py " + " ".join(argv if argv is not None else sys.argv[1:])

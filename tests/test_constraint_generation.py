@@ -241,3 +241,76 @@ def test_aggregate_below_is_checked():
     for bad in (1.0, 2.0, np.nan):
         with pytest.raises(ValueError, match="aggregate_below"):
             ConstraintGenerationHingeLP(F, y, aggregate_below=bad)
+
+
+def test_margin_counts_count_the_band_and_add_over_parts():
+    F, y = problem(700, 4, seed=5)
+    coef, b = np.array([0.8, 0.3, -0.2]), 0.1
+    widths = np.array([1e-3, 0.01, 0.1, 0.5, 2.0])
+    counts = InMemoryRows(F, y).margin_counts(coef, b, widths)
+    d = np.abs(y * (F[:, :3] @ coef + b) - 1)
+    np.testing.assert_array_equal(counts, [np.sum(d < w) for w in widths])
+    assert counts[0] < counts[-1]  # the widths split the points (the brute force is not trivially 0 or n)
+    rows = np.arange(0, 700, 3)
+    parts = sum(InMemoryRows(F, y, p).margin_counts(coef, b, widths) for p in np.array_split(rows, 4))
+    np.testing.assert_array_equal(parts, InMemoryRows(F, y, rows).margin_counts(coef, b, widths))
+
+
+def test_band_size_narrows_the_band_and_keeps_the_optimum():
+    """A band of at most band_size points around each reference's margin: the working set
+    starts from it, and the path is still exact and certified."""
+    F, y = nearly_constant_first(3000, 8, seed=1)
+    wide = ConstraintGenerationHingeLP(F, y, init_size=300, max_add=300, aggregate_below=0.5, random_state=1)
+    wide_results = wide.path([1, 2, 5, 9])
+    cg = ConstraintGenerationHingeLP(F, y, init_size=300, max_add=300, aggregate_below=0.5, band_size=150,
+                                     random_state=1)
+    installed = []
+    install = cg._install_reference
+
+    def recording_install(coef, intercept):
+        W = len(cg.working_set)
+        objective = install(coef, intercept)
+        ref = cg._ref
+        margin = y * (F[:, : len(ref.coef)] @ ref.coef + ref.intercept)
+        installed.append((1 - ref.below, np.sum(np.abs(margin - 1) < 1 - ref.below), len(cg.working_set) - W))
+        return objective
+
+    cg._install_reference = recording_install
+    results = cg.path([1, 2, 5, 9])
+    assert_exact_and_certified(cg, F, y, results)
+    for width, in_band, joined in installed:
+        assert in_band <= 150 and joined <= in_band
+        assert width < 0.5  # narrower than [c, 2 - c): that band holds more than 150 points here
+    assert results[0].n_working < wide_results[0].n_working / 2
+
+
+def test_band_size_is_checked():
+    F, y = problem(100, 3)
+    with pytest.raises(ValueError, match="needs aggregate_below"):
+        ConstraintGenerationHingeLP(F, y, band_size=100)
+    with pytest.raises(ValueError, match="band_size"):
+        ConstraintGenerationHingeLP(F, y, aggregate_below=0.9, band_size=0)
+
+
+def test_reference_is_the_previous_optimum_where_the_sample_is_worse(monkeypatch):
+    """At a new D the reference of A is the previous dimension's optimum (beta_D = 0) when its
+    hinge sum is below that of the sample's optimum (here f = 0, a hinge sum of n)."""
+    from kpm._constraint_generation import HingeLPResult
+
+    F, y = nearly_constant_first(2000, 6, seed=2)
+    cg = ConstraintGenerationHingeLP(F, y, init_size=100, max_add=100, aggregate_below=0.9, random_state=0)
+    first = cg.solve(2)
+    rays = cg.ray_rounds
+
+    class ZeroReference:
+        def solve(self, D):
+            return HingeLPResult(D, np.zeros(D), 0.0, 0.0, 0.0, 0.0, 0, 0)
+
+    monkeypatch.setattr(cg, "_sample_lp", ZeroReference)
+    coef, intercept = cg._reference(4)
+    np.testing.assert_array_equal(coef, np.concatenate([first.coef, [0.0, 0.0]]))
+    assert intercept == first.intercept
+    results = [cg.solve(4), cg.solve(6)]
+    assert_exact_and_certified(cg, F, y, [first] + results)
+    # with f = 0 as the reference (every point in A) these two solves took 21 rounds along rays
+    assert cg.ray_rounds - rays <= 2

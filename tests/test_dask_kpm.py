@@ -16,13 +16,13 @@ from kpm.datasets import make_twonorm
 N, D_MAX = 1200, 10
 
 
-@pytest.fixture(scope="module", params=[None, 0.9], ids=["columns", "aggregated"])
+@pytest.fixture(scope="module", params=[(None, None), (0.9, None), (0.9, 30)], ids=["columns", "aggregated", "band"])
 def data(request):
     X, y = make_twonorm(N, random_state=0)
     fold = np.random.default_rng(0).integers(0, 2, N)
     kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
               init_working_set=60, memory_budget=100_000, cv=PredefinedSplit(fold),
-              aggregate_below=request.param, random_state=0)
+              aggregate_below=request.param[0], band_size=request.param[1], random_state=0)
     return X, y, kw
 
 
@@ -158,3 +158,5 @@ def test_row_source_on_the_workers_answers_as_in_memory(cluster):
     np.testing.assert_array_equal(dist.line_derivatives(slopes, lo, width, 32), mem.line_derivatives(slopes, lo, width, 32))
     hinge_d, hinge_m = dist.line_hinge(slopes, [0.1, -0.2, 0.3]), mem.line_hinge(slopes, [0.1, -0.2, 0.3])
     np.testing.assert_array_equal(hinge_d[0] + hinge_d[1], hinge_m[0] + hinge_m[1])
+    widths = np.array([0.01, 0.1, 0.3, 1.0])
+    np.testing.assert_array_equal(dist.margin_counts(coef, b, widths), mem.margin_counts(coef, b, widths))

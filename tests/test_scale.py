@@ -107,6 +107,10 @@ def test_bad_input(twonorm):
         NystroemKPM(n_landmarks=20, landmarks="random").fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="memory_budget"):
         NystroemKPM(n_landmarks=20, memory_budget=-5).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="set aggregate_below too"):
+        NystroemKPM(n_landmarks=20, band_size=100).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="band_size must be >= 1"):
+        NystroemKPM(n_landmarks=20, aggregate_below=0.9, band_size=0).fit(X[:300], y[:300])
     Xn = X[:300].copy()
     Xn[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):

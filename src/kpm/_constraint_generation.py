@@ -72,12 +72,17 @@ Aggregation (``aggregate_below``). Outside ``W``, a set A of points is held at
 other outside point margin below 1: the termination test, with violated points of
 either kind added to ``W`` (each addition raises the lower bound pointwise, so the loop
 still terminates). A is defined by a *reference* solution (:class:`Reference`): the
-optimum of the LP of a random sample of ``init_size`` points at the same D, and at D = 1
-the full data's minimiser found by passes over the points (:func:`line_minimiser`: a
-sample's optimum misplaces A where the first feature is nearly constant); outside ``W``,
-A holds the points whose reference margin is below ``aggregate_below`` (c), and those in
-the band ``[c, 2 - c)`` around the margin join ``W``. An infeasible dual (``W`` cannot balance ``g``: the
-lower bound is unbounded) brings the points of A along HiGHS's Farkas ray into ``W``.
+optimum of the LP of a random sample of ``init_size`` points at the same D, or the
+previous dimension's optimum where its hinge sum is lower, and at D = 1 the full data's
+minimiser found by passes over the points (:func:`line_minimiser`: a sample's optimum
+misplaces A where the first feature is nearly constant); a working-set minimiser with a
+lower hinge sum replaces it within one D. Outside ``W``, A holds the points whose
+reference margin is below ``aggregate_below`` (c), and those in the band ``[c, 2 - c)``
+around the margin join ``W`` (with ``band_size``, a band ``[1 - w, 1 + w)`` narrowed to
+hold at most that many points: c is then ``1 - w``); before a new reference, working
+points outside the band at their side's bound leave ``W``. An infeasible dual (``W``
+cannot balance ``g``: the lower bound is unbounded) brings the points of A along
+HiGHS's Farkas ray into ``W``.
 The derivation is in the user guide (large scale, aggregating the points of clear
 hinge loss).
 
@@ -291,6 +296,14 @@ class InMemoryRows:
         idx = self.rows[cand]
         return idx, self.F[idx, :D], self.y[idx], score[cand], n_found
 
+    def margin_counts(self, coef, intercept, widths):
+        """How many of the problem's points have ``|y_i f(x_i) - 1| < w`` for each of the
+        increasing ``widths`` (``f = F[:, :D] coef + intercept``): int64 counts, which add
+        over parts of the points."""
+        d = np.abs(self._restrict(self.y * self._values(coef, intercept)) - 1.0)
+        # a point counts for every width above its distance: those from its position on
+        return np.cumsum(np.bincount(np.searchsorted(widths, d, side="right"), minlength=len(widths) + 1))[:-1]
+
     def column_range(self):
         """``[[min, max] of F[:, 0] over the points of class +1], [the same over class -1]]``
         (``+inf, -inf`` for a class without points)."""
@@ -488,6 +501,13 @@ class ConstraintGenerationHingeLP:
         working set, the points whose margin under the reference solution is below this
         value enter the LP as one constant term. ``None``: every violated point is a
         column of the working set.
+    band_size : int or None, default=None
+        With ``aggregate_below``: at most this many points in the band around the margin
+        that joins the working set at each reference. The band ``[c, 2 - c)``
+        (``c = aggregate_below``) narrows to ``[1 - w, 1 + w)``, ``w`` the widest of a
+        geometric grid of widths below ``1 - c`` whose band holds at most ``band_size`` of
+        the problem's points (counted by one pass over them), so that the working set
+        does not grow with the number of points. ``None``: the band ``[c, 2 - c)``.
     random_state : int or None
         Seeds the initial working set.
     """
@@ -507,6 +527,7 @@ class ConstraintGenerationHingeLP:
         ipm_min_points=20000,
         max_rounds=10000,
         aggregate_below=None,
+        band_size=None,
         random_state=0,
     ):
         import highspy
@@ -521,6 +542,12 @@ class ConstraintGenerationHingeLP:
             raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
         if aggregate_below is not None and not (np.isfinite(aggregate_below) and aggregate_below < 1):
             raise ValueError(f"aggregate_below must be None or a number below 1, got {aggregate_below!r}")
+        if band_size is not None:
+            if aggregate_below is None:
+                raise ValueError("band_size is the size of the aggregation's band: it needs aggregate_below")
+            if int(band_size) < 1:
+                raise ValueError(f"band_size must be None or >= 1, got {band_size!r}")
+        self.band_size = None if band_size is None else int(band_size)
         self.lp_solver = lp_solver
         self.aggregate_below = None if aggregate_below is None else float(aggregate_below)
         self.ipm_min_points = int(ipm_min_points)
@@ -646,7 +673,8 @@ class ConstraintGenerationHingeLP:
 
     def _prune(self):
         """Drop working points with alpha = 0 (nonbasic at lower) and a large margin; when
-        aggregating, also those with alpha = 1 and a margin below ``aggregate_below``."""
+        aggregating, also those outside the reference's band ``[c, 2 - c)``: with alpha = 1
+        and a margin below c, or alpha = 0 and a margin of at least ``2 - c``."""
         if self.prune_margin is None or self._fW is None or self._W.size == 0:
             return
         basis = self._h.getBasis()
@@ -657,9 +685,10 @@ class ConstraintGenerationHingeLP:
         at_lower = np.fromiter((s == S.kLower for s in status), dtype=bool, count=len(status))
         margin = self._yW * self._fW
         drop = at_lower & (margin > 1.0 + float(self.prune_margin))
-        if self.aggregate_below is not None:  # alpha = 1 and clearly inside A's reference
+        if self.aggregate_below is not None:  # outside the band, at the bound its side gives
+            below = self.aggregate_below if self._ref is None else self._ref.below
             at_upper = np.fromiter((s == S.kUpper for s in status), dtype=bool, count=len(status))
-            drop |= at_upper & (margin < self.aggregate_below)
+            drop |= (at_upper & (margin < below)) | (at_lower & (margin >= 2.0 - below))
         drop = np.flatnonzero(drop)
         if drop.size == 0 or drop.size == self._W.size:
             return
@@ -727,17 +756,47 @@ class ConstraintGenerationHingeLP:
     def _install_reference(self, coef, intercept):
         """Make ``(coef, intercept)`` the reference of A: one search at it, which also returns
         A's sums; the points of S in the band around the margin (margin in ``[c, 2 - c)``,
-        ``c = aggregate_below``) join the working set, all of them. Returns the hinge sum at
-        the reference."""
-        ref = Reference(np.asarray(coef, float), float(intercept), self.aggregate_below, sums=True)
+        ``c = aggregate_below``, or the narrower band of :meth:`_band_below`) join the working
+        set, all of them. Returns the hinge sum at the reference."""
+        coef, intercept = np.asarray(coef, float), float(intercept)
+        ref = Reference(coef, intercept, self._band_below(coef, intercept), sums=True)
         # the band of S around the margin, [below, 2 - below): the points that may end at
         # 0 < alpha < 1 when the optimum is near the reference
-        found = self.source.search(ref.coef, ref.intercept, self._W, self.aggregate_below - 1.0, None, ref=ref)
+        found = self.source.search(ref.coef, ref.intercept, self._W, ref.below - 1.0, None, ref=ref)
         ref.sums = False
         self._ref, self._g, self._nA = ref, found.sums[0] + found.sums[1], found.n_aggregated
         self._set_rhs()
         self._add_points(found.index, found.features, found.labels, np.ones(len(found.index), bool))
         return found.objective
+
+    def _band_below(self, coef, intercept, n_widths=48):
+        """The lower end ``1 - w`` of the band around the reference's margin: ``w = 1 - c``
+        without ``band_size``, else the widest of ``(1 - c) 2^(-k/4)``, ``k < n_widths``,
+        whose band ``|y_i f(x_i) - 1| < w`` holds at most ``band_size`` points (the
+        narrowest when none does)."""
+        top = 1.0 - self.aggregate_below
+        if self.band_size is None:
+            return self.aggregate_below
+        widths = top * 2.0 ** (-np.arange(n_widths)[::-1] / 4.0)  # increasing, the last = top
+        fits = np.flatnonzero(self.source.margin_counts(coef, intercept, widths) <= self.band_size)
+        return 1.0 - widths[fits[-1] if fits.size else 0]
+
+    def _reference(self, D):
+        """A's reference at ``D``: the sample's optimum, or the previous dimension's optimum
+        (``beta_D = 0``) where its hinge sum over the problem's points is lower (one pass);
+        at D = 1 the full data's minimiser found by passes (:func:`line_minimiser`: a
+        sample's optimum misplaces A where the first feature is nearly constant)."""
+        ref = self._sample_lp().solve(D)
+        coef, intercept = ref.coef, ref.intercept
+        if D == 1 and hasattr(self.source, "line_derivatives"):
+            slope, intercept = line_minimiser(self.source, coef[0])
+            return np.array([slope]), intercept
+        prev = self.results[-1] if self.results else None
+        if prev is not None and prev.n_components < D:
+            sample_objective = self.source.search(coef, intercept, self._W, np.inf, 0).objective
+            if prev.objective < sample_objective:
+                return np.concatenate([prev.coef, np.zeros(D - prev.n_components)]), prev.intercept
+        return coef, intercept
 
     def _sample_lp(self):
         """The exact hinge LP of a random sample of the problem's points (all columns), made
@@ -811,14 +870,8 @@ class ConstraintGenerationHingeLP:
             self._prune()
         self._add_features(D)
         ref_objective = np.inf  # the hinge sum at A's reference
-        if self.aggregate_below is not None:  # A's reference: the sample's optimum at D
-            ref = self._sample_lp().solve(D)
-            coef, intercept = ref.coef, ref.intercept
-            if D == 1 and hasattr(self.source, "line_derivatives"):
-                # one feature: the full data's minimiser by passes (a sample's misplaces A)
-                slope, intercept = line_minimiser(self.source, coef[0])
-                coef = np.array([slope])
-            ref_objective = self._install_reference(coef, intercept)
+        if self.aggregate_below is not None:
+            ref_objective = self._install_reference(*self._reference(D))
         if len(self._W) == 0 and self._ref is None:  # (aggregated: W starts with the points near the margin)
             m0 = min(self.init_size, self.n_rows)
             # = rng.choice(rows, m0, replace=False), positions among the problem's points

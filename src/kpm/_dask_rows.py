@@ -115,9 +115,9 @@ def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k
 
 
 def _chunk_line(F, codes, folds, target, fold, side, method, args):
-    """A one-feature (``F[:, 0]``) statistic of one chunk's points of a problem: the
+    """A statistic of one chunk's points of a problem: the
     :class:`kpm._constraint_generation.InMemoryRows` method ``method`` (``column_range``,
-    ``line_derivatives`` or ``line_hinge``) on them."""
+    ``line_derivatives``, ``line_hinge`` or ``margin_counts``) on them."""
     return getattr(InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side)), method)(*args)
 
 
@@ -342,6 +342,10 @@ class DaskRowSource:
     def line_hinge(self, slopes, intercepts):
         """:meth:`kpm._constraint_generation.InMemoryRows.line_hinge`, merged over the chunks."""
         return merge_compensated(self._line("line_hinge", slopes, intercepts))
+
+    def margin_counts(self, coef, intercept, widths):
+        """:meth:`kpm._constraint_generation.InMemoryRows.margin_counts`, summed over the chunks."""
+        return sum(self._line("margin_counts", coef, intercept, widths))
 
     def _line(self, method, *args):
         r = self.rows

@@ -630,6 +630,12 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         near the margin only, which keeps the LP small when most points have margin below
         1 (the first dimensions on large data). ``None`` (default): one column per
         violated point. See the user guide's constraint-generation section.
+    band_size : int, optional
+        With ``aggregate_below``: at most this many points in the band around the margin
+        that joins the working set at each reference solution (the band narrows from
+        ``[aggregate_below, 2 - aggregate_below)`` to hold them, by one pass over the
+        points). The working set then stays near this size however many points there are;
+        the band is a fixed fraction of them otherwise. ``None`` (default): no limit.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there;
@@ -772,6 +778,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         lp_tol=1e-9,
         init_working_set=5000,
         aggregate_below=None,
+        band_size=None,
         client=None,
         random_state=None,
     ):
@@ -798,6 +805,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self.lp_tol = lp_tol
         self.init_working_set = init_working_set
         self.aggregate_below = aggregate_below
+        self.band_size = band_size
         self.client = client
         self.random_state = random_state
 
@@ -842,6 +850,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         check_real(self.lp_tol, "lp_tol", low=0, high=1, low_open=True, high_open=True)
         if self.aggregate_below is not None:
             check_real(self.aggregate_below, "aggregate_below", high=1, high_open=True)
+        if self.band_size is not None:
+            check_int(self.band_size, "band_size")
+            if self.aggregate_below is None:
+                raise ValueError("band_size limits the band of the aggregation: set aggregate_below too")
         check_svm_params(self.formulation, self.C, self.c_selection)
         if self.formulation == "svm" and self.client is not None:
             raise ValueError(
@@ -1089,6 +1101,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         timings["features"] = time.perf_counter() - t
         lp_params = dict(init_size=self.init_working_set, tol=self.lp_tol, lp_tol=self.lp_tol,
                          random_state=int(seeds[3]), aggregate_below=self.aggregate_below,
+                         band_size=self.band_size,
                          max_add=None if self.aggregate_below is None else self.init_working_set)
         t = time.perf_counter()
         if self.formulation_ == "svm":
