@@ -774,10 +774,9 @@ class ConstraintGenerationHingeLP:
         without ``band_size``, else the widest of ``(1 - c) 2^(-k/4)``, ``k < n_widths``,
         whose band ``|y_i f(x_i) - 1| < w`` holds at most ``band_size`` points (the
         narrowest when none does)."""
-        top = 1.0 - self.aggregate_below
         if self.band_size is None:
             return self.aggregate_below
-        widths = top * 2.0 ** (-np.arange(n_widths)[::-1] / 4.0)  # increasing, the last = top
+        widths = (1.0 - self.aggregate_below) * 2.0 ** (-np.arange(n_widths)[::-1] / 4.0)  # increasing, the last = top
         fits = np.flatnonzero(self.source.margin_counts(coef, intercept, widths) <= self.band_size)
         return 1.0 - widths[fits[-1] if fits.size else 0]
 

@@ -623,8 +623,9 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     aggregate_below : float below 1, optional
         Aggregate the points of clear hinge loss in the constraint generation: at each D,
         the training points outside the working set whose margin under a reference
-        solution (the optimum of a sample's LP; at D = 1 the full data's, found by passes
-        over the points) is below this value enter the LP as one linear term instead of a column
+        solution (the optimum of a sample's LP or the previous dimension's optimum, whichever
+        has the lower hinge sum; at D = 1 the full data's, found by passes over the points)
+        is below this value enter the LP as one linear term instead of a column
         each (a lower bound of the hinge sum; the termination certificate still checks
         every point, so the optimum is the same). The working set then holds the points
         near the margin only, which keeps the LP small when most points have margin below
@@ -634,8 +635,10 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         With ``aggregate_below``: at most this many points in the band around the margin
         that joins the working set at each reference solution (the band narrows from
         ``[aggregate_below, 2 - aggregate_below)`` to hold them, by one pass over the
-        points). The working set then stays near this size however many points there are;
-        the band is a fixed fraction of them otherwise. ``None`` (default): no limit.
+        points). Each reference then starts the working set from at most this many points
+        however many training points there are (a round still adds up to
+        ``init_working_set`` violated points); the band ``[aggregate_below,
+        2 - aggregate_below)`` holds a fixed fraction of them. ``None`` (default): no limit.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there;
