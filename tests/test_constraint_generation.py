@@ -288,8 +288,10 @@ def test_band_size_is_checked():
     F, y = problem(100, 3)
     with pytest.raises(ValueError, match="needs aggregate_below"):
         ConstraintGenerationHingeLP(F, y, band_size=100)
-    with pytest.raises(ValueError, match="band_size"):
+    with pytest.raises(ValueError, match="band_size must be >= 1"):
         ConstraintGenerationHingeLP(F, y, aggregate_below=0.9, band_size=0)
+    with pytest.raises(ValueError, match="band_size must be an integer"):
+        ConstraintGenerationHingeLP(F, y, aggregate_below=0.9, band_size=2.5)
 
 
 def test_reference_is_the_previous_optimum_where_the_sample_is_worse(monkeypatch):

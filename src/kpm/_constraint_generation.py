@@ -101,6 +101,7 @@ import numpy as np
 
 from ._highs import new_highs
 from .exceptions import LPSolverError
+from .validation import check_int
 
 __all__ = [
     "HingeLPResult",
@@ -542,12 +543,9 @@ class ConstraintGenerationHingeLP:
             raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
         if aggregate_below is not None and not (np.isfinite(aggregate_below) and aggregate_below < 1):
             raise ValueError(f"aggregate_below must be None or a number below 1, got {aggregate_below!r}")
-        if band_size is not None:
-            if aggregate_below is None:
-                raise ValueError("band_size is the size of the aggregation's band: it needs aggregate_below")
-            if int(band_size) < 1:
-                raise ValueError(f"band_size must be None or >= 1, got {band_size!r}")
-        self.band_size = None if band_size is None else int(band_size)
+        if band_size is not None and aggregate_below is None:
+            raise ValueError("band_size is the size of the aggregation's band: it needs aggregate_below")
+        self.band_size = check_int(band_size, "band_size", allow_none=True)
         self.lp_solver = lp_solver
         self.aggregate_below = None if aggregate_below is None else float(aggregate_below)
         self.ipm_min_points = int(ipm_min_points)
@@ -776,7 +774,8 @@ class ConstraintGenerationHingeLP:
         narrowest when none does)."""
         if self.band_size is None:
             return self.aggregate_below
-        widths = (1.0 - self.aggregate_below) * 2.0 ** (-np.arange(n_widths)[::-1] / 4.0)  # increasing, the last = top
+        # increasing, the last = 1 - c
+        widths = (1.0 - self.aggregate_below) * 2.0 ** (-np.arange(n_widths)[::-1] / 4.0)
         fits = np.flatnonzero(self.source.margin_counts(coef, intercept, widths) <= self.band_size)
         return 1.0 - widths[fits[-1] if fits.size else 0]
 
