@@ -1,4 +1,6 @@
-# All set-up is done by these targets: each creates .venv if missing and installs kpm into it.
+# All set-up is done by these targets: each creates .venv if missing and installs into it the
+# library (kpm, with its test tools) and the reproduction beside it (kpm-reproduce: the `kpm`
+# command, the experiment drivers and the data loaders, in reproduction/).
 # Tests run in 2 pytest workers with one BLAS thread each (2 cores; oversubscribed OpenBLAS
 # was measured up to 24x slower here).
 PYTHON ?= python3
@@ -16,19 +18,19 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+$(STAMP): $(BIN)/python pyproject.toml reproduction/pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test]" -e ./reproduction
 	touch $(STAMP)
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[test,docs]" -e ./reproduction
 	touch $(DOCS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/kpm demo
 
 test: $(STAMP)
-	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests reproduction/tests
 
 # writes under ./kpm-results; refresh the committed numbers with `--out docs/results`
 bench: $(STAMP)
@@ -39,4 +41,4 @@ docs: $(DOCS_STAMP)
 	MPLBACKEND=Agg $(THREADS) $(BIN)/python -m sphinx -b html $(SPHINXOPTS) docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache docs/_build docs/auto_examples docs/generated
+	rm -rf $(VENV) build src/*.egg-info reproduction/src/*.egg-info .pytest_cache docs/_build docs/auto_examples docs/generated

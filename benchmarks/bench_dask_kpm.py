@@ -135,7 +135,7 @@ def config_label(res):
 
 def report(results, command):
     """The Markdown report of one run (one column per configuration)."""
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     res0 = results[0]
     gib = res0["feature_matrix_bytes"] / 2**30

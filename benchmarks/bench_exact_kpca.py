@@ -203,7 +203,7 @@ def _load(r):
 
 
 def report(rows, meta):
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     lines = header() + [
         "# Exact kernel PCA without the kernel matrix (matrix-free) vs scikit-learn KernelPCA",

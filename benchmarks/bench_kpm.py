@@ -54,8 +54,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
-from kpm.experiments.provenance import header  # noqa: E402
+from kpm_reproduce.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+from kpm_reproduce.experiments.provenance import header  # noqa: E402
 
 #: The C rule of the ``svm-two-stage`` variant.
 SIGMA = {"banana": PAPER_SIGMAS["banana"], "german": PAPER_SIGMAS["german"], "image": "median"}
@@ -82,7 +82,7 @@ def run_one(name, realization, variants, data_dir=None):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.svm import SVC
 
-    from kpm.datasets import load_raetsch
+    from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import median_sigma
     from kpm.projection_machine import KernelProjectionMachine
 

@@ -2,7 +2,7 @@
 
 For twonorm, ringnorm (Breiman's generators, ``kpm.datasets.make_twonorm`` /
 ``make_ringnorm``, 20 features, ``--n-train`` training and ``--n-test`` test points)
-and USPS (``kpm.datasets.load_usps``, 7291 / 2007 points, 256 pixels; for the
+and USPS (``kpm_reproduce.datasets.load_usps``, 7291 / 2007 points, 256 pixels; for the
 classifier the binary task digits 0-4 against 5-9), with the RBF kernel of the median
 heuristic width (``kpm.kernels.median_sigma`` of the training set, 2000 samples):
 
@@ -37,8 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kpm.datasets import load_usps, make_ringnorm, make_twonorm
-from kpm.experiments.provenance import header
+from kpm_reproduce.datasets import load_usps
+from kpm.datasets import make_ringnorm, make_twonorm
+from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel, median_sigma
 from kpm.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
 from kpm.scale import NystroemKPM
@@ -139,7 +140,7 @@ def report(results, meta):
         "(2 shared cores; the timings are inflated by the other jobs, the errors are not).",
         f"- Data: twonorm and ringnorm from Breiman's generators (`kpm.datasets.make_twonorm` / "
         f"`make_ringnorm`, 20 features, {meta['n_train']} training points seed 0, {meta['n_test']} "
-        "test points seed 1); USPS (`kpm.datasets.load_usps`, 7291 training / 2007 test digits, 256 "
+        "test points seed 1); USPS (`kpm_reproduce.datasets.load_usps`, 7291 training / 2007 test digits, 256 "
         "pixels; for the classifier: digits 0-4 against 5-9).",
         "- Kernel: RBF with the median-heuristic width of the training set "
         "(`kpm.kernels.median_sigma`, 2000 samples, seed 0), the same for every rule.",

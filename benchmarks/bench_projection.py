@@ -39,7 +39,7 @@ from sklearn.datasets import make_classification
 from sklearn.decomposition import KernelPCA
 from sklearn.preprocessing import StandardScaler
 
-from kpm.experiments.provenance import header
+from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel
 from kpm.projection import KernelProjection
 

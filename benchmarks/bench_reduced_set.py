@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.svm import SVC
 
-from kpm.experiments.provenance import header
-from kpm.experiments.reduced_set import fit_ovr_svms, load_usps_pm1, time_decision, uptime
-from kpm.experiments.runner import atomic_write_json, to_jsonable
+from kpm_reproduce.experiments.provenance import header
+from kpm_reproduce.experiments.reduced_set import fit_ovr_svms, load_usps_pm1, time_decision, uptime
+from kpm_reproduce.experiments.runner import atomic_write_json, to_jsonable
 from kpm.reduced_set import reduce_svc
 
 

@@ -43,8 +43,9 @@ def timeit(fn, repeat):
 def main():
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from kpm.datasets import load_raetsch
-    from kpm.string_kernels import decode_splice, one_hot_dna, weighted_degree_kernel
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.splice import decode_splice, one_hot_dna
+    from kpm.kernels import weighted_degree_kernel
 
     p = argparse.ArgumentParser()
     p.add_argument("--degree", type=int, default=8)

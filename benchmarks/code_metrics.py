@@ -300,7 +300,7 @@ def main(argv=None):
     lines = table(results, args.max_lines) + (sites(results) if args.show else [])
     print("\n".join(lines))
     if args.out:
-        from kpm.experiments.provenance import header
+        from kpm_reproduce.experiments.provenance import header
 
         args.out.mkdir(parents=True, exist_ok=True)
         notes = args.out / "notes" / "code_metrics.md"  # hand-written, kept beside the report

@@ -25,15 +25,15 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kpm.experiments.provenance import header  # noqa: E402
-from kpm.experiments.kpm_tables import SIGMAS as SIGMA  # noqa: E402  (the papers' widths)
+from kpm_reproduce.experiments.provenance import header  # noqa: E402
+from kpm_reproduce.experiments.kpm_tables import SIGMAS as SIGMA  # noqa: E402  (the papers' widths)
 
 
 def main(argv=None):
     from sklearn.model_selection import StratifiedKFold
 
     from kpm import KernelProjectionMachine
-    from kpm.datasets import load_raetsch
+    from kpm_reproduce.datasets import load_raetsch
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--realizations", type=int, default=10)

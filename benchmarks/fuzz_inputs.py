@@ -123,7 +123,7 @@ def classify_exception(exc):
     if not msg.strip():
         return "unclear_crash"
     module = _raising_module(exc)
-    ours = module.split(".")[0] in ("kpm", "sklearn") or module == __name__
+    ours = module.split(".")[0] in ("kpm", "kpm_reproduce", "sklearn") or module == __name__
     if ours and not any(p in msg for p in _INTERNAL_MESSAGES):
         return "clear_error"
     if any(p in msg for p in _SELF_EXPLAINING):
@@ -347,7 +347,8 @@ def _wd_target(name, factory, task):
 def _function_targets():
     import kpm
     from kpm import datasets, pca_l1, preimage, reduced_set, relevance, scale, selection
-    from kpm import string_kernels as sk
+    from kpm import kernels as sk
+    from kpm_reproduce import splice
     from kpm import validation as V
 
     T = []
@@ -478,14 +479,14 @@ def _function_targets():
     fn("WeightedDegreeKernel", lambda d: {"K": kpm.WeightedDegreeKernel(**d["params"])(d["X"], d["Xn"])},
        str_data, ("strings", "bad_params"), (("degree", 0), ("degree", "x"), ("normalize", "yes"), ("method", "foo")))
     fn("encode_strings", lambda d: {"C": sk.encode_strings(d["X"])}, str_data, ("strings",))
-    fn("one_hot_dna", lambda d: {"H": sk.one_hot_dna(d["X"], **{k: v for k, v in d["params"].items() if k != "degree"})},
+    fn("one_hot_dna", lambda d: {"H": splice.one_hot_dna(d["X"], **{k: v for k, v in d["params"].items() if k != "degree"})},
        str_data, ("strings", "bad_params"), (("alphabet", ""), ("alphabet", "AAC"), ("alphabet", 5)))
 
     def splice_data(rng):
         n = int(rng.integers(3, 12))
         return {"X": rng.integers(1, 5, size=(n, 10)).astype(float), "params": {}}
 
-    fn("decode_splice", lambda d: {"S": sk.decode_splice(d["X"], **d["params"]).astype(str)}, splice_data,
+    fn("decode_splice", lambda d: {"S": splice.decode_splice(d["X"], **d["params"]).astype(str)}, splice_data,
        ("layout", "invalid_x", "bad_params", "splice"),
        (("code", {"A": 1, "G": 1, "C": 3, "T": 4}), ("code", {"A": 1}), ("code", "ACGT"), ("code", {"A": 1.5, "G": 2, "C": 3, "T": 4}),
         ("code", {"AA": 1, "G": 2, "C": 3, "T": 4})))
@@ -1734,7 +1735,7 @@ def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True
 
 # ========================================================================= report
 def summarise(records, seed, timeout, wall):
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     counts = collections.Counter(r["outcome"] for r in records)
     lines = ["## Fuzzing every public estimator and function", "", *header()]
@@ -1750,8 +1751,8 @@ def summarise(records, seed, timeout, wall):
         "input's (containers, layouts, dtypes: identical; equivalent precomputed/callable kernels: close), "
         "or a degenerate model without a warning; *correct* -- everything else that returned.",
         "",
-        "Not covered: the plotting helpers (`kpm.plots.selection_curve`, `kpm.relevance.plot_relevance`) "
-        "and the loaders of data files (`kpm.datasets.load_*`, tested on the real files elsewhere). "
+        "Not covered: the plotting helpers (`kpm.plotting.plot_selection_curve`, `kpm.plotting.plot_relevance`) "
+        "and the loaders of data files (`kpm_reproduce.datasets.load_*`, tested on the real files elsewhere). "
         f"The SVCs handed to `ReducedSetSVC`/`reduce_svc` have `max_iter={SVC_MAX_ITER}`: uncapped, "
         "scikit-learn's libsvm alone runs for hours on a linear SVC with a feature of magnitude 1e12, "
         "before kpm is involved (kpm's own default SVC is scikit-learn's).",

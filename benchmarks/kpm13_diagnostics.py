@@ -2,7 +2,7 @@
 
 ``kpm reproduce kpm-13`` (``docs/results/kpm_13.md``) compares the Kernel Projection Machine
 of Blanchard, Massart, Vert & Zwald (NIPS 2004) with the CV-tuned SVM on the 13 IDA sets, at
-one width per set (:data:`kpm.experiments.kpm13.SIGMAS`, Braun et al. 2008's likelihood)
+one width per set (:data:`kpm_reproduce.experiments.kpm13.SIGMAS`, Braun et al. 2008's likelihood)
 and with the uncentred kernel. On the sets where the KPM trails, this script refits the KPM
 on the first R realizations and measures, per realization:
 
@@ -194,7 +194,7 @@ def planned_fits(datasets, realizations, factors, svm=None):
 
 def run_svm(dataset, realization, sigma, data_dir=None):
     """The SVM of ``kpm-13`` (C by 5-fold CV over its grid) at width ``sigma``."""
-    from kpm.experiments.kpm_tables import C_GRID, svm_cv_task
+    from kpm_reproduce.experiments.kpm_tables import C_GRID, svm_cv_task
 
     try:
         res = svm_cv_task(dataset, realization, sigma, C_GRID, cv=5, data_dir=data_dir)
@@ -345,7 +345,7 @@ def _fmt_factor(f):
 
 
 def report_lines(rows, factors, command, reference_name):
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     md = ["# KPM versus the SVM on the Rätsch sets where it trails: width, centring, path, "
           "selection", "", *header(command),
@@ -454,7 +454,7 @@ def _load(path):
 
 def _save(path, fits, rows, settings):
     """The settings, the per-set rows and every fit (one compact line per fit)."""
-    from kpm.experiments.runner import atomic_write_text
+    from kpm_reproduce.experiments.runner import atomic_write_text
 
     head = json.dumps({"command": settings["command"], "settings": settings, "rows": rows},
                       indent=1)
@@ -475,9 +475,9 @@ def _canonical_factor(f, factors):
 
 
 def main(argv=None):
-    from kpm.datasets import load_raetsch
-    from kpm.experiments.kpm13 import SIGMAS
-    from kpm.experiments.provenance import command_line
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.experiments.kpm13 import SIGMAS
+    from kpm_reproduce.experiments.provenance import command_line
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(TRAILING))
@@ -563,7 +563,7 @@ def main(argv=None):
     rows = summarize()
     _save(path, fits, rows, settings)
     text = "\n".join(report_lines(rows, factors, command, settings["reference"])) + "\n"
-    from kpm.experiments.runner import atomic_write_text
+    from kpm_reproduce.experiments.runner import atomic_write_text
 
     atomic_write_text(out / "kpm13_diagnostics.md", text)
     return rows

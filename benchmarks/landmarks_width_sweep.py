@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from kpm.datasets import make_ringnorm, make_twonorm
-from kpm.experiments.kpm13 import SIGMAS
-from kpm.experiments.provenance import header
+from kpm_reproduce.experiments.kpm13 import SIGMAS
+from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel, median_sigma
 from kpm.landmarks import nystroem_trace_error, select_landmarks
 

@@ -17,7 +17,7 @@ The folds are ``StratifiedKFold(5, shuffle=True, random_state=realization)``, as
 ``kpm reproduce kpm-13``. The SVC errors at the kpm-13 widths are read from the stored
 kpm-13 run (``--svc-reference``, C by 5-fold CV over 100 log values in [1e-2, 1e3]); at
 any other width (``--sigma median``) the SVC is run here with the same protocol
-(:func:`kpm.experiments.kpm_tables.svm_cv_task`).
+(:func:`kpm_reproduce.experiments.kpm_tables.svm_cv_task`).
 
 Usage::
 
@@ -106,9 +106,9 @@ def reference_svc(path, dataset, realization):
 
 def run_one(dataset, realization, sigma_mode, rules, reference=REFERENCE, data_dir=None):
     """One realization: the rules' errors and the SVC's."""
-    from kpm.datasets import load_raetsch
-    from kpm.experiments.kpm13 import SIGMAS
-    from kpm.experiments.kpm_tables import svm_cv_task
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.experiments.kpm13 import SIGMAS
+    from kpm_reproduce.experiments.kpm_tables import svm_cv_task
     from kpm.kernels import median_sigma
 
     s = load_raetsch(dataset, realization, data_dir=data_dir)
@@ -142,7 +142,7 @@ def table(records, rules):
 
 
 def main(argv=None):
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["image"])

@@ -56,8 +56,8 @@ def curves(dataset, realization, data_dir=None):
     """``(E, T, grid)``: pooled CV errors (counts) and test errors (%) over SUPERSET x grid."""
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.datasets import load_raetsch
-    from kpm.experiments.kpm13 import SIGMAS
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.experiments.kpm13 import SIGMAS
     from kpm.kernels import make_kernel
     from kpm.projection_machine import SVM_DIM_RATIO, auto_dim_grid
     from kpm.spectral import eigen_basis
@@ -99,7 +99,7 @@ def rule_errors(E, T):
 
 
 def main(argv=None):
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["german", "heart", "waveform", "titanic"])

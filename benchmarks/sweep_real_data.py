@@ -33,7 +33,7 @@ others by name), whether the model predicts one class on its training data, and 
 time; every split records whether its training kernel matrix is numerically the identity
 or constant (:func:`kpm.validation.kernel_degeneracy`).
 
-The runs go through :func:`kpm.experiments.runner.run_tasks` (one task per data set,
+The runs go through :func:`kpm_reproduce.experiments.runner.run_tasks` (one task per data set,
 scaling, width and seed; ``--resume`` continues an interrupted run). Output:
 ``<out>/sweep_real_data.json`` (every record) and the ``sweep`` section of
 ``<out>/robustness.md`` (:mod:`robustness_report`).
@@ -342,7 +342,7 @@ def _problems(records):
 
 def report_lines(records, *, command=None, wall_s=None, jobs=1):
     """The ``sweep`` section of ``robustness.md``."""
-    from kpm.experiments.provenance import header
+    from kpm_reproduce.experiments.provenance import header
 
     counts = _counts(records)
     ours = [c for clf, c in counts.items() if clf != SVC_NAME]
@@ -404,7 +404,7 @@ def report_lines(records, *, command=None, wall_s=None, jobs=1):
 
 # ----------------------------------------------------------------------------- main
 def tasks_for(datasets, scalings, factors, seeds, classifiers):
-    from kpm.experiments.runner import Task
+    from kpm_reproduce.experiments.runner import Task
 
     return [Task(f"{ds}/{sc}/{f:g}/{s}", run_split,
                  {"dataset": ds, "scaling": sc, "sigma_factor": f, "seed": s,
@@ -415,7 +415,7 @@ def tasks_for(datasets, scalings, factors, seeds, classifiers):
 def _stored_keys(path):
     """Keys of the results already in ``path`` (none if it does not exist or is damaged:
     the runner reports the damage)."""
-    from kpm.experiments.runner import ResultsFileError, load_results
+    from kpm_reproduce.experiments.runner import ResultsFileError, load_results
 
     try:
         return set(load_results(path)["results"]) if path.exists() else set()
@@ -424,8 +424,8 @@ def _stored_keys(path):
 
 
 def main(argv=None):
-    from kpm.experiments.provenance import command_line
-    from kpm.experiments.runner import run_tasks
+    from kpm_reproduce.experiments.provenance import command_line
+    from kpm_reproduce.experiments.runner import run_tasks
     from robustness_report import write_section
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

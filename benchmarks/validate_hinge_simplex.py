@@ -32,8 +32,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kpm.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
-from kpm.experiments.provenance import header  # noqa: E402
+from kpm_reproduce.experiments.kpm_tables import SIGMAS as PAPER_SIGMAS  # noqa: E402
+from kpm_reproduce.experiments.provenance import header  # noqa: E402
 
 SIGMA = {**PAPER_SIGMAS, "image": "median"}
 
@@ -53,7 +53,7 @@ def _fold_subspaces(name, realization, scale, centered, data_dir=None):
     """``sigma`` and, per CV fold, ``(fold, train indices, labels, _Subspace)`` as the KPM builds them."""
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.datasets import load_raetsch
+    from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
     from kpm.projection_machine import _duplicate_groups, _Subspace
 

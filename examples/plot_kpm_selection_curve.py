@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 from sklearn.datasets import make_moons
 
 from kpm import KernelProjectionMachine
-from kpm.plots import selection_curve
+from kpm.plotting import plot_selection_curve as selection_curve
 
 X, y = make_moons(300, noise=0.3, random_state=0)
 X_test, y_test = make_moons(2000, noise=0.3, random_state=1)

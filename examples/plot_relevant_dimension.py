@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.datasets import make_moons
 
 from kpm import RelevantDimension
-from kpm.relevance import plot_relevance
+from kpm.plotting import plot_relevance
 
 X, y = make_moons(400, noise=0.25, random_state=0)
 y = np.where(y == 1, 1.0, -1.0)

@@ -87,7 +87,7 @@ def test_badly_scaled_columns():
 def test_real_fold_with_duplicates_matches_highs():
     # a Rätsch 'image' training set (it holds duplicated patterns), uncentred RBF
     # eigenvectors as in the KPM, the first 40 dimensions
-    from kpm.datasets import load_raetsch
+    from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
     from kpm.projection_machine import _duplicate_groups, _Subspace
 
@@ -109,7 +109,7 @@ def test_nearly_separable_badly_conditioned_path():
     # separating solution is scaled to zero loss (HingeSimplex._separating)
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.datasets import load_raetsch
+    from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
     from kpm.projection_machine import _duplicate_groups, _Subspace
 

@@ -6,7 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from kpm import DegenerateKernelWarning, DegenerateModelWarning
 from kpm.kernels import make_kernel
 from kpm.pcr import KernelPCRClassifier, KernelPCRRegressor
-from kpm.string_kernels import WeightedDegreeKernel
+from kpm.kernels import WeightedDegreeKernel
 
 
 @parametrize_with_checks(

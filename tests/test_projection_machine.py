@@ -184,7 +184,7 @@ def test_bad_input(moons):
 def test_extend_path_and_figure(moons, tmp_path):
     import matplotlib.pyplot as plt
 
-    from kpm.plots import selection_curve
+    from kpm.plotting import plot_selection_curve as selection_curve
 
     X, y, Xt, yt = moons
     m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0, formulation="paper").fit(X, y)
@@ -209,7 +209,7 @@ def test_extend_path_and_figure(moons, tmp_path):
 def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
     from typer.testing import CliRunner
 
-    from kpm.cli import app
+    from kpm_reproduce.cli import app
 
     monkeypatch.setenv("KPM_DATA", str(data_dir))
     X, y = make_moons(150, noise=0.3, random_state=0)
@@ -247,8 +247,8 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     # force (2 min(n+, n-) per input); the paths stop there (D ~ 40, rank 90). This
     # fit failed with the default solver (simplex, then cold HiGHS, both at D = 41)
     from kpm._lp_path import hinge_lp_path
-    from kpm.datasets import load_raetsch
-    from kpm.experiments.kpm_tables import SIGMAS
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.experiments.kpm_tables import SIGMAS
     from kpm.kernels import make_kernel
     from kpm.projection_machine import _duplicate_groups, _Subspace
 

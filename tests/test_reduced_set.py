@@ -292,7 +292,7 @@ def test_cli_reduced_set_usps_smoke(tmp_path, monkeypatch, data_dir):
 
     from typer.testing import CliRunner
 
-    from kpm.cli import app
+    from kpm_reproduce.cli import app
 
     monkeypatch.setenv("KPM_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"

@@ -168,7 +168,7 @@ def test_cli_reproduce_scale_smoke(tmp_path):
     """`kpm reproduce scale` on a tiny setting writes the table, the JSON and the plot."""
     from typer.testing import CliRunner
 
-    from kpm.cli import app
+    from kpm_reproduce.cli import app
 
     r = CliRunner().invoke(app, ["reproduce", "scale", "--out", str(tmp_path), "--sizes", "600",
                                  "--methods", "kpm,nys_linsvc", "--landmarks", "40", "--n-test", "500"])

@@ -5,14 +5,8 @@ from helpers import random_dna
 from kpm import KernelPCADenoiser, KernelPCAL1, KernelProjection, KernelProjectionMachine
 from kpm._config import config_context
 from kpm.kernels import make_kernel
-from kpm.string_kernels import (
-    SPLICE_CODE,
-    WeightedDegreeKernel,
-    decode_splice,
-    encode_strings,
-    one_hot_dna,
-    weighted_degree_kernel,
-)
+from kpm_reproduce.splice import SPLICE_CODE, decode_splice, one_hot_dna
+from kpm.kernels import WeightedDegreeKernel, encode_strings, weighted_degree_kernel
 
 
 def naive_wd(a, b, d):

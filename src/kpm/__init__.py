@@ -40,8 +40,8 @@ _EXPORTS = {
     "select_kernel": "kpm.relevance",
     "KernelPCRRegressor": "kpm.pcr",
     "KernelPCRClassifier": "kpm.pcr",
-    "WeightedDegreeKernel": "kpm.string_kernels",
-    "weighted_degree_kernel": "kpm.string_kernels",
+    "WeightedDegreeKernel": "kpm.kernels",
+    "weighted_degree_kernel": "kpm.kernels",
     # denoising and pre-images
     "KernelPCADenoiser": "kpm.denoise",
     "LinearPCADenoiser": "kpm.denoise",

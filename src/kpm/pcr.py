@@ -261,7 +261,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         estimate, or chosen by k-fold CV of the squared error.
     kernel : str, callable or Kernel, default='rbf'
         See :func:`kpm.kernels.make_kernel`; ``'precomputed'`` and
-        :class:`~kpm.string_kernels.WeightedDegreeKernel` are accepted.
+        :class:`~kpm.kernels.WeightedDegreeKernel` are accepted.
     sigma, gamma, degree, coef0, kernel_params
         Kernel parameters.
     cv : int or CV splitter, default=5
@@ -294,7 +294,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     relevant_dim_ : int
         The relevant-dimension estimate d_hat (whatever ``n_components`` is).
     dim_ : int
-        Alias of ``relevant_dim_`` (for :func:`kpm.relevance.plot_relevance`).
+        Alias of ``relevant_dim_`` (for :func:`kpm.plotting.plot_relevance`).
     s_ : ndarray
         Contributions ``U^T y``.
     neg_log_likelihood_ : ndarray

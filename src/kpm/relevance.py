@@ -31,7 +31,7 @@ Non-numeric inputs (strings for the weighted-degree kernel)
 -----------------------------------------------------------
 ``X`` is validated by :func:`kpm.validation.check_estimator_data` (finite float
 arrays) unless the kernel object has a ``check_input(X)`` method, as
-:class:`kpm.string_kernels.WeightedDegreeKernel` does: then that method
+:class:`kpm.kernels.WeightedDegreeKernel` does: then that method
 validates ``X`` (e.g. a 1-D array of equal-length strings) and the estimator
 passes the validated array to the kernel unchanged. ``kernel='precomputed'``
 also works (``X`` is then the kernel matrix). A precomputed matrix, and the matrix
@@ -59,7 +59,6 @@ from ._base import (
 from .kernels import Kernel, make_kernel
 from .spectral import RANK_RTOL, check_eigen_solver, eigen_basis, numerical_rank
 from .validation import (
-    check_bool,
     check_int,
     check_option,
     check_real,
@@ -72,7 +71,6 @@ __all__ = [
     "select_kernel",
     "KernelScore",
     "relevant_dimension_from_contributions",
-    "plot_relevance",
 ]
 
 
@@ -221,7 +219,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     ----------
     kernel : str, callable or Kernel, default='rbf'
         Any kernel accepted by :func:`kpm.kernels.make_kernel`, ``'precomputed'``,
-        or a :class:`~kpm.string_kernels.WeightedDegreeKernel` (string input).
+        or a :class:`~kpm.kernels.WeightedDegreeKernel` (string input).
     sigma, gamma : float, optional
         RBF width (exactly one; ``gamma='scale'`` default as in scikit-learn).
     degree, coef0 : float
@@ -453,7 +451,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
     ----------
     candidates : sequence
         Kernels: :class:`~kpm.kernels.Kernel` objects, callables (e.g. a
-        :class:`~kpm.string_kernels.WeightedDegreeKernel`), kernel names, or dicts
+        :class:`~kpm.kernels.WeightedDegreeKernel`), kernel names, or dicts
         of :func:`~kpm.kernels.make_kernel` parameters, e.g.
         ``[{'kernel': 'rbf', 'sigma': s} for s in sigmas]``.
     X : array-like
@@ -541,52 +539,3 @@ def _as_float(X):
             f"X must be numeric for this kernel candidate ({exc}; string input needs a kernel "
             "with a check_input method, e.g. kpm.WeightedDegreeKernel)"
         ) from exc
-
-
-# ---------------------------------------------------------------------------
-# figure
-# ---------------------------------------------------------------------------
-def plot_relevance(model, ax=None, *, max_index=None, log=True):
-    """Plot ``|s_i|`` with the fitted two-component split (the slides' figure).
-
-    Parameters
-    ----------
-    model : fitted RelevantDimension (or any object with ``s_``, ``dim_``,
-        ``sigma1_sq_`` and ``sigma2_sq_``, e.g. a fitted kernel PCR estimator)
-    ax : matplotlib Axes, optional
-    max_index : int, optional
-        Plot only the first ``max_index`` contributions (default ``min(n, 4 dim_ + 50)``).
-    log : bool, default=True
-        Logarithmic y axis.
-
-    Returns
-    -------
-    ax : matplotlib Axes
-    """
-    for attr in ("s_", "dim_", "sigma1_sq_", "sigma2_sq_"):
-        if not hasattr(model, attr):
-            raise ValueError(f"plot_relevance needs a fitted model with attribute {attr!r}")
-    max_index = check_int(max_index, "max_index", minimum=1, allow_none=True)
-    log = check_bool(log, "log")
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 3.5))
-    s = np.asarray(model.s_)
-    a = np.sqrt((s**2).sum(axis=1)) if s.ndim == 2 else np.abs(s)
-    d = int(model.dim_)
-    m = min(len(a), 4 * d + 50 if max_index is None else max_index)
-    idx = np.arange(1, m + 1)
-    ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i| = |u_i^\top y|$")
-    ax.axvline(d + 0.5, color="C3", lw=1, label=rf"$\hat d = {d}$")
-    ax.hlines(np.sqrt(model.sigma1_sq_), 1, d, colors="C0", lw=2, label=r"$\sigma_1$")
-    ax.hlines(np.sqrt(model.sigma2_sq_), d + 1, m, colors="C1", lw=2, label=r"$\sigma_2$")
-    if log:
-        ax.set_yscale("log")
-    ax.set_xlabel("kernel PCA component i (decreasing eigenvalue)")
-    ax.set_ylabel(r"$|s_i|$")
-    ax.legend(fontsize=8, loc="upper right")
-    return ax

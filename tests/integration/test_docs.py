@@ -9,7 +9,7 @@ import click
 import pytest
 from typer.main import get_command
 
-from kpm.cli import app
+from kpm_reproduce.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst")),

@@ -178,7 +178,7 @@ def test_regularised_lda_on_Y_equals_regularised_kfd(moons):
 def test_kpm_demo_smoke():
     from typer.testing import CliRunner
 
-    from kpm.cli import app
+    from kpm_reproduce.cli import app
 
     result = CliRunner().invoke(app, ["demo", "--quick"])
     assert result.exit_code == 0, result.output
@@ -191,7 +191,7 @@ def test_projection_demo_numbers():
 
     from rich.console import Console
 
-    from kpm.cli.demo import run_projection_demo
+    from kpm_reproduce.cli.demo import run_projection_demo
 
     out = run_projection_demo(Console(file=io.StringIO()), quick=True)
     svm = out["svm"]

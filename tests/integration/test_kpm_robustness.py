@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedGroupKFold, train_te
 
 import kpm
 from kpm import DegenerateKernelWarning, DegenerateModelWarning, KernelProjectionMachine, LPSolverError
-from kpm.datasets import load_raetsch
+from kpm_reproduce.datasets import load_raetsch
 from kpm.kernels import median_sigma
 
 

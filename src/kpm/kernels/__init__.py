@@ -76,7 +76,7 @@ from .sigmoid import SigmoidKernel
 from .imq import InverseMultiquadricKernel
 from .linear import LinearKernel
 from .precomputed import PrecomputedKernel
-from .weighted_degree import WeightedDegreeKernel
+from .weighted_degree import WeightedDegreeKernel, check_strings, encode_strings, weighted_degree_kernel
 
 __all__ = [
     "Kernel",
@@ -98,10 +98,10 @@ __all__ = [
     "PrecomputedKernel",
     "CallableKernel",
     "WeightedDegreeKernel",
+    "weighted_degree_kernel",
+    "encode_strings",
+    "check_strings",
 ]
 
 #: Names accepted by :func:`make_kernel` (plus aliases and callables) of kpm's own families.
 KERNELS = kernel_names()
-
-#: Former private name of :func:`squared_distances`, kept while callers move to the public one.
-_sq_dists = squared_distances

@@ -90,7 +90,7 @@ def check_strings(S, name="X") -> np.ndarray:
     elif arr.dtype.kind != "U":
         raise ValueError(
             f"{name} must contain strings, got an array of dtype {arr.dtype} (numeric input: "
-            "decode it first, e.g. kpm.string_kernels.decode_splice)"
+            "decode it first, e.g. kpm_reproduce.splice.decode_splice for the Rätsch splice codes)"
         )
     lengths = np.char.str_len(arr)
     if lengths.min() != lengths.max():
