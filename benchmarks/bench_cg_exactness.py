@@ -41,9 +41,9 @@ def run_exactness(n=20_000, Ds=(5, 20)):
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
-    from kpm._constraint_generation import ConstraintGenerationHingeLP
+    from kpm.hinge.constraint_generation import ConstraintGenerationHingeLP
     from kpm.kernels import make_kernel
-    from kpm.scale import nystroem_eigenfunctions, select_landmarks
+    from kpm.machine.nystroem import nystroem_eigenfunctions, select_landmarks
 
     X, y, _, _ = data(n)
     y = y.astype(float)

@@ -3,7 +3,7 @@
 The training set is a Dask array generated block by block on the workers (it never
 exists on the client); :class:`kpm.NystroemKPM` with ``client=`` persists its features
 there and runs the constraint generation's violation searches per chunk
-(:mod:`kpm._dask_rows`). Measured: wall time of the fit, the client process's peak
+(:mod:`kpm.hinge.dask_rows`). Measured: wall time of the fit, the client process's peak
 resident memory (``ru_maxrss``; with a LocalCluster the scheduler runs in the client
 process and counts in it), each worker's peak resident memory (its own ``ru_maxrss``,
 asked through ``client.run``), the bytes of every result the client received during the

@@ -21,7 +21,7 @@ measured: its peak resident and peak virtual memory are reported):
   fail) and the memory its n x n float64 kernel matrix alone needs.
 
 Where both ran, scikit-learn's eigenvectors are certified with the same float64 blockwise
-operator (:class:`kpm.kernel_operator.KernelOperator`) and the eigenvalues compared.
+operator (:class:`kpm.spectral.operator.KernelOperator`) and the eigenvalues compared.
 
 Each child reports its wall time, CPU time (user + system, all threads) and peak resident
 memory (``VmHWM``); the load average is recorded before and after every child (the
@@ -80,7 +80,7 @@ def _cpu_s():
 
 # ------------------------------------------------------------------------------- children
 def child_kpm(n, k, eigen_tol, mem_gib, save):
-    from kpm.projection import KernelProjection
+    from kpm.decomposition.projection import KernelProjection
 
     X, sigma, gamma = _problem(n)
     _limit_memory(mem_gib)
@@ -146,7 +146,7 @@ def _spawn(args, log):
 # -------------------------------------------------------------------------------- the run
 def _certify_other(n, vecs_path, eigenvalues):
     """Residuals ``||K~ u - lambda u|| / lambda_1`` of another method's pairs (blockwise)."""
-    from kpm.kernel_operator import KernelOperator
+    from kpm.spectral.operator import KernelOperator
     from kpm.kernels import make_kernel
 
     X, _, gamma = _problem(n)

@@ -14,7 +14,7 @@ heuristic, :func:`kpm.kernels.median_sigma` of each training set).
   every D has the same solution and the CV curve is flat; ties go to the smaller D,
   so no larger D can be selected), capped by the numerical rank.
 * KPM ``highs``: ``exact`` with ``lp_solver='highs'`` (one warm-started HiGHS model per
-  path) instead of the default specialised simplex of :mod:`kpm._hinge_simplex`.
+  path) instead of the default specialised simplex of :mod:`kpm.hinge.simplex`.
 * KPM ``grid``: the same with ``dim_grid='auto'`` (every D <= 20, then steps of 10 %).
 * KPM ``early``: every D, with ``early_stopping=True`` (the folds advance together; the
   sweep stops at the first D > 2 D_best + 20 -- a heuristic, not a proof).
@@ -72,7 +72,7 @@ def _variant_params(variant):
     if variant == "default":
         return {}
     if variant.startswith("svm"):
-        # (each C rule with its default grid, kpm.projection_machine.DEFAULT_C)
+        # (each C rule with its default grid, kpm.machine.exact.DEFAULT_C)
         return dict(formulation="svm", c_selection="two-stage" if variant == "svm-two-stage" else "joint")
     return dict(formulation="paper", selection="cv", dim_grid="auto" if variant in ("grid", "fast") else None,
                 early_stopping=variant in ("early", "fast"), lp_solver="highs" if variant == "highs" else "auto")
@@ -84,7 +84,7 @@ def run_one(name, realization, variants, data_dir=None):
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import median_sigma
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     split = load_raetsch(name, realization, data_dir=data_dir)
     X, y, Xt, yt = split.X_train, split.y_train, split.X_test, split.y_test

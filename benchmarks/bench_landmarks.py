@@ -10,11 +10,11 @@ heuristic width (``kpm.kernels.median_sigma`` of the training set, 2000 samples)
    of the training kernel matrix, for every rule, ``m`` in ``--m`` and seed in
    ``--seeds``: the trace norm of ``K - K^`` (PSD, so its trace) on a fixed uniform sample
    T of ``--sample`` training rows, relative to the trace of ``K`` on T
-   (:func:`kpm.landmarks.nystroem_trace_error`).
+   (:func:`kpm.spectral.landmarks.nystroem_trace_error`).
 2. **Landmarks needed**: the smallest number r of RPCholesky pivots whose error reaches
    the median error of ``max(m)`` uniform landmarks (RPCholesky is sequential: the first
    r pivots of a run are the run with r landmarks, so one run gives the whole curve;
-   the r found is checked with :func:`kpm.landmarks.nystroem_trace_error`).
+   the r found is checked with :func:`kpm.spectral.landmarks.nystroem_trace_error`).
 3. **Downstream**: test error of ``NystroemKPM`` (5-fold CV over D, seed 0) with each
    rule at equal m, and RPCholesky at the smaller ``--m-small`` too.
 
@@ -41,8 +41,8 @@ from kpm_reproduce.datasets import load_usps
 from kpm.datasets import make_ringnorm, make_twonorm
 from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel, median_sigma
-from kpm.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
-from kpm.scale import NystroemKPM
+from kpm.spectral.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
+from kpm.machine.nystroem import NystroemKPM
 
 RULES = ("uniform", "kmeans++", "rpcholesky")
 
@@ -144,14 +144,14 @@ def report(results, meta):
         "pixels; for the classifier: digits 0-4 against 5-9).",
         "- Kernel: RBF with the median-heuristic width of the training set "
         "(`kpm.kernels.median_sigma`, 2000 samples, seed 0), the same for every rule.",
-        "- Rules (`kpm.landmarks.select_landmarks`): `uniform` (without replacement), `kmeans++` "
+        "- Rules (`kpm.spectral.landmarks.select_landmarks`): `uniform` (without replacement), `kmeans++` "
         "(scikit-learn's k-means++ seeding in input space on a uniform pool of min(n, 20 m) rows), "
         "`rpcholesky` (randomly pivoted Cholesky, Chen, Epperly, Tropp & Webber 2023, Algorithm 1; "
         "here the pool is every row, since 20 m >= n).",
         f"- Approximation error: trace norm of K - K^ (K^ = K[:, S] K[S, S]^+ K[S, :], PSD "
         f"residual, so the trace norm is the trace) on a fixed uniform sample T of "
         f"{meta['sample']} training rows, relative to trace(K) on T: "
-        "sum_T (K_ii - K^_ii) / sum_T K_ii (`kpm.landmarks.nystroem_trace_error`). Median (min-max) "
+        "sum_T (K_ii - K^_ii) / sum_T K_ii (`kpm.spectral.landmarks.nystroem_trace_error`). Median (min-max) "
         f"over seeds {meta['seeds']}.",
         "",
         "## Approximation error (relative trace norm of K - K^ on the sample)",

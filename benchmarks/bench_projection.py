@@ -41,7 +41,7 @@ from sklearn.preprocessing import StandardScaler
 
 from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel
-from kpm.projection import KernelProjection
+from kpm.decomposition.projection import KernelProjection
 
 D = 50
 N_FEATURES = 20
@@ -270,7 +270,7 @@ def write_report(runs, out: Path, notes=()):
         "randomized solver stops after a fixed number of power iterations, whatever its accuracy: "
         "its time is listed, and it counts as the fastest solver where it is, but its residual "
         "shows what that time buys.",
-        "- kpm 'auto' (`kpm._eigensolvers.choose_solver`) for 50 components: ARPACK to the "
+        "- kpm 'auto' (`kpm.spectral.eigensolvers.choose_solver`) for 50 components: ARPACK to the "
         "estimator's default `eigen_tol` = 1e-10 (every pair's residual at most 1e-10 times its "
         "eigenvalue; scikit-learn's ARPACK runs to machine precision, tol = 0; one BLAS "
         "thread for n < 3500), its matrix-vector products by BLAS `dsymv` on one triangle of the "

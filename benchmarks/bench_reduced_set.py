@@ -35,7 +35,7 @@ from sklearn.svm import SVC
 from kpm_reproduce.experiments.provenance import header
 from kpm_reproduce.experiments.reduced_set import fit_ovr_svms, load_usps_pm1, time_decision, uptime
 from kpm_reproduce.experiments.runner import atomic_write_json, to_jsonable
-from kpm.reduced_set import reduce_svc
+from kpm.reduced_set.svc import reduce_svc
 
 
 def _full(machine, X, y):

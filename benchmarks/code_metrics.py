@@ -11,12 +11,12 @@ For a source tree (default ``src/kpm``) or for the package at one or more git re
   that one module of the package takes from *another* module of the package:
 
   - imported: ``from .x import _y``, ``from ..x import _y``, ``from kpm.x import _y``
-    (importing a private *module*, ``from . import _highs`` or ``import kpm._highs``, is the
+    (importing a private *module*, ``from . import _highs`` or ``import kpm.hinge.highs``, is the
     package's own business and not counted; nor is a public name imported under a private
     alias, ``import numpy as _np``);
   - read as an attribute of a module or class of another module of the package that the
     module imported: ``x._y`` after ``from . import x`` / ``import kpm.x as x``,
-    ``Kernel._block`` after ``from .kernels import Kernel``, ``kpm._config.x`` is not
+    ``Kernel._block`` after ``from .kernels import Kernel``, ``kpm.config.x`` is not
     (``_config`` is a module); ``self._y`` and ``cls._y`` never count;
   - listed apart (``--show`` prints them), not in the count: ``obj._y`` on any other
     variable where ``_y`` is defined only in other modules of the package (a def or an

@@ -6,9 +6,9 @@ m = 500 on twonorm and ringnorm. This asks whether that depends on the width: fo
 set (Breiman's twonorm and ringnorm generators, ``--n-train`` points, seed 0) and each width
 sigma in ``{the width of kpm-13 (Braun et al.'s likelihood), median heuristic, 2 x median}``,
 the relative trace-norm error of ``K - K[:, S] K[S, S]^+ K[S, :]`` on a fixed uniform
-sample of ``--sample`` training rows (:func:`kpm.landmarks.nystroem_trace_error`), median
+sample of ``--sample`` training rows (:func:`kpm.spectral.landmarks.nystroem_trace_error`), median
 over ``--seeds``, for uniform, k-means++ and RPCholesky landmarks
-(:func:`kpm.landmarks.select_landmarks`).
+(:func:`kpm.spectral.landmarks.select_landmarks`).
 
 Usage::
 
@@ -26,7 +26,7 @@ from kpm.datasets import make_ringnorm, make_twonorm
 from kpm_reproduce.experiments.kpm13 import SIGMAS
 from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel, median_sigma
-from kpm.landmarks import nystroem_trace_error, select_landmarks
+from kpm.spectral.landmarks import nystroem_trace_error, select_landmarks
 
 RULES = ("uniform", "kmeans++", "rpcholesky")
 DATA = {"twonorm": make_twonorm, "ringnorm": make_ringnorm}

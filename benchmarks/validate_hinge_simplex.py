@@ -39,7 +39,7 @@ SIGMA = {**PAPER_SIGMAS, "image": "median"}
 
 
 def _solve(solver, V, y, groups=None):
-    from kpm._lp_path import LPSolverError, hinge_lp_path
+    from kpm.hinge.lp_path import LPSolverError, hinge_lp_path
 
     t = time.process_time()
     try:
@@ -55,7 +55,7 @@ def _fold_subspaces(name, realization, scale, centered, data_dir=None):
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.machine.exact import _duplicate_groups, _Subspace
 
     split = load_raetsch(name, realization, data_dir=data_dir)
     X = split.X_train
@@ -106,7 +106,7 @@ def adjudicate(records, data_dir=None):
     """Cold HiGHS (``scipy.optimize.linprog``) at every D where the two paths differ."""
     from scipy.optimize import linprog
 
-    from kpm._lp_path import hinge_lp_path
+    from kpm.hinge.lp_path import hinge_lp_path
 
     for r in records:
         for f in r["folds"]:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from helpers import hinge_lp_reference
-from kpm._constraint_generation import (ConstraintGenerationHingeLP, InMemoryRows, hinge_objective, line_derivatives,
+from kpm.hinge.constraint_generation import (ConstraintGenerationHingeLP, InMemoryRows, hinge_objective, line_derivatives,
                                         line_minimiser)
 
 
@@ -96,8 +96,8 @@ def test_bad_input():
 def test_constraint_generation_grows_the_kpm_path_of_a_fold():
     """As a PathSolver of the KPM's path loop, over the rows of a fold without copying F:
     the path of the exact solver on those rows (objectives, risks, decision values)."""
-    from kpm._constraint_generation import ConstraintGenerationPath
-    from kpm._lp_path import grow_path, hinge_lp_path
+    from kpm.hinge.constraint_generation import ConstraintGenerationPath
+    from kpm.hinge.lp_path import grow_path, hinge_lp_path
 
     rng = np.random.default_rng(0)
     F = np.asfortranarray(rng.standard_normal((400, 10)))
@@ -159,7 +159,7 @@ def test_aggregation_from_a_bad_reference_adds_points_along_the_farkas_ray(monke
     """A reference that puts every point in A (f = 0) makes the aggregated LP infeasible:
     points of A enter W along HiGHS's ray until it is feasible, and the reference moves to
     the better solutions found; the optimum is unchanged."""
-    from kpm._constraint_generation import HingeLPResult
+    from kpm.hinge.constraint_generation import HingeLPResult
 
     F, y = nearly_constant_first(2000, 6, seed=2)
 
@@ -297,7 +297,7 @@ def test_band_size_is_checked():
 def test_reference_is_the_previous_optimum_where_the_sample_is_worse(monkeypatch):
     """At a new D the reference of A is the previous dimension's optimum (beta_D = 0) when its
     hinge sum is below that of the sample's optimum (here f = 0, a hinge sum of n)."""
-    from kpm._constraint_generation import HingeLPResult
+    from kpm.hinge.constraint_generation import HingeLPResult
 
     F, y = nearly_constant_first(2000, 6, seed=2)
     cg = ConstraintGenerationHingeLP(F, y, init_size=100, max_add=100, aggregate_below=0.9, random_state=0)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sklearn.model_selection import PredefinedSplit
 
-import kpm.scale as S
+import kpm.machine.nystroem as S
 from kpm import NystroemKPM
-from kpm._dask_rows import DaskRowSource, chunk_folds
+from kpm.hinge.dask_rows import DaskRowSource, chunk_folds
 from kpm.datasets import make_twonorm
 
 N, D_MAX = 1200, 10
@@ -132,8 +132,8 @@ def test_row_source_on_the_workers_answers_as_in_memory(cluster):
     send them) and the one-feature passes of the D = 1 line search give the in-memory answers."""
     import dask.array as da
 
-    from kpm._constraint_generation import InMemoryRows, Reference
-    from kpm._dask_rows import DaskRows
+    from kpm.hinge.constraint_generation import InMemoryRows, Reference
+    from kpm.hinge.dask_rows import DaskRows
 
     _, client = cluster
     rng = np.random.default_rng(0)

@@ -5,9 +5,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
+from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 from kpm.kernels import make_kernel
-from kpm.preimage import preimage_objective
+from kpm.denoising.preimage import preimage_objective
 
 @parametrize_with_checks(
     [
@@ -182,7 +182,7 @@ def test_bad_input():
 @pytest.mark.parametrize("safeguard", [False, True])
 def test_fixed_point_never_increases_the_denoising_objective(safeguard):
     """The paper's plain iteration (safeguard=False) on real denoising targets, test set."""
-    from kpm.preimage import gaussian_fixed_point
+    from kpm.denoising.preimage import gaussian_fixed_point
 
     rng = np.random.default_rng(8)
     _, X = _circle(rng, 200, 0.15)

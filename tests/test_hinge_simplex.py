@@ -1,4 +1,4 @@
-"""The specialised simplex of the KPM hinge LP against HiGHS (kpm._hinge_simplex)."""
+"""The specialised simplex of the KPM hinge LP against HiGHS (kpm.hinge.simplex)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
-from kpm._hinge_simplex import HingeSimplex, SimplexFailure
-from kpm._lp_path import LPSolverError, hinge_lp_path
+from kpm.hinge.simplex import HingeSimplex, SimplexFailure
+from kpm.hinge.lp_path import LPSolverError, hinge_lp_path
 
 
 def _hinge(Z, y, beta, b):
@@ -89,7 +89,7 @@ def test_real_fold_with_duplicates_matches_highs():
     # eigenvectors as in the KPM, the first 40 dimensions
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.machine.exact import _duplicate_groups, _Subspace
 
     split = load_raetsch("image", 1)
     X, y = split.X_train[:600], np.where(split.y_train[:600] > 0, 1.0, -1.0)
@@ -111,7 +111,7 @@ def test_nearly_separable_badly_conditioned_path():
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.machine.exact import _duplicate_groups, _Subspace
 
     split = load_raetsch("image", 1)
     X, y = split.X_train, np.where(split.y_train > 0, 1.0, -1.0)
@@ -254,7 +254,7 @@ def test_auto_replays_the_highs_path_when_the_cold_solve_fails(monkeypatch):
     # flare_solar r94 (Table 2 protocol): at the D where the LP reaches the floor of its
     # hinge risk the simplex gives up and a cold HiGHS solve fails ('Not Set', a rank
     # deficient basis); the warm HiGHS path replayed from D = 1 solves it
-    from kpm._lp_path import IncrementalHingeLP
+    from kpm.hinge.lp_path import IncrementalHingeLP
 
     Z, y = _noisy_problem(6)
     calls = _simplex_fails_on_solve(monkeypatch, 5)

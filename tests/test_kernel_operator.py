@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from kpm import config_context
-from kpm._eigensolvers import EIGENSOLVERS, center_gram, subspace_eigh
+from kpm.spectral.eigensolvers import EIGENSOLVERS, center_gram, subspace_eigh
 from kpm.exceptions import KernelMemoryError
-from kpm.kernel_operator import KernelOperator, matrix_free_basis
+from kpm.spectral.operator import KernelOperator, matrix_free_basis
 from kpm.kernels import make_kernel
-from kpm.projection import KernelProjection
-from kpm.spectral import eigen_basis
+from kpm.decomposition.projection import KernelProjection
+from kpm.spectral.basis import eigen_basis
 
 
 def _data(n=300, d=5, seed=0):

@@ -1,4 +1,4 @@
-"""Landmark rules (kpm.landmarks): randomly pivoted Cholesky, the trace error, bad input."""
+"""Landmark rules (kpm.spectral.landmarks): randomly pivoted Cholesky, the trace error, bad input."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import pytest
 from kpm import KernelProjection
 from kpm.datasets import make_twonorm
 from kpm.kernels import make_kernel
-from kpm.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
-from kpm.scale import NystroemKPM
+from kpm.spectral.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
+from kpm.machine.nystroem import NystroemKPM
 
 
 def _clustered(seed=0):

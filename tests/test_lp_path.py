@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import linprog
 
 from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
-from kpm._lp_path import LPSolverError, hinge_lp_path
+from kpm.hinge.lp_path import LPSolverError, hinge_lp_path
 
 
 def _problem(n=60, m=25, seed=0):
@@ -114,7 +114,7 @@ def test_grid_path_matches_every_d_path(solver):
 
 
 def test_failed_warm_start_recovers_with_a_cold_solve():
-    from kpm._lp_path import IncrementalHingeLP
+    from kpm.hinge.lp_path import IncrementalHingeLP
 
     Z, y = _problem()
     lp = IncrementalHingeLP(y)
@@ -131,7 +131,7 @@ def test_failed_warm_start_recovers_with_a_cold_solve():
 
 
 def test_cold_restarts_have_a_time_limit():
-    from kpm._lp_path import IncrementalHingeLP
+    from kpm.hinge.lp_path import IncrementalHingeLP
 
     Z, y = _problem(n=200, m=60, seed=5)
     lp = IncrementalHingeLP(y, restart_time_limit=1e-9)
@@ -166,7 +166,7 @@ def _duplicated_problem(seed=0):
 
 
 def test_floor_of_conflicting_duplicates():
-    from kpm._lp_path import HingeLP
+    from kpm.hinge.lp_path import HingeLP
 
     V, y, groups = _duplicated_problem()
     # point 0: 3 copies + 1 original; labels: original y0, copies -y0, -y0, y0 -> 2 and 2
@@ -198,7 +198,7 @@ def test_path_stops_at_the_floor_of_conflicting_duplicates(solver):
 
 
 def test_conflicting_duplicates_must_have_identical_rows():
-    from kpm._lp_path import HingeLP
+    from kpm.hinge.lp_path import HingeLP
 
     y = np.array([1.0, -1.0, 1.0])
     lp = HingeLP(y, groups=np.array([0, 0, 1]))  # one point with both labels: no merged row
@@ -208,7 +208,7 @@ def test_conflicting_duplicates_must_have_identical_rows():
 
 
 def test_a_path_that_no_solver_can_continue_stops_with_the_reason(monkeypatch):
-    from kpm import _lp_path
+    from kpm.hinge import lp_path as _lp_path
 
     Z, y = _problem()
     real = _lp_path.HingeLP._solve_exact
@@ -234,7 +234,7 @@ def test_a_path_that_no_solver_can_continue_stops_with_the_reason(monkeypatch):
 def test_failed_solvers_candidate_at_the_floor_is_accepted(monkeypatch):
     # separable data: once every solver fails, a point a failed run ended at whose hinge
     # loss is 0 to the rounding of its margins is the optimum (the floor is a lower bound)
-    from kpm import _lp_path
+    from kpm.hinge import lp_path as _lp_path
 
     rng = np.random.default_rng(1)
     Z = np.linalg.qr(rng.normal(size=(40, 6)))[0]
@@ -266,7 +266,7 @@ def test_failed_solvers_candidate_at_the_floor_is_accepted(monkeypatch):
 
 
 def test_candidate_with_unresolvable_margins_certifies_nothing(monkeypatch):
-    from kpm import _lp_path
+    from kpm.hinge import lp_path as _lp_path
 
     rng = np.random.default_rng(1)
     Z = np.linalg.qr(rng.normal(size=(40, 6)))[0]

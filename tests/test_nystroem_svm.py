@@ -9,10 +9,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine, NystroemKPM
-from kpm._svm_path import BIAS_SCALE, svm_c_path, svm_path
+from kpm.hinge.svm_path import BIAS_SCALE, svm_c_path, svm_path
 from kpm.kernels import make_kernel
-from kpm.projection_machine import TWO_STAGE_MAX_SWEEPS
-from kpm.scale import nystroem_eigenfunctions
+from kpm.machine.exact import TWO_STAGE_MAX_SWEEPS
+from kpm.machine.nystroem import nystroem_eigenfunctions
 
 C = 1.0
 WIDE_C = [0.01, 0.1, 1.0, 10.0, 100.0]
@@ -110,7 +110,7 @@ def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):
     curve = m.selection_curve_
     assert list(np.unique(curve["C"])) == sorted(Cs) and np.all(curve["kernel"] == 0)
     np.testing.assert_allclose(curve["cv_error"], _hand_fold_errors(m, X, y, folds, sorted(Cs)).ravel())
-    # the engine's CV rule (kpm.selection.select_cv): ties -> the smaller D, then the earlier
+    # the engine's CV rule (kpm.machine.selection.select_cv): ties -> the smaller D, then the earlier
     # model, i.e. the smaller C (these data have a tie, (C, D) = (1, 14) and (10, 4))
     best = np.flatnonzero(curve["cv_error"] == curve["cv_error"].min())
     i = best[np.lexsort((curve["C"][best], curve["D"][best]))[0]]

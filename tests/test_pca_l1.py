@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from kpm.pca_l1 import PCAL1, KernelPCAL1, l1_dispersion, pca_l1_component
-from kpm.projection import KernelProjection
+from kpm.decomposition.pca_l1 import PCAL1, KernelPCAL1, l1_dispersion, pca_l1_component
+from kpm.decomposition.projection import KernelProjection
 
 
 def _angle_deg(u, v):
@@ -94,7 +94,7 @@ def test_kernel_pca_l1_dual_coefficients(X):
     Xt = np.random.RandomState(1).randn(10, 5)
     proj = ker.projection_
     from kpm.kernels import make_kernel
-    from kpm._eigensolvers import center_cross_gram
+    from kpm.spectral.eigensolvers import center_cross_gram
 
     Kt = make_kernel("rbf", sigma=3.0)(Xt, X)
     kt = center_cross_gram(Kt, proj.kernel_col_means_, proj.kernel_mean_)

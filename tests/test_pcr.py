@@ -5,7 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm import DegenerateKernelWarning, DegenerateModelWarning
 from kpm.kernels import make_kernel
-from kpm.pcr import KernelPCRClassifier, KernelPCRRegressor
+from kpm.relevance.pcr import KernelPCRClassifier, KernelPCRRegressor
 from kpm.kernels import WeightedDegreeKernel
 
 
@@ -47,7 +47,7 @@ def test_prediction_formula_and_training_fit():
 
 
 def test_relevant_default_uses_relevant_dimension():
-    from kpm.relevance import RelevantDimension
+    from kpm.relevance.dimension import RelevantDimension
 
     X, f, rng = _data(seed=1)
     y = f + 0.3 * rng.standard_normal(len(f))

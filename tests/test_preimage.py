@@ -3,7 +3,7 @@ import pytest
 from scipy.optimize import check_grad
 
 from kpm.kernels import make_kernel
-from kpm.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
+from kpm.denoising.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
 
 
 @pytest.fixture

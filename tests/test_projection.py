@@ -7,10 +7,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from helpers import rel_error as _rel
 from kpm import DegenerateKernelWarning
-from kpm._eigensolvers import block_krylov_eigh, center_gram, top_eigh
+from kpm.spectral.eigensolvers import block_krylov_eigh, center_gram, top_eigh
 from kpm.kernels import make_kernel
-from kpm.pca_l1 import PCAL1, KernelPCAL1
-from kpm.projection import KernelProjection
+from kpm.decomposition.pca_l1 import PCAL1, KernelPCAL1
+from kpm.decomposition.projection import KernelProjection
 
 
 def _sin_angle(U, V):
@@ -529,7 +529,7 @@ def test_top_eigh_dense_subset_with_repeated_eigenvalues():
 def test_top_eigh_trace_proves_a_matrix_nonzero_without_the_probe(monkeypatch):
     # an explicit matrix with |trace| / n above the rounding level skips the zero-operator
     # probe (its random block); the eigenpairs are ARPACK's as before
-    import kpm._eigensolvers as eig
+    import kpm.spectral.eigensolvers as eig
 
     def no_probe(*args, **kwargs):
         raise AssertionError("the zero-operator probe ran")

@@ -7,8 +7,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kpm.projection_machine import KernelProjectionMachine
-from kpm.selection import select_cv, select_penalty, slope_heuristic
+from kpm.machine.exact import KernelProjectionMachine
+from kpm.machine.selection import select_cv, select_penalty, slope_heuristic
 
 
 @parametrize_with_checks(
@@ -226,7 +226,7 @@ def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
 
 
 def test_duplicated_samples_get_identical_eigen_rows(moons):
-    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.machine.exact import _duplicate_groups, _Subspace
     from kpm.kernels import make_kernel
 
     X, y, Xt, yt = moons
@@ -246,11 +246,11 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     # many with both labels. The training hinge risk cannot go below the loss those
     # force (2 min(n+, n-) per input); the paths stop there (D ~ 40, rank 90). This
     # fit failed with the default solver (simplex, then cold HiGHS, both at D = 41)
-    from kpm._lp_path import hinge_lp_path
+    from kpm.hinge.lp_path import hinge_lp_path
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.kpm_tables import SIGMAS
     from kpm.kernels import make_kernel
-    from kpm.projection_machine import _duplicate_groups, _Subspace
+    from kpm.machine.exact import _duplicate_groups, _Subspace
 
     s = load_raetsch("flare_solar", 94, data_dir=data_dir)
     model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_dim=60, random_state=94, formulation="paper")

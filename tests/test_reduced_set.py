@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm.kernels import make_kernel
-from kpm.reduced_set import (
+from kpm.reduced_set.svc import (
     ReducedSetSVC,
     _data_objective,
     _joint_objective,
@@ -396,7 +396,7 @@ def blobs4():
 
 
 def test_shared_select_path_first_removal_is_the_cheapest_summed_over_machines():
-    from kpm.reduced_set import _select_path
+    from kpm.reduced_set.svc import _select_path
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(14, 2))
@@ -427,7 +427,7 @@ def test_joint_objective_gradient_for_several_machines():
 
 
 def test_joint_fixed_point_ascends_to_a_stationary_point():
-    from kpm.reduced_set import _joint_fixed_point
+    from kpm.reduced_set.svc import _joint_fixed_point
 
     rng = np.random.default_rng(13)
     P, C = rng.normal(size=(40, 2)), rng.normal(size=(3, 40))
@@ -601,7 +601,7 @@ def test_coef_fit_train_fits_the_decision_values_on_the_training_set(blobs4):
 def test_burges_random_starts_too_far_for_a_narrow_kernel_still_give_every_vector():
     # gamma = 1e5 on data of spread 3: k(random start, x) underflows to 0, the descent
     # cannot move; the support vector with the largest residual is the start then
-    from kpm.reduced_set import _LOG_TINY, _burges_one_term
+    from kpm.reduced_set.svc import _LOG_TINY, _burges_one_term
 
     X, y = make_blobs(n_samples=80, centers=2, cluster_std=3.0, random_state=4)
     svc = SVC(gamma=1e5, C=10).fit(X, y)

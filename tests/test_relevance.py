@@ -4,7 +4,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm import DegenerateKernelWarning
 from kpm.kernels import make_kernel
-from kpm.relevance import RelevantDimension, relevant_dimension_from_contributions, select_kernel
+from kpm.relevance.dimension import RelevantDimension, relevant_dimension_from_contributions, select_kernel
 from kpm.plotting import plot_relevance
 from kpm.kernels import WeightedDegreeKernel, weighted_degree_kernel
 

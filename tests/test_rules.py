@@ -1,4 +1,4 @@
-"""Selection rules as objects (kpm.rules), the path loop they select from, and a fitted
+"""Selection rules as objects (kpm.machine.rules), the path loop they select from, and a fitted
 KernelProjectionMachine answering which model another rule picks."""
 
 import numpy as np
@@ -7,9 +7,9 @@ from sklearn.base import clone
 from sklearn.datasets import make_moons
 
 from kpm import CV, FixedD, KernelProjectionMachine, Penalty, Slope
-from kpm._lp_path import IncrementalHingeLP, PathGrower, hinge_lp_path
-from kpm.rules import ModelCurves, as_rule
-from kpm.selection import penalty_path, select_penalty, slope_heuristic
+from kpm.hinge.lp_path import IncrementalHingeLP, PathGrower, hinge_lp_path
+from kpm.machine.rules import ModelCurves, as_rule
+from kpm.machine.selection import penalty_path, select_penalty, slope_heuristic
 
 NAN = np.full(6, np.nan)
 

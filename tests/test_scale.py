@@ -4,19 +4,19 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kpm._constraint_generation import ConstraintGenerationHingeLP
+from kpm.hinge.constraint_generation import ConstraintGenerationHingeLP
 from kpm.datasets import bayes_error, make_twonorm
 import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-import kpm._constraint_generation as cgmod
+import kpm.hinge.constraint_generation as cgmod
 from kpm import LPSolverError
 from kpm import KernelProjectionMachine
 from kpm.kernels import make_kernel
 from sklearn.model_selection import StratifiedKFold
-from kpm.scale import DaskClientError, NystroemKPM, nystroem_eigenfunctions, select_landmarks
-from kpm.selection import select_cv
+from kpm.machine.nystroem import DaskClientError, NystroemKPM, nystroem_eigenfunctions, select_landmarks
+from kpm.machine.selection import select_cv
 
 SMALL = dict(n_landmarks=10, cv=2, max_components=6, init_working_set=20, random_state=0)
 
@@ -144,7 +144,7 @@ def test_lost_cluster_leaves_the_estimator_unfitted(twonorm, monkeypatch):
     """The cluster goes away mid-run (after the features were persisted on its workers)."""
     from distributed import Client, LocalCluster
 
-    import kpm._dask_rows as R
+    import kpm.hinge.dask_rows as R
 
     X, y, _, _ = twonorm
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
@@ -377,7 +377,7 @@ def test_landmarks_at_all_points_give_the_exact_kpm(small_problems, problem, sel
 def _reference_fold_curves(est, X, y, splits):
     """The folds' curves on the fitted Nyström features by the exact KPM's path solver
     (``hinge_lp_path``, one-vs-rest), independent of the constraint generation."""
-    from kpm._lp_path import hinge_lp_path
+    from kpm.hinge.lp_path import hinge_lp_path
 
     F = est.transform_eigenfunctions(X, est.projection_.shape[1])
     codes = np.searchsorted(est.classes_, y)
@@ -403,7 +403,7 @@ def test_cv_rules_read_the_same_fold_curves_as_the_exact_solver(small_problems, 
     (The exact ``KernelProjectionMachine`` is no reference for the CV curves: it takes the
     eigenvectors of each training fold's own kernel matrix, while NystroemKPM keeps the
     landmark eigenfunctions -- here built on all points -- for every fold.)"""
-    from kpm.rules import CV, ModelCurves, Penalty
+    from kpm.machine.rules import CV, ModelCurves, Penalty
 
     X, ys, _ = small_problems
     # labels with 20 % noise: no fold's training hinge risk reaches 0 within D <= 25, where
@@ -446,7 +446,7 @@ def test_multiclass_follows_scikit_learn(small_problems):
 
 
 def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
-    from kpm.rules import CV, FixedD, Penalty, Slope
+    from kpm.machine.rules import CV, FixedD, Penalty, Slope
 
     X, ys, _ = small_problems
     # noisy labels: no fold reaches zero training risk, so the CV sweep covers every D

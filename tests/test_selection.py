@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kpm.selection import (
+from kpm.machine.selection import (
     candidate_penalties,
     penalty_path,
     select_cv,

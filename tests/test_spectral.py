@@ -13,7 +13,7 @@ from kpm import (
     RelevantDimension,
     pairwise_kernel,
 )
-from kpm.spectral import (
+from kpm.spectral.basis import (
     EIGEN_SOLVERS,
     EIGENSOLVERS,
     RANK_RTOL,
@@ -264,7 +264,7 @@ def test_arpack_products_read_one_triangle_and_match_dense():
     # ARPACK's matrix-vector products on the matrix itself are BLAS dsymv (one triangle):
     # the same eigenpairs as LAPACK for C- and Fortran-ordered matrices, and for a strided
     # view (which falls back to the products A @ v)
-    from kpm._eigensolvers import top_eigh
+    from kpm.spectral.eigensolvers import top_eigh
 
     X = np.random.default_rng(3).normal(size=(1000, 6))
     K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))

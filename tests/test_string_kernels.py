@@ -3,7 +3,7 @@ import pytest
 
 from helpers import random_dna
 from kpm import KernelPCADenoiser, KernelPCAL1, KernelProjection, KernelProjectionMachine
-from kpm._config import config_context
+from kpm.config import config_context
 from kpm.kernels import make_kernel
 from kpm_reproduce.splice import SPLICE_CODE, decode_splice, one_hot_dna
 from kpm.kernels import WeightedDegreeKernel, encode_strings, weighted_degree_kernel
@@ -118,7 +118,7 @@ def test_decode_bad_input():
 
 
 def test_select_kernel_over_wd_degrees():
-    from kpm.relevance import select_kernel
+    from kpm.relevance.dimension import select_kernel
 
     S = _random_strings(60, 20, 9)
     y = np.array([1.0 if s[5:8] == s[12:15] or s[10] == "A" else -1.0 for s in S])

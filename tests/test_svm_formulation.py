@@ -6,9 +6,9 @@ from sklearn.svm import SVC
 
 from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine
-from kpm._svm_path import BIAS_SCALE, svm_path
+from kpm.hinge.svm_path import BIAS_SCALE, svm_path
 from kpm.kernels import make_kernel
-from kpm.spectral import eigen_basis
+from kpm.spectral.basis import eigen_basis
 
 C = 1.0
 
@@ -66,7 +66,7 @@ def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
     curve = m.selection_curve_
     assert sorted(set(curve["C"])) == [0.1, 1.0, 10.0]
-    # kpm.selection.select_cv: ties -> the smaller D, then the earlier model (the smaller C)
+    # kpm.machine.selection.select_cv: ties -> the smaller D, then the earlier model (the smaller C)
     best = np.flatnonzero(curve["cv_error"] == curve["cv_error"].min())
     i = best[np.lexsort((curve["C"][best], curve["D"][best]))[0]]
     assert (curve["C"][i], curve["D"][i]) == (m.C_, m.dim_)
@@ -106,7 +106,7 @@ WIDE_C = [0.01, 0.1, 1.0, 10.0, 100.0]
 
 
 def test_c_path_warm_start_equals_cold_solves(problem):
-    from kpm._svm_path import svm_c_path
+    from kpm.hinge.svm_path import svm_c_path
 
     _, y, _, K, _ = problem
     b, Phi, sl = _features(K)
@@ -122,7 +122,7 @@ def test_two_stage_choice_is_the_cv_argmin_by_hand(problem):
     features at the fold's largest D, then D by the CV curve of that C alone."""
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm._svm_path import svm_c_path
+    from kpm.hinge.svm_path import svm_c_path
 
     X, y, *_ = problem
     folds = StratifiedKFold(5, shuffle=True, random_state=3)

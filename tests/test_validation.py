@@ -249,7 +249,7 @@ def test_check_kernel_matrix_psd_false_and_name():
 
 
 def test_scale_judges_a_centred_matrix_at_the_rounding_level_of_the_uncentred_one():
-    from kpm._eigensolvers import center_gram
+    from kpm.spectral.eigensolvers import center_gram
 
     # identical samples: the centred matrix is rounding noise of size eps * max|K|
     rng = np.random.default_rng(4)
@@ -504,8 +504,8 @@ def test_precomputed_kernel_layouts_give_identical_models(est_name):
 
 def test_functions_give_identical_results_for_every_container():
     from kpm.kernels import median_sigma, pairwise_kernel
-    from kpm.pca_l1 import l1_dispersion, pca_l1_component
-    from kpm.relevance import relevant_dimension_from_contributions, select_kernel
+    from kpm.decomposition.pca_l1 import l1_dispersion, pca_l1_component
+    from kpm.relevance.dimension import relevant_dimension_from_contributions, select_kernel
 
     X, Xt, y, _ = _layout_data()
     forms = _containers(X)

@@ -13,9 +13,9 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it
 _EXPORTS = {
     # configuration and kernels
-    "get_config": "kpm._config",
-    "set_config": "kpm._config",
-    "config_context": "kpm._config",
+    "get_config": "kpm.config",
+    "set_config": "kpm.config",
+    "config_context": "kpm.config",
     "Kernel": "kpm.kernels",
     "KernelMemoryError": "kpm.exceptions",
     "LPSolverError": "kpm.exceptions",
@@ -25,31 +25,31 @@ _EXPORTS = {
     "pairwise_kernel": "kpm.kernels",
     "median_sigma": "kpm.kernels",
     # explicit feature map (Kwak's nonlinear projection trick) and PCA-L1
-    "KernelProjection": "kpm.projection",
-    "PCAL1": "kpm.pca_l1",
-    "KernelPCAL1": "kpm.pca_l1",
+    "KernelProjection": "kpm.decomposition.projection",
+    "PCAL1": "kpm.decomposition.pca_l1",
+    "KernelPCAL1": "kpm.decomposition.pca_l1",
     # Kernel Projection Machine
-    "KernelProjectionMachine": "kpm.projection_machine",
-    "SelectionRule": "kpm.rules",
-    "CV": "kpm.rules",
-    "Penalty": "kpm.rules",
-    "Slope": "kpm.rules",
-    "FixedD": "kpm.rules",
+    "KernelProjectionMachine": "kpm.machine.exact",
+    "SelectionRule": "kpm.machine.rules",
+    "CV": "kpm.machine.rules",
+    "Penalty": "kpm.machine.rules",
+    "Slope": "kpm.machine.rules",
+    "FixedD": "kpm.machine.rules",
     # relevant dimensions, kernel PCR, kernel selection, string kernels
     "RelevantDimension": "kpm.relevance",
     "select_kernel": "kpm.relevance",
-    "KernelPCRRegressor": "kpm.pcr",
-    "KernelPCRClassifier": "kpm.pcr",
+    "KernelPCRRegressor": "kpm.relevance.pcr",
+    "KernelPCRClassifier": "kpm.relevance.pcr",
     "WeightedDegreeKernel": "kpm.kernels",
     "weighted_degree_kernel": "kpm.kernels",
     # denoising and pre-images
-    "KernelPCADenoiser": "kpm.denoise",
-    "LinearPCADenoiser": "kpm.denoise",
+    "KernelPCADenoiser": "kpm.denoising.denoise",
+    "LinearPCADenoiser": "kpm.denoising.denoise",
     # reduced sets
     "ReducedSetSVC": "kpm.reduced_set",
     "reduce_svc": "kpm.reduced_set",
     # large scale
-    "NystroemKPM": "kpm.scale",
+    "NystroemKPM": "kpm.machine.nystroem",
 }
 
 __all__ = sorted(_EXPORTS)

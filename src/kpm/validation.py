@@ -43,7 +43,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils.validation import check_array, validate_data
 
-from .exceptions import DegenerateKernelWarning, DegenerateModelWarning
+from kpm.exceptions import DegenerateKernelWarning, DegenerateModelWarning
 
 __all__ = [
     "SYMMETRY_RTOL",

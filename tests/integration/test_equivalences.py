@@ -12,9 +12,9 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.svm import SVC
 
 from helpers import rel_error as _rel
-from kpm._eigensolvers import center_cross_gram, center_gram
+from kpm.spectral.eigensolvers import center_cross_gram, center_gram
 from kpm.kernels import make_kernel
-from kpm.projection import KernelProjection
+from kpm.decomposition.projection import KernelProjection
 
 
 def _match_signs(A, B):

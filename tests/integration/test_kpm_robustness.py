@@ -59,7 +59,7 @@ def _assert_failures_reported(m, caught):
 @pytest.mark.parametrize("solver", ["auto", "simplex", "highs"])
 def test_solver_failure_ends_the_path_loudly(monkeypatch, solver):
     # the safety net, made deterministic: every solver fails from D = 6 on
-    from kpm import _lp_path
+    from kpm.hinge import lp_path as _lp_path
 
     original = _lp_path.HingeLP.solve
 
@@ -135,14 +135,14 @@ def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled, formulation
 
 def test_every_solver_failing_ends_the_path_loudly(monkeypatch):
     X, y = make_moons(120, noise=0.3, random_state=0)
-    real_solve = kpm._lp_path.HingeLP.solve
+    real_solve = kpm.hinge.lp_path.HingeLP.solve
 
     def failing_solve(self):
         if self.n_cols >= 5:
             raise LPSolverError("simulated failure of every solver")
         return real_solve(self)
 
-    monkeypatch.setattr(kpm._lp_path.HingeLP, "solve", failing_solve)
+    monkeypatch.setattr(kpm.hinge.lp_path.HingeLP, "solve", failing_solve)
     for selection in ("cv", "penalty", "slope", 8):
         with pytest.warns(ConvergenceWarning, match="D=5"):
             m = KernelProjectionMachine(sigma=0.5, selection=selection, random_state=0, formulation="paper").fit(X, y)

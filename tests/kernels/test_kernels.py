@@ -176,7 +176,7 @@ def test_set_config_accepts_numpy_integers_and_rejects_the_rest():
 
 
 def test_config_from_environment_is_validated(monkeypatch):
-    from kpm._config import _from_env
+    from kpm.config import _from_env
 
     monkeypatch.setenv("KPM_BLOCK_BYTES", "4096")
     assert _from_env("KPM_BLOCK_BYTES", 1) == 4096

@@ -3,7 +3,7 @@
 import numpy as np
 
 from kpm.kernels import make_kernel
-from kpm.landmarks import nystroem_trace_error, select_landmarks
+from kpm.spectral.landmarks import nystroem_trace_error, select_landmarks
 
 
 def test_width_sweep_small(tmp_path):

@@ -69,7 +69,7 @@ def test_smoke_one_realization(tmp_path, data_dir):
 def test_splice_encodings_on_a_subset(data_dir):
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.braun_table import _encode, _splice_grams, _splice_strings
-    from kpm.pcr import KernelPCRClassifier
+    from kpm.relevance.pcr import KernelPCRClassifier
 
     sp = load_raetsch("splice", 1, data_dir=str(data_dir))
     Str, Ste = _splice_strings(sp)

@@ -68,7 +68,7 @@ def test_svm_formulation_column(report):
 
 def test_svm_formulation_task_matches_the_estimator():
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"])
     s = load_raetsch("titanic", 3)
@@ -80,7 +80,7 @@ def test_svm_formulation_task_matches_the_estimator():
 
 def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     st = kpm13.Settings(datasets=["titanic"], n_realizations=1, out=tmp_path, progress=False,
                         svm_c_rules=("joint", "two-stage"))

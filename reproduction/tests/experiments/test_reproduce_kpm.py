@@ -136,7 +136,7 @@ def test_localcluster_two_realizations_match_local(tmp_path, data_dir):
 def test_combined_kpm_fit_equals_separate_fits(data_dir):
     """kpm_all_task derives the CV, λ-CV and slope choices from one fit: same as 3 fits."""
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     r = kt.kpm_all_task("heart", 2, kt.SIGMAS["heart"], max_dim=15, data_dir=data_dir)
     s = load_raetsch("heart", 2, data_dir=data_dir)

@@ -57,7 +57,7 @@ once it has an entry with representative parameters there.
 
 from __future__ import annotations
 
-from .base import (
+from kpm.kernels.base import (
     Kernel,
     KernelMemoryError,
     format_bytes,
@@ -65,18 +65,18 @@ from .base import (
     kernel_names,
     register_kernel,
 )
-from .distances import squared_distances
-from .callable import CallableKernel
-from .conventions import make_kernel, median_sigma, pairwise_kernel
+from kpm.kernels.distances import squared_distances
+from kpm.kernels.callable import CallableKernel
+from kpm.kernels.conventions import make_kernel, median_sigma, pairwise_kernel
 
 # the families, in the order of KERNELS (importing a module registers its family)
-from .rbf import RBFKernel
-from .polynomial import PolynomialKernel
-from .sigmoid import SigmoidKernel
-from .imq import InverseMultiquadricKernel
-from .linear import LinearKernel
-from .precomputed import PrecomputedKernel
-from .weighted_degree import WeightedDegreeKernel, check_strings, encode_strings, weighted_degree_kernel
+from kpm.kernels.rbf import RBFKernel
+from kpm.kernels.polynomial import PolynomialKernel
+from kpm.kernels.sigmoid import SigmoidKernel
+from kpm.kernels.imq import InverseMultiquadricKernel
+from kpm.kernels.linear import LinearKernel
+from kpm.kernels.precomputed import PrecomputedKernel
+from kpm.kernels.weighted_degree import WeightedDegreeKernel, check_strings, encode_strings, weighted_degree_kernel
 
 __all__ = [
     "Kernel",

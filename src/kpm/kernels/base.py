@@ -14,9 +14,9 @@ from typing import Callable, ClassVar, Iterator
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._config import get_config
-from ..exceptions import KernelMemoryError
-from ..validation import check_int, check_kernel_values, check_real, check_samples
+from kpm.config import get_config
+from kpm.exceptions import KernelMemoryError
+from kpm.validation import check_int, check_kernel_values, check_real, check_samples
 
 __all__ = [
     "Kernel",

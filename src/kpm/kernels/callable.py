@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Kernel, register_kernel
+from kpm.kernels.base import Kernel, register_kernel
 
 __all__ = ["CallableKernel"]
 

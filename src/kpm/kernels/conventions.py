@@ -24,9 +24,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..validation import check_generator, check_int, check_samples
-from .base import Kernel, check_kernel_param, kernel_class, kernel_names
-from .callable import CallableKernel
+from kpm.validation import check_generator, check_int, check_samples
+from kpm.kernels.base import Kernel, check_kernel_param, kernel_class, kernel_names
+from kpm.kernels.callable import CallableKernel
 
 __all__ = [
     "make_kernel",

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, check_kernel_param, register_kernel
-from .distances import cancelled_entries, exact_sq_dists, squared_distances
+from kpm.kernels.base import Kernel, check_kernel_param, register_kernel
+from kpm.kernels.distances import cancelled_entries, exact_sq_dists, squared_distances
 
 __all__ = ["InverseMultiquadricKernel"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_kernel_values
-from .base import Kernel, register_kernel
+from kpm.validation import check_kernel_values
+from kpm.kernels.base import Kernel, register_kernel
 
 __all__ = ["LinearKernel"]
 

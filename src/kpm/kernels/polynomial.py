@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_kernel_values
-from .base import Kernel, check_kernel_param, register_kernel
-from .conventions import inner_product_gamma
+from kpm.validation import check_kernel_values
+from kpm.kernels.base import Kernel, check_kernel_param, register_kernel
+from kpm.kernels.conventions import inner_product_gamma
 
 __all__ = ["PolynomialKernel"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sklearn.utils.validation import check_array
 
-from .base import Kernel, register_kernel
+from kpm.kernels.base import Kernel, register_kernel
 
 __all__ = ["PrecomputedKernel"]
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, check_kernel_param, register_kernel
-from .conventions import rbf_gamma
-from .distances import EPS, cancelled_entries, exact_sq_dists, may_cancel
+from kpm.kernels.base import Kernel, check_kernel_param, register_kernel
+from kpm.kernels.conventions import rbf_gamma
+from kpm.kernels.distances import EPS, cancelled_entries, exact_sq_dists, may_cancel
 
 __all__ = ["RBFKernel"]
 

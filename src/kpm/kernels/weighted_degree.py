@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._config import get_config
-from ..validation import check_bool, check_int, check_option
-from .base import Kernel, register_kernel
+from kpm.config import get_config
+from kpm.validation import check_bool, check_int, check_option
+from kpm.kernels.base import Kernel, register_kernel
 
 __all__ = [
     "weighted_degree_kernel",

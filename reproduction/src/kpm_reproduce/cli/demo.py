@@ -36,7 +36,7 @@ def _svm_equivalence(quick):
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from kpm.projection import KernelProjection
+    from kpm.decomposition.projection import KernelProjection
 
     X, y = load_breast_cancer(return_X_y=True)
     if quick:
@@ -72,8 +72,8 @@ def _outlier_experiment(quick, fractions=(0.0, 0.05, 0.10)):
     from sklearn.preprocessing import StandardScaler
 
     from kpm.kernels import median_sigma
-    from kpm.pca_l1 import PCAL1
-    from kpm.projection import KernelProjection
+    from kpm.decomposition.pca_l1 import PCAL1
+    from kpm.decomposition.projection import KernelProjection
 
     X = StandardScaler().fit_transform(load_wine().data)
     if quick:

@@ -101,7 +101,7 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
     import numpy as np
 
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     name, X, y, Xt, yt, paper_sigma = _load_dataset(dataset, realization, label_column,
                                                     test_size, seed, data_dir)
@@ -169,7 +169,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
 
     from kpm.kernels import median_sigma
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

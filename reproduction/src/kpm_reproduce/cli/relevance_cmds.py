@@ -40,7 +40,7 @@ def _plot_relevance(dataset, realization, sigma, out, data_dir):
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.braun_table import width_grid
-    from kpm.relevance import RelevantDimension, select_kernel
+    from kpm.relevance.dimension import RelevantDimension, select_kernel
     from kpm.plotting import plot_relevance
 
     sp = load_raetsch(dataset, realization, data_dir=data_dir)

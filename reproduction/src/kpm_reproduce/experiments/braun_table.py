@@ -16,7 +16,7 @@ Protocol (ours; the slides do not spell theirs out)
   first ``select_realizations`` (default 5) training sets, ``-log ℓ(d̂)`` is computed for
   every σ; the σ with the smallest mean is fixed for all realizations (likelihood
   criterion, :func:`kpm.relevance.select_kernel`; it never looks at test data).
-* dim, est. error, kPCR: :class:`kpm.pcr.KernelPCRClassifier` with ``n_components='relevant'``.
+* dim, est. error, kPCR: :class:`kpm.relevance.pcr.KernelPCRClassifier` with ``n_components='relevant'``.
 * dim (cv): the same with ``n_components='cv'`` (5 stratified shuffled folds, seed =
   realization, 0-1 error, ties -> smaller d); its test error is reported too.
 * KRR: ``sklearn.kernel_ridge.KernelRidge`` on ±1 labels, prediction ``sign``; ridge
@@ -154,7 +154,7 @@ def _split_grams(dataset, realization, sigma, data_dir):
 
 
 def _nll_scores(K_list, y):
-    from kpm.relevance import RelevantDimension
+    from kpm.relevance.dimension import RelevantDimension
 
     out = []
     for K in K_list:
@@ -164,7 +164,7 @@ def _nll_scores(K_list, y):
 
 
 def _kpcr(Ktr, ytr, Kte, yte, n_components, seed, cv=5, null_space="exclude"):
-    from kpm.pcr import KernelPCRClassifier
+    from kpm.relevance.pcr import KernelPCRClassifier
 
     c = KernelPCRClassifier(n_components, kernel="precomputed", cv=cv, random_state=seed,
                             null_space=null_space).fit(Ktr, ytr)
@@ -287,13 +287,13 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
     """
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.relevance import RelevantDimension
+    from kpm.relevance.dimension import RelevantDimension
 
     t0 = time.perf_counter()
     sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
     rel, err = _kpcr(Ktr, sp.y_train, Kte, sp.y_test, "relevant", realization, null_space="noise")
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
-    from kpm.pcr import KernelPCRClassifier
+    from kpm.relevance.pcr import KernelPCRClassifier
 
     sq = KernelPCRClassifier("cv", kernel="precomputed", cv=splitter, cv_loss="squared",
                              random_state=realization).fit(Ktr, sp.y_train)
@@ -315,7 +315,7 @@ def cv_rule_task(dataset, realization, sigma, data_dir=None, cv=5):
     """dim (cv) with the one-standard-error rule (0-1 loss), and its test error."""
     from sklearn.model_selection import StratifiedKFold
 
-    from kpm.pcr import KernelPCRClassifier
+    from kpm.relevance.pcr import KernelPCRClassifier
 
     t0 = time.perf_counter()
     sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
@@ -623,7 +623,7 @@ def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None
     import matplotlib.pyplot as plt
 
     from kpm_reproduce.experiments.runner import load_results
-    from kpm.relevance import RelevantDimension
+    from kpm.relevance.dimension import RelevantDimension
 
     out_dir = Path(out_dir)
     if results is None:

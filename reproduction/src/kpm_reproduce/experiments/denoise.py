@@ -155,7 +155,7 @@ def gaussians_task(seed, sigma, c_factor, components, n_centres, dim, n_train, n
                    max_iter, tol):
     """One (width factor, sigma, seed) cell row: the MSEs of linear and kernel PCA
     denoising to the true centres for every number of components."""
-    from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 
     qmax = max(components)
     X, T, C = _gaussian_data(seed, sigma, n_centres, dim, n_train, n_test)
@@ -359,7 +359,7 @@ def _scores(Z, clean, dense):
 def two_d_task(problem, c, n_points, noise, seed, n_components, alpha_grid):
     """Kernel PCA with width ``c`` on one 2-D problem: the fixed-point pre-images and the
     learned pre-images for every ridge alpha, with their scores and denoised points."""
-    from kpm.denoise import KernelPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser
 
     clean, noisy, dense = _two_d_problems(n_points, noise, seed)[problem]
     kd = KernelPCADenoiser(n_components, kernel_params={"c": c}).fit(noisy)
@@ -379,7 +379,7 @@ def two_d_task(problem, c, n_points, noise, seed, n_components, alpha_grid):
 
 def two_d_baselines_task(problem, n_points, noise, seed):
     """Linear PCA (one component) and the noisy input on one 2-D problem."""
-    from kpm.denoise import LinearPCADenoiser
+    from kpm.denoising.denoise import LinearPCADenoiser
 
     clean, noisy, dense = _two_d_problems(n_points, noise, seed)[problem]
     Zp = LinearPCADenoiser(1).fit(noisy).transform(noisy)
@@ -640,7 +640,7 @@ def _usps_problem(data_dir, n_train_per_digit, n_test_per_digit, seed, gaussian_
 
 def usps_linear_task(components, grid_components, **data):
     """Linear PCA MSE curves, the noisy-input MSE and the digit-grid reconstructions."""
-    from kpm.denoise import LinearPCADenoiser
+    from kpm.denoising.denoise import LinearPCADenoiser
 
     X, T, noisy, first = _usps_problem(**data)
     lin = LinearPCADenoiser(max(components)).fit(X)
@@ -654,7 +654,7 @@ def usps_linear_task(components, grid_components, **data):
 
 
 def _fit_kernel(X, c, q, max_iter, tol, **kw):
-    from kpm.denoise import KernelPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser
 
     t = time.perf_counter()
     kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, tol=tol,
@@ -685,7 +685,7 @@ def usps_kernel_task(c, components, grid_components, max_iter, tol, **data):
 def usps_perf_task(c, components, n_images, alpha, max_iter, tol, **data):
     """Wall and CPU time of denoising ``n_images`` noisy test images (fixed point and
     scikit-learn's learned pre-image, same kernel and components)."""
-    from kpm.denoise import KernelPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser
 
     X = _usps_problem(**data)[0]
     q = components
@@ -720,7 +720,7 @@ def usps_perf_task(c, components, n_images, alpha, max_iter, tol, **data):
 def usps_learned_task(c, q, n_fit, alphas, max_iter, tol, **data):
     """Fixed-point (kernel PCA fitted with ``n_fit`` components) against learned pre-images
     at ``q`` components, for every noise type."""
-    from kpm.denoise import KernelPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser
 
     X, T, noisy, _ = _usps_problem(**data)
     kd, kd_fit_s = _fit_kernel(X, c, n_fit, max_iter, tol)
@@ -1135,7 +1135,7 @@ def speckle(X, p, model, rng):
 def _curves(X, noisy, c, kq, lq, max_iter, tol):
     """Reconstructions of linear and kernel PCA for every noise and component count (for the
     MSE curves and their normalisation variants), and the fitted denoisers."""
-    from kpm.denoise import KernelPCADenoiser, LinearPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 
     lin = LinearPCADenoiser(max(lq)).fit(X)
     kd = KernelPCADenoiser(max(kq), kernel_params={"c": c}, preimage_max_iter=max_iter,
@@ -1246,7 +1246,7 @@ def square_task(c, components):
     coverage = mean squared distance from a clean-curve point to the nearest denoised one."""
     from sklearn.metrics.pairwise import euclidean_distances
 
-    from kpm.denoise import KernelPCADenoiser
+    from kpm.denoising.denoise import KernelPCADenoiser
 
     clean, noisy, dense = _square_data()
     kd = KernelPCADenoiser(max(components), kernel_params={"c": c}).fit(noisy)

@@ -16,9 +16,9 @@ Protocol
 * KPM: one fit per training set with ``selection='penalty', penalty='cv'``
   (:func:`kpm_reproduce.experiments.kpm_tables.kpm_all_task`): it computes the 5-fold CV error of
   every D and the full-data path, and answers the three rules through
-  :meth:`~kpm.projection_machine.KernelProjectionMachine.select_dim`: D by CV
-  (:class:`kpm.rules.CV`), the λ·D penalty with λ by CV, and the slope heuristic
-  (:class:`kpm.rules.Slope`, factor 2). Uncentred kernel (as in the paper), D grid
+  :meth:`~kpm.machine.exact.KernelProjectionMachine.select_dim`: D by CV
+  (:class:`kpm.machine.rules.CV`), the λ·D penalty with λ by CV, and the slope heuristic
+  (:class:`kpm.machine.rules.Slope`, factor 2). Uncentred kernel (as in the paper), D grid
   ``1..`` the estimator's default bound (the numerical rank; the path stops where the
   training hinge risk reaches its floor), so D is not capped at the paper's 60.
 * SVM: ``sklearn.svm.SVC`` (same kernel, precomputed), C by 5-fold CV over 100 log-spaced
@@ -59,7 +59,7 @@ from kpm_reproduce.experiments.runner import (
     require_results,
     run_tasks,
 )
-from kpm.projection_machine import DEFAULT_C, KernelProjectionMachine
+from kpm.machine.exact import DEFAULT_C, KernelProjectionMachine
 
 __all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "SVM_C_RULES", "Settings", "pair_task", "svm_formulation_task",
            "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
@@ -162,7 +162,7 @@ def pair_task(dataset, realization, sigma, C_grid, cv=5, max_dim=None, data_dir=
 
 
 #: The C rules of the ``formulation='svm'`` columns: the estimator's ``c_selection`` and its
-#: default C grid for that rule (:data:`kpm.projection_machine.DEFAULT_C`).
+#: default C grid for that rule (:data:`kpm.machine.exact.DEFAULT_C`).
 SVM_C_RULES = {rule: {"c_selection": rule, "C": C} for rule, C in DEFAULT_C.items()}
 #: C grid of the KPM's ``formulation='svm'`` column with the joint rule.
 SVM_FORMULATION_C = SVM_C_RULES["joint"]["C"]
@@ -210,7 +210,7 @@ def results_path(st):
 
 
 def _svm_config(st, c_rule):
-    from kpm.projection_machine import SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
+    from kpm.machine.exact import SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
 
     rule = SVM_C_RULES[c_rule]
     config = {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,

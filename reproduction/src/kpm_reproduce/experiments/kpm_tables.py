@@ -267,7 +267,7 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
         ``error``, ``D``, ``lambda`` (penalty / slope only), ``train_error``, ``published``,
         ``time_s``; with ``keep_curve`` the selection curve (for Figure 1).
     """
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     s = _split(dataset, realization, data_dir)
     kw = dict(kernel="rbf", sigma=sigma, selection=selection, cv=cv, random_state=realization,
@@ -305,9 +305,9 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     λ chosen by CV. From the same fit:
 
     * ``cv`` — D minimising the pooled 5-fold CV error (ties → smaller D): the fitted
-      model's answer for the rule :class:`kpm.rules.CV` (:meth:`select_dim`);
+      model's answer for the rule :class:`kpm.machine.rules.CV` (:meth:`select_dim`);
     * ``penalty`` — the estimator's own choice (λ by CV);
-    * ``slope`` — the fitted model's answer for :class:`kpm.rules.Slope` on the same
+    * ``slope`` — the fitted model's answer for :class:`kpm.machine.rules.Slope` on the same
       clipped-risk curve.
 
     The test error of each is read off :meth:`predict_path` (the solution for that D on the
@@ -320,8 +320,8 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
         ``cv``, ``penalty``, ``slope``: each ``{"error", "D"}`` (+ ``"lambda"``);
         ``test_error_path`` and ``cv_error_path`` (% for D = 1..), ``published``, times.
     """
-    from kpm.projection_machine import KernelProjectionMachine
-    from kpm.rules import CV, Slope
+    from kpm.machine.exact import KernelProjectionMachine
+    from kpm.machine.rules import CV, Slope
 
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
@@ -355,7 +355,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
 
 def kpm_fixed_task(dataset, realization, sigma, D, data_dir=None, params=None):
     """KPM with a fixed dimension D (Table 1); test error in percent."""
-    from kpm.projection_machine import KernelProjectionMachine
+    from kpm.machine.exact import KernelProjectionMachine
 
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
@@ -856,8 +856,8 @@ def _kpm_panel(ax, st, s, sigma, realization):
     curves cover all D; the D chosen by CV is marked as well as the penalty's choice.
     """
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.projection_machine import KernelProjectionMachine
-    from kpm.rules import CV
+    from kpm.machine.exact import KernelProjectionMachine
+    from kpm.machine.rules import CV
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,

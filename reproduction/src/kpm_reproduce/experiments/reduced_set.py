@@ -236,7 +236,7 @@ def _original_task(C, c, n_train, n_test, data_dir, use_cache, repeats):
     """Full SVMs: SV counts, errors, timing of SVC.decision_function."""
     import warnings
 
-    from kpm.reduced_set import reduce_svc
+    from kpm.reduced_set.svc import reduce_svc
 
     Xtr, ytr, Xte, yte, classes, svms, fit_s = _context(C, c, n_train, n_test, data_dir, use_cache)
     D = np.column_stack([s.decision_function(Xte) for s in svms])
@@ -309,7 +309,7 @@ def _row_task(C, c, n_train, n_test, data_dir, use_cache, method, n, n_restarts,
 
     import joblib
 
-    from kpm.reduced_set import reduce_svc
+    from kpm.reduced_set.svc import reduce_svc
 
     Xtr, ytr, Xte, yte, classes, svms, fit_s = _context(C, c, n_train, n_test, data_dir, use_cache)
     nv, meth, params = _row_params(method, n, svms, n_restarts, gradient_maxiter, random_state,

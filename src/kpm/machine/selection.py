@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import check_real
+from kpm.validation import check_real
 
 __all__ = [
     "select_cv",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from .validation import check_int
+from kpm.validation import check_int
 
 __all__ = ["get_config", "set_config", "config_context"]
 

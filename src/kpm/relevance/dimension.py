@@ -48,7 +48,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
+from kpm.base import (
     KernelParamsMixin,
     accepts_raw_input,
     cross_gram,
@@ -56,9 +56,9 @@ from ._base import (
     validate_kernel_input,
     validate_kernel_input_y,
 )
-from .kernels import Kernel, make_kernel
-from .spectral import RANK_RTOL, check_eigen_solver, eigen_basis, numerical_rank
-from .validation import (
+from kpm.kernels import Kernel, make_kernel
+from kpm.spectral.basis import RANK_RTOL, check_eigen_solver, eigen_basis, numerical_rank
+from kpm.validation import (
     check_int,
     check_option,
     check_real,
@@ -75,7 +75,7 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# the relevant-dimension model (also used by kpm.pcr)
+# the relevant-dimension model (also used by kpm.relevance.pcr)
 # ---------------------------------------------------------------------------
 #: eigenvalues <= RANK_TOL * lambda_1 form the numerical null space of K (the package's
 #: rank tolerance, :data:`kpm.spectral.RANK_RTOL`)

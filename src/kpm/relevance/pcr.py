@@ -34,22 +34,22 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
+from kpm.base import (
     KernelParamsMixin,
     cross_gram,
     train_gram,
     validate_kernel_input,
     validate_kernel_input_y,
 )
-from .relevance import (
+from kpm.relevance.dimension import (
     NULL_SPACE_OPTIONS,
     cap_dim,
     model_directions,
     rank_error,
     relevant_dimension_from_contributions,
 )
-from .spectral import check_eigen_solver, eigen_basis
-from .validation import (
+from kpm.spectral.basis import check_eigen_solver, eigen_basis
+from kpm.validation import (
     check_int,
     check_option,
     check_random_state,

@@ -21,7 +21,7 @@ before iterating again. The returned w is then a local maximum in both senses (n
 rotation of w and no single sign flip increases the L1 dispersion).
 
 Kernel PCA-L1 applies PCA-L1 to the explicit coordinates of
-:class:`kpm.projection.KernelProjection` (which the kernel trick cannot do, since the
+:class:`kpm.decomposition.projection.KernelProjection` (which the kernel trick cannot do, since the
 objective is not a function of inner products).
 """
 
@@ -35,10 +35,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, validate_kernel_input
-from .projection import KernelProjection, fit_coordinates
-from .spectral import RANK_RTOL
-from .validation import check_bool, check_estimator_data, check_int, check_option, check_samples
+from kpm.base import KernelParamsMixin, validate_kernel_input
+from kpm.decomposition.projection import KernelProjection, fit_coordinates
+from kpm.spectral.basis import RANK_RTOL
+from kpm.validation import check_bool, check_estimator_data, check_int, check_option, check_samples
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
 
@@ -383,7 +383,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
                   BaseEstimator):
     """Kernel PCA-L1: PCA-L1 on the explicit kernel coordinates (Kwak 2013, IV-D).
 
-    The data are mapped by :class:`kpm.projection.KernelProjection` (full numerical rank,
+    The data are mapped by :class:`kpm.decomposition.projection.KernelProjection` (full numerical rank,
     centred in feature space), and PCA-L1 runs on the coordinates ``Y``; by Kwak's
     Lemma 1 and Theorem 2 this maximises ``sum_i |w^T phi(x_i)|`` over unit vectors w of
     the feature space.
@@ -393,7 +393,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     n_components : int or None, default=None
         Number of L1 components (``None``: up to the rank).
     kernel, sigma, gamma, degree, coef0, kernel_params
-        Kernel, as in :class:`kpm.projection.KernelProjection`.
+        Kernel, as in :class:`kpm.decomposition.projection.KernelProjection`.
     tol : float, default=1e-10
         Relative eigenvalue tolerance of the projection.
     eigen_solver : {'auto', 'dense', 'nystroem'}, default='auto'

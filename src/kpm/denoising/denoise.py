@@ -12,9 +12,9 @@ approximate pre-image ``z`` of the projection (Schölkopf et al. 1999, §IV-A, �
     z = argmin_z ||phi(z) - P_m phi(x)||^2
 
 Pre-image methods: ``'fixed-point'`` (Gaussian kernel only; the paper's
-iteration, :func:`kpm.preimage.gaussian_fixed_point`), ``'gradient'``
+iteration, :func:`kpm.denoising.preimage.gaussian_fixed_point`), ``'gradient'``
 (L-BFGS with analytic gradients for rbf, poly, sigmoid, imq and linear;
-:func:`kpm.preimage.gradient_preimage`), and ``'learned'`` — scikit-learn's
+:func:`kpm.denoising.preimage.gradient_preimage`), and ``'learned'`` — scikit-learn's
 :class:`~sklearn.decomposition.KernelPCA` with ``fit_inverse_transform=True``
 (a kernel ridge regression from kernel PCA features back to inputs, Bakır et
 al. 2004), for comparison.
@@ -35,12 +35,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, check_n_components, raw_input_kernel
-from .validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
-from ._eigensolvers import center_cross_gram
-from .kernels import RBFKernel
-from .spectral import check_eigen_solver, eigen_basis, numerical_rank
-from .preimage import (
+from kpm.base import KernelParamsMixin, check_n_components, raw_input_kernel
+from kpm.validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
+from kpm.spectral.eigensolvers import center_cross_gram
+from kpm.kernels import RBFKernel
+from kpm.spectral.basis import check_eigen_solver, eigen_basis, numerical_rank
+from kpm.denoising.preimage import (
     DIFFERENTIABLE_KERNELS,
     gaussian_fixed_point,
     gradient_preimage,
@@ -166,7 +166,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     See Also
     --------
     LinearPCADenoiser : The linear PCA baseline.
-    kpm.preimage.gaussian_fixed_point : The fixed-point pre-image iteration.
+    kpm.denoising.preimage.gaussian_fixed_point : The fixed-point pre-image iteration.
     sklearn.decomposition.KernelPCA : Kernel PCA with a learned pre-image map
         (``preimage='learned'`` uses it).
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Kernel, kernel_class, make_kernel
-from .validation import (
+from kpm.kernels import Kernel, kernel_class, make_kernel
+from kpm.validation import (
     check_cross_kernel,
     check_estimator_data,
     check_int,

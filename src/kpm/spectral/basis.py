@@ -51,9 +51,9 @@ Eigensolvers
 ------------
 ``eigen_solver`` parameters take the names of the registry :data:`EIGENSOLVERS`
 (``'dense'``, ``'arpack'``, ``'randomized'``, ``'matrix-free'``; the backends live in
-:mod:`kpm._eigensolvers`, and a new one is one function and one entry there) or
+:mod:`kpm.spectral.eigensolvers`, and a new one is one function and one entry there) or
 ``'auto'``, resolved by :func:`resolve_solver` with the measured crossovers of
-:func:`kpm._eigensolvers.choose_solver`.
+:func:`kpm.spectral.eigensolvers.choose_solver`.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._eigensolvers import (
+from kpm.spectral.eigensolvers import (
     EIGENSOLVERS,
     SOLVERS,
     center_gram,
@@ -71,7 +71,7 @@ from ._eigensolvers import (
     operator_eigh,
     top_eigh,
 )
-from .validation import (
+from kpm.validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
@@ -138,7 +138,7 @@ def check_eigen_solver(solver, name="eigen_solver"):
 def resolve_solver(solver, n, n_components=None, *, grow=False):
     """The eigensolver that computes ``n_components`` leading eigenpairs of an n x n matrix.
 
-    ``'auto'`` follows :func:`kpm._eigensolvers.choose_solver` (``'dense'`` for the whole
+    ``'auto'`` follows :func:`kpm.spectral.eigensolvers.choose_solver` (``'dense'`` for the whole
     spectrum or small matrices, ARPACK for a few pairs of a matrix that fits in the
     cache, the block Krylov solver beyond); ``grow=True`` when the number of pairs is
     not known in advance. A partial solver asked for the whole spectrum is ``'dense'``.
@@ -253,7 +253,7 @@ class EigenBasis:
         U = self.eigenvectors[:, :m]
         Y = K_new @ U
         if self.col_means is not None:
-            # the centred rows H (kappa(x) - K 1/n) (kpm._eigensolvers.center_cross_gram) times
+            # the centred rows H (kappa(x) - K 1/n) (kpm.spectral.eigensolvers.center_cross_gram) times
             # U, without the centred (n_new, n) copy: the centring terms are rank one
             u_sum = U.sum(axis=0)
             Y -= self.col_means @ U

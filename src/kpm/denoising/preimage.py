@@ -37,9 +37,9 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from .kernels import Kernel, make_kernel
-from .kernels import squared_distances as _sq_dists
-from .validation import check_samples
+from kpm.kernels import Kernel, make_kernel
+from kpm.kernels import squared_distances as _sq_dists
+from kpm.validation import check_samples
 
 __all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]
 

@@ -32,11 +32,11 @@ the one-sided hinge):
   for the exact right-hand side, checked for optimality there (rows on their kink
   may take either status); if the check fails, pivots continue on the exact problem.
 
-The pivot loop is compiled with numba (:mod:`kpm._hinge_kernels`); the rest is
+The pivot loop is compiled with numba (:mod:`kpm.hinge.simplex_loops`); the rest is
 numpy.
 
 It is exact in the same sense as the simplex method: it stops at a vertex that
-satisfies the optimality conditions to ``tol``; :func:`kpm._lp_path.hinge_lp_path`
+satisfies the optimality conditions to ``tol``; :func:`kpm.hinge.lp_path.hinge_lp_path`
 validates it against HiGHS in the tests (objectives equal to 1e-9 along whole
 paths), and any numerical trouble (a singular basis, a pivot cap) raises
 :class:`SimplexFailure` so that the caller can fall back to HiGHS.
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._hinge_kernels import OPTIMAL, SMALL_PIVOT, UNBOUNDED, move, pivot_loop, ratio_test
+from kpm.hinge.simplex_loops import OPTIMAL, SMALL_PIVOT, UNBOUNDED, move, pivot_loop, ratio_test
 
 __all__ = ["HingeSimplex", "SimplexFailure"]
 
@@ -56,9 +56,9 @@ class SimplexFailure(RuntimeError):
 
 
 class HingeSimplex:
-    """The hinge LP of :mod:`kpm._lp_path`, grown one feature column at a time.
+    """The hinge LP of :mod:`kpm.hinge.lp_path`, grown one feature column at a time.
 
-    Same interface as :class:`kpm._lp_path.IncrementalHingeLP`: ``add_columns(Zc)``
+    Same interface as :class:`kpm.hinge.lp_path.IncrementalHingeLP`: ``add_columns(Zc)``
     then ``solve() -> (beta, b, objective, pivots)``.
 
     Parameters

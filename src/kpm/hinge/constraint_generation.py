@@ -60,7 +60,7 @@ Where the points live. The loop touches all n points only in the violation searc
 else reads the working set's own feature rows, which the solver keeps. The search and
 the draw of the initial working set are the methods of a *row source*:
 :class:`InMemoryRows` for a feature matrix in memory, or a source whose rows stay on
-Dask workers (:class:`kpm._dask_rows.DaskRowSource`), where only the working set's rows
+Dask workers (:class:`kpm.hinge.dask_rows.DaskRowSource`), where only the working set's rows
 travel: the solver keeps them up to the current D and asks the source for the next
 columns of its working points when D grows.
 
@@ -99,9 +99,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._highs import new_highs
-from .exceptions import LPSolverError
-from .validation import check_int
+from kpm.hinge.highs import new_highs
+from kpm.exceptions import LPSolverError
+from kpm.validation import check_int
 
 __all__ = [
     "HingeLPResult",
@@ -706,7 +706,7 @@ class ConstraintGenerationHingeLP:
         tolerance; cold HiGHS runs on such LPs were seen to fail too, and warm runs
         from the basis a failed run left to cycle for minutes on 100 points (hence an
         iteration cap, and no basis after a failure). The working-set LP is then
-        solved by :class:`kpm._lp_path.HingeLP` (the specialised simplex of the exact
+        solved by :class:`kpm.hinge.lp_path.HingeLP` (the specialised simplex of the exact
         KPM, with its own fallbacks), which does not depend on HiGHS's fixed
         tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
         estimators end the path there, loudly).
@@ -839,7 +839,7 @@ class ConstraintGenerationHingeLP:
 
     def _run_exact_solver(self, status, iters):
         """The working-set LP by the exact KPM's path solver, after HiGHS failed."""
-        from ._lp_path import HingeLP
+        from kpm.hinge.lp_path import HingeLP
 
         W, D = self._W, self._D
         lp = HingeLP(self._yW)
@@ -934,8 +934,8 @@ class ConstraintGenerationHingeLP:
 class ConstraintGenerationPath:
     """The constraint generation as a path solver of the KPM's path loop.
 
-    Implements :class:`kpm._lp_path.PathSolver` over a
-    :class:`ConstraintGenerationHingeLP`, so that :class:`kpm._lp_path.PathGrower` grows
+    Implements :class:`kpm.hinge.lp_path.PathSolver` over a
+    :class:`ConstraintGenerationHingeLP`, so that :class:`kpm.hinge.lp_path.PathGrower` grows
     its path exactly as it grows the exact KPM's: the same floor stop, the same end of
     the path at a dimension no solver solved. The feature columns live in the LP's
     ``F`` (all training points, a fold selected by ``rows``); :meth:`add_columns` takes

@@ -4,14 +4,14 @@ A KPM fit (Blanchard, Massart, Vert & Zwald 2004; Zwald & Blanchard 2005) is a b
 (feature columns in order: the eigenvectors of the kernel matrix for
 :class:`kpm.KernelProjectionMachine`, Nyström eigenfunctions for
 :class:`kpm.NystroemKPM`), hinge-LP paths over the nested spans of its columns --
-one per one-vs-rest problem, grown by :func:`kpm._lp_path.grow_path` with any
-:class:`~kpm._lp_path.PathSolver` -- and a selection rule of :mod:`kpm.rules`
+one per one-vs-rest problem, grown by :func:`kpm.hinge.lp_path.grow_path` with any
+:class:`~kpm.hinge.lp_path.PathSolver` -- and a selection rule of :mod:`kpm.machine.rules`
 applied to the curves of those paths. This module holds what does not depend on
 the basis or the path solver:
 
 * the typed curves: :class:`FoldCurves` (one CV fold), :class:`FullPath` (the
   full-data paths of one kernel), :class:`KernelPaths` (one kernel of the family),
-  :func:`model_curves` (the family's :class:`~kpm.rules.ModelCurves`);
+  :func:`model_curves` (the family's :class:`~kpm.machine.rules.ModelCurves`);
 * :func:`select_model`, which solves the full-data paths a rule needs and applies it,
   and :func:`check_rule_answerable`, the limits of answering another rule from a fit;
 * the decision rule shared by every prediction: :func:`predict_codes` (decision values
@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .rules import ModelCurves, SelectionRule
+from kpm.machine.rules import ModelCurves, SelectionRule
 
 __all__ = [
     "SELECTIONS",
@@ -68,7 +68,7 @@ def check_selection_params(selection, penalty, slope_factor):
         )
     if not ok:
         raise ValueError(
-            f"selection must be one of {SELECTIONS}, a positive int or a SelectionRule (kpm.rules), "
+            f"selection must be one of {SELECTIONS}, a positive int or a SelectionRule (kpm.machine.rules), "
             f"got {selection!r}"
         )
     if not (isinstance(penalty, str) and penalty == "cv"):

@@ -30,11 +30,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, user_matrix_name, validate_kernel_input
-from .kernel_operator import DEFAULT_EIGEN_TOL, matrix_free_basis
-from .landmarks import LANDMARK_RULES, select_landmarks
-from .spectral import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
-from .validation import (
+from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
+from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
+from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
+from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
+from kpm.validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
@@ -100,7 +100,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
         randomized block Krylov with a Ritz-residual convergence test (the registry of
         :mod:`kpm.spectral`). ``'matrix-free'``: exact kernel PCA without the n x n
-        matrix (:func:`kpm.kernel_operator.matrix_free_basis`): kernel values are computed
+        matrix (:func:`kpm.spectral.operator.matrix_free_basis`): kernel values are computed
         in row blocks within ``kpm.get_config()['block_bytes']``, float32 iterations for the
         RBF kernel, every eigenpair certified in float64 to ``eigen_tol``; it needs an
         integer ``n_components`` and a kernel on feature vectors (not precomputed or
@@ -117,7 +117,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         span of the landmarks' feature vectors, computed blockwise in memory O(n m).
         With ``n_landmarks = n`` it equals the exact map.
     landmarks : {'uniform', 'kmeans++', 'rpcholesky'}, default='uniform'
-        How the Nyström variant picks its landmarks (:func:`kpm.landmarks.select_landmarks`):
+        How the Nyström variant picks its landmarks (:func:`kpm.spectral.landmarks.select_landmarks`):
         uniformly without replacement, by k-means++ seeding in input space, or by randomly
         pivoted Cholesky on the kernel matrix (Chen, Epperly, Tropp & Webber 2023; ``O(n m)``
         kernel entries, a smaller approximation error than uniform landmarks).
@@ -163,7 +163,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ``eigen_solver='matrix-free'``: products of each precision (``n_fast``,
         ``n_exact``), block size, residual history, and seconds spent (``start_s``,
         ``rr_s``, the operator's ``timings``); see
-        :func:`kpm.kernel_operator.matrix_free_basis`. None for other solvers.
+        :func:`kpm.spectral.operator.matrix_free_basis`. None for other solvers.
     landmark_indices_ : ndarray of int or None
         Indices of the Nyström landmarks in the training data.
     nystroem_offset_ : ndarray (n_components_,) or None
@@ -395,7 +395,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return basis.coordinates(), diag_c
 
     def _fit_matrix_free(self, X, where):
-        """Fit by :func:`kpm.kernel_operator.matrix_free_basis` (no n x n matrix)."""
+        """Fit by :func:`kpm.spectral.operator.matrix_free_basis` (no n x n matrix)."""
         if self.kernel_.is_precomputed:
             raise ValueError(
                 "eigen_solver='matrix-free' evaluates the kernel on feature vectors; a precomputed "
@@ -600,7 +600,7 @@ def fit_coordinates(projection, X, *, owner="KernelProjection"):
     """Fit ``projection`` on X and return the training coordinates, naming ``owner`` in warnings.
 
     :meth:`KernelProjection.fit_transform` for an estimator that maps its data with a
-    :class:`KernelProjection` (e.g. :class:`kpm.pca_l1.KernelPCAL1`), whose warnings
+    :class:`KernelProjection` (e.g. :class:`kpm.decomposition.pca_l1.KernelPCAL1`), whose warnings
     about a degenerate kernel then name that estimator.
 
     Parameters

@@ -4,14 +4,14 @@ Hinge-loss empirical risk minimisation over the nested subspaces
 ``S_D = span{1, V_1, ..., V_D}`` spanned by the leading eigenvectors of the
 kernel matrix, with the dimension D chosen by cross-validation, by a penalty
 ``lam * D`` on the clipped hinge risk (Zwald & Blanchard 2005) or by the slope
-heuristic. See :mod:`kpm._lp_path` (the LP path), :mod:`kpm.rules` (the rules) and
-:mod:`kpm.selection` (the functions they apply).
+heuristic. See :mod:`kpm.hinge.lp_path` (the LP path), :mod:`kpm.machine.rules` (the rules) and
+:mod:`kpm.machine.selection` (the functions they apply).
 
-A fit is basis x paths x rule (the engine, :mod:`kpm._kpm_engine`, is shared with
+A fit is basis x paths x rule (the engine, :mod:`kpm.machine.engine`, is shared with
 :class:`kpm.NystroemKPM`): for each kernel the eigenvector basis of the kernel
 matrix (:class:`_Subspace`) and the CV folds' paths (:class:`FoldCurves`), then the
 full-data paths the rule needs (:class:`FullPath`), then the rule, applied to the
-family's curves (:class:`kpm.rules.ModelCurves`), then the chosen model's coefficients.
+family's curves (:class:`kpm.machine.rules.ModelCurves`), then the chosen model's coefficients.
 
 Choices where the papers leave room (all documented on the class):
 
@@ -45,26 +45,26 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
-from ._kpm_engine import TIE_DECIMALS as _TIE_DECIMALS
-from ._kpm_engine import FoldCurves, FullPath, KernelPaths, check_rule_answerable, cv_extent, one_vs_rest
-from ._kpm_engine import clipped_risk as _clipped_risk
-from ._kpm_engine import decisions as _decisions
-from ._kpm_engine import model_curves as _model_curves
-from ._kpm_engine import pad as _pad
-from ._kpm_engine import path_width as _width
-from ._kpm_engine import predict_codes as _predict_codes
-from ._kpm_engine import check_selection_params, select_model, selection_curve
-from ._lp_path import SOLVERS as LP_SOLVERS
-from ._lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
-from .kernels import make_kernel
-from ._svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
-from ._svm_path import TOL as SVM_TOL
-from ._svm_path import DEFAULT_C, TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params
-from ._svm_path import max_sweeps_of, resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
-from .rules import as_rule
-from .spectral import check_eigen_solver, eigen_basis
-from .validation import (
+from kpm.base import KernelParamsMixin, validate_kernel_input, validate_kernel_input_y
+from kpm.machine.engine import TIE_DECIMALS as _TIE_DECIMALS
+from kpm.machine.engine import FoldCurves, FullPath, KernelPaths, check_rule_answerable, cv_extent, one_vs_rest
+from kpm.machine.engine import clipped_risk as _clipped_risk
+from kpm.machine.engine import decisions as _decisions
+from kpm.machine.engine import model_curves as _model_curves
+from kpm.machine.engine import pad as _pad
+from kpm.machine.engine import path_width as _width
+from kpm.machine.engine import predict_codes as _predict_codes
+from kpm.machine.engine import check_selection_params, select_model, selection_curve
+from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
+from kpm.hinge.lp_path import HingeLP, HingePath, LPSolverError, PathGrower, hinge_lp_path
+from kpm.kernels import make_kernel
+from kpm.hinge.svm_path import MAX_SWEEPS as SVM_MAX_SWEEPS
+from kpm.hinge.svm_path import TOL as SVM_TOL
+from kpm.hinge.svm_path import DEFAULT_C, TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params
+from kpm.hinge.svm_path import max_sweeps_of, resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
+from kpm.machine.rules import as_rule
+from kpm.spectral.basis import check_eigen_solver, eigen_basis
+from kpm.validation import (
     check_bool,
     check_int,
     check_kernel_matrix,
@@ -80,7 +80,7 @@ _CV_DUPLICATES = ("warn", "split", "group")
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
 SVM_DIM_RATIO = 1.25
 #: ``formulation='svm'``: the dual coordinate descent's tolerance and its sweeps per grid D
-#: at most (:mod:`kpm._svm_path`), re-exported for the records of the reproductions.
+#: at most (:mod:`kpm.hinge.svm_path`), re-exported for the records of the reproductions.
 SVM_SOLVER = {"tol": SVM_TOL, "max_sweeps": SVM_MAX_SWEEPS}
 
 
@@ -370,7 +370,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     no separate intercept -- the same decision function as :class:`sklearn.svm.SVC`
     up to that intercept's small regularisation; smaller D restricts the SVM to the
     leading kernel-PCA directions. Every D of the grid is solved by dual coordinate
-    descent warm-started from the previous D (:mod:`kpm._svm_path`). C and D are chosen
+    descent warm-started from the previous D (:mod:`kpm.hinge.svm_path`). C and D are chosen
     by the same K-fold CV: by default C first, by the CV error of the SVM at the largest D
     (the kernel SVM), over ``numpy.logspace(-2, 3, 11)``, then D at that C
     (``c_selection``). See the user guide, "Beyond the papers".
@@ -393,7 +393,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         How D is chosen: K-fold CV of the 0-1 error (ties -> smaller D); the
         penalised clipped hinge risk ``R_n(clip f_D) + lam D`` with ``lam =
         penalty``; the slope heuristic (``lam = slope_factor * lam_jump``); or a
-        fixed D. Or a rule object of :mod:`kpm.rules` (``CV()``, ``Penalty(lam)``,
+        fixed D. Or a rule object of :mod:`kpm.machine.rules` (``CV()``, ``Penalty(lam)``,
         ``Slope(factor)``, ``FixedD(d)``, or a new one); :meth:`select_dim` tells which
         model another rule picks from a fitted model's curves.
     cv : int or CV splitter, default=5
@@ -412,7 +412,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         In practice the path also stops at the first D where the training hinge
         risk reaches its floor (zero, or the loss forced by duplicated inputs with
         both labels), beyond which every D has the same solution (see
-        :mod:`kpm._lp_path`).
+        :mod:`kpm.hinge.lp_path`).
     dim_grid : None, 'auto' or list of int, default=None
         The dimensions at which the LP is solved and D selected: ``None`` every
         ``D = 1..max_dim`` (the papers' protocol); ``'auto'`` every D up to 20, then
@@ -423,7 +423,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Cross-validation only: advance the paths of all folds together and stop the
         sweep at the first D > 2 D_best + 20, D_best the CV minimiser so far (a
         heuristic: it can miss a later minimum). By default every D is solved up to
-        the bound of :mod:`kpm._lp_path` (training risk at its floor in every fold), which
+        the bound of :mod:`kpm.hinge.lp_path` (training risk at its floor in every fold), which
         provably cannot change the selection. With early stopping ``n_jobs`` is not used.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
@@ -444,7 +444,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
     C : float, sequence of float or None, default=None
         ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
         (sorted; the CV rule's ties go to the smaller D, then to the smaller C). None: the
-        grid of the C rule (``kpm.projection_machine.DEFAULT_C``), ``numpy.logspace(-2, 3,
+        grid of the C rule (``kpm.machine.exact.DEFAULT_C``), ``numpy.logspace(-2, 3,
         11)`` for ``'two-stage'``, ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``. Unused by
         ``'paper'``.
     c_selection : {'two-stage', 'joint'}, default='two-stage'
@@ -462,8 +462,8 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         ``TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual coordinate descent per D instead
         of 20: large C converges slowly. See the user guide, "Beyond the papers".
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
-        The solver of the hinge LP paths (:mod:`kpm._lp_path`): ``'simplex'`` the
-        specialised warm-started simplex of :mod:`kpm._hinge_simplex`, ``'highs'``
+        The solver of the hinge LP paths (:mod:`kpm.hinge.lp_path`): ``'simplex'`` the
+        specialised warm-started simplex of :mod:`kpm.hinge.simplex`, ``'highs'``
         one warm-started HiGHS model per path, ``'auto'`` the former with the
         latter as fallback on numerical trouble. All solve the same LPs exactly;
         where an LP has several optimal solutions (typically once the training
@@ -722,7 +722,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
 
         The algorithm: for each kernel the eigenvector basis and the CV folds' paths
         (:meth:`_kernel_paths`), then the full-data paths the rule needs and the rule
-        (:func:`kpm._kpm_engine.select_model`), then the coefficients of the chosen model.
+        (:func:`kpm.machine.engine.select_model`), then the coefficients of the chosen model.
 
         Parameters
         ----------
@@ -1002,7 +1002,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
           ``Slope`` answer as a fresh fit without CV only where the full-data path
           reached its floor within this fit's dimensions (beyond, every D has the
           same solution and neither rule picks it).
-        * A rule needs what it reads: :class:`~kpm.rules.CV` and ``Penalty('cv')`` the
+        * A rule needs what it reads: :class:`~kpm.machine.rules.CV` and ``Penalty('cv')`` the
           CV curves (a fit that ran CV), the other rules the training risk of every
           model (``selection='cv'`` solves the full-data path only up to the selected
           D: :meth:`extend_path` solves the rest, for one kernel).
@@ -1010,7 +1010,7 @@ class KernelProjectionMachine(KernelParamsMixin, ClassifierMixin, BaseEstimator)
         Parameters
         ----------
         rule : SelectionRule, {'cv', 'penalty', 'slope'} or int
-            A rule of :mod:`kpm.rules`, or a ``selection`` value (``'penalty'`` and
+            A rule of :mod:`kpm.machine.rules`, or a ``selection`` value (``'penalty'`` and
             ``'slope'`` with this model's ``penalty`` and ``slope_factor``).
 
         Returns

@@ -24,7 +24,7 @@ Solvers of :func:`top_eigh`
 
 ``'matrix-free'``
     Subspace iteration with Rayleigh-Ritz on a wide block (:func:`subspace_eigh`). On a
-    :class:`kpm.kernel_operator.KernelOperator` -- the kernel matrix evaluated block by
+    :class:`kpm.spectral.operator.KernelOperator` -- the kernel matrix evaluated block by
     block, never formed -- it starts from a Nyström block and runs on float32 kernel
     values first; the returned pairs always pass the Ritz-residual test in float64. On a
     stored matrix it runs on its float64 products.
@@ -45,7 +45,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
-from .validation import check_bool, check_int, check_option, check_real
+from kpm.validation import check_bool, check_int, check_option, check_real
 
 __all__ = [
     "center_gram",
@@ -353,7 +353,7 @@ def matrix_free_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     """The top k eigenpairs of a symmetric PSD operator by :func:`subspace_eigh`.
 
     Uses the products ``matmat`` only (``A`` is not used). When ``matmat`` is a
-    :class:`kpm.kernel_operator.KernelOperator` (the kernel matrix evaluated block by
+    :class:`kpm.spectral.operator.KernelOperator` (the kernel matrix evaluated block by
     block, never formed), its float32 products and its Nyström starting block are used;
     for any other operator the iteration starts from a Gaussian block in float64. ``tol``:
     relative Ritz-residual tolerance (0 = the default ``1e-10``).

@@ -20,14 +20,14 @@ labels (``groups``), the loss those force on *any* function: a point repeated
 ``min_f n+ max(0, 1 - f) + n- max(0, 1 + f) = 2 min(n+, n-)``. The path therefore
 *defines* the solution for D >= D0 as the D0 solution and stops solving; every
 D >= D0 has the same decision function, so no selection rule with ties broken
-towards the smaller D can prefer a D > D0 (see :mod:`kpm.selection`). Beyond the
+towards the smaller D can prefer a D > D0 (see :mod:`kpm.machine.selection`). Beyond the
 floor the LPs only choose among optima, on ever worse conditioned bases (the
 heavily duplicated breast_cancer and flare_solar folds reach it at D ~ 40-60,
 far below their ranks).
 
 Two solvers (``solver=``): ``'highs'`` keeps one HiGHS model per path
 (:class:`IncrementalHingeLP`); ``'simplex'`` is the specialised simplex of
-:mod:`kpm._hinge_simplex` (pivots on the kinks of the hinge loss, p x p basis,
+:mod:`kpm.hinge.simplex` (pivots on the kinks of the hinge loss, p x p basis,
 compiled pivot loop), 2-4x faster than HiGHS on the paths of
 ``benchmarks/bench_kpm.py``; ``'auto'`` (the default) runs
 the specialised simplex and, should it report numerical trouble, solves the path
@@ -52,8 +52,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ._highs import new_highs
-from .exceptions import LPSolverError
+from kpm.hinge.highs import new_highs
+from kpm.exceptions import LPSolverError
 
 __all__ = [
     "LPSolverError",
@@ -438,7 +438,7 @@ class HingeLP:
         if solver == "highs":
             self._lp = IncrementalHingeLP(y, weights=weights, **self._highs_options)
         else:
-            from ._hinge_simplex import HingeSimplex
+            from kpm.hinge.simplex import HingeSimplex
 
             self._lp = HingeSimplex(y, weights=weights)
 
@@ -529,7 +529,7 @@ class HingeLP:
     def _solve_exact(self):
         if isinstance(self._lp, IncrementalHingeLP):
             return self._lp.solve()
-        from ._hinge_simplex import SimplexFailure
+        from kpm.hinge.simplex import SimplexFailure
 
         try:
             return self._lp.solve()

@@ -3,7 +3,7 @@
 A rule picks one model from the curves a fit has computed (:class:`ModelCurves`: one
 entry per model, a dimension D of one kernel's grid, with its cross-validated error
 and training risks); it solves nothing. The rules apply the pure functions of
-:mod:`kpm.selection`, ties going to the smaller D:
+:mod:`kpm.machine.selection`, ties going to the smaller D:
 
 * :class:`CV` -- the smallest pooled K-fold CV error (Blanchard, Massart, Vert &
   Zwald 2004);
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
-from .validation import check_real
+from kpm.machine.selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
+from kpm.validation import check_real
 
 __all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule"]
 
@@ -240,5 +240,5 @@ def as_rule(selection, penalty="cv", slope_factor=2.0) -> SelectionRule:
         return FixedD(int(selection))
     raise ValueError(
         f"selection must be one of ('cv', 'penalty', 'slope'), a positive int or a "
-        f"SelectionRule (kpm.rules), got {selection!r}"
+        f"SelectionRule (kpm.machine.rules), got {selection!r}"
     )

@@ -1,10 +1,10 @@
-"""Compiled inner loop of :mod:`kpm._hinge_simplex` (numba).
+"""Compiled inner loop of :mod:`kpm.hinge.simplex` (numba).
 
 The exact KPM path takes about 10^4 simplex pivots per cross-validation fold, each
 O(n p) with p = D + 1 small; written with numpy calls the interpreter overhead of
 the ~30 small array operations per pivot costs more than the arithmetic. This
 module holds the pivot loop only; the state, the warm start and the checks stay in
-:class:`kpm._hinge_simplex.HingeSimplex`.
+:class:`kpm.hinge.simplex.HingeSimplex`.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ Methods
     coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
 ``'construct'``
     Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
-    fixed-point pre-image (:func:`kpm.preimage.gaussian_fixed_point`; Schölkopf et al. 1999, §IV-B) of the
+    fixed-point pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`; Schölkopf et al. 1999, §IV-B) of the
     current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
     vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
     The start of each fixed-point run is the support vector where the residual's value
@@ -129,8 +129,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .kernels import Kernel, make_kernel
-from .validation import warn_if_degenerate_kernel, warn_if_degenerate_model
+from kpm.kernels import Kernel, make_kernel
+from kpm.validation import warn_if_degenerate_kernel, warn_if_degenerate_model
 
 __all__ = [
     "ReducedSetSVC",
@@ -378,7 +378,7 @@ def _select_l1_shared(K, A, m, weights, *, max_iter=1000, tol=1e-4):
 
 def _construct_single(kernel, Xs, alpha, m, *, max_iter, tol, n_restarts, rng):
     """Iterated one-term pre-images of the residual, optimal ``beta`` after each step."""
-    from .preimage import gaussian_fixed_point
+    from kpm.denoising.preimage import gaussian_fixed_point
 
     gamma = kernel.gamma
     K_ss = kernel(Xs)
@@ -882,7 +882,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         Fixed-point iterations per pre-image (``'construct'``).
     tol : float, default=1e-6
         Fixed-point step tolerance in kernel widths (``'construct'``, see
-        :func:`kpm.preimage.gaussian_fixed_point`); construction stops early if
+        :func:`kpm.denoising.preimage.gaussian_fixed_point`); construction stops early if
         ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).

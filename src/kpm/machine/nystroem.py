@@ -6,7 +6,7 @@ Method
 1. *Landmarks.* ``m = n_landmarks`` training points, drawn uniformly, by
    k-means++ seeding or by randomly pivoted Cholesky (the last two on a uniform
    subsample of at most ``20 m`` points, so that they cost ``O(m^2 d)`` and
-   ``O(m^3)`` rather than ``O(n m d)`` and ``O(n m^2)``; :mod:`kpm.landmarks`).
+   ``O(m^3)`` rather than ``O(n m d)`` and ``O(n m^2)``; :mod:`kpm.spectral.landmarks`).
 2. *Approximate eigenfunctions.* The landmark Gram matrix ``W = K(Z, Z) = U Λ Uᵀ``
    (uncentred, as in the KPM of Blanchard, Massart, Vert & Zwald, 2004). The
    Nyström extension of the j-th eigenvector, normalised to unit mean square on the landmarks, is
@@ -22,11 +22,11 @@ Method
 4. *Hinge-loss ERM over S_D = span{1, φ_1..φ_D}* -- the KPM's LP (Blanchard,
    Massart, Vert & Zwald 2004, Section 3) -- solved exactly for every D of the
    grid by constraint generation with HiGHS, warm-started along D
-   (:mod:`kpm._constraint_generation`).
-5. *Selection of D* by the exact KPM's engine (:mod:`kpm._kpm_engine`), the
+   (:mod:`kpm.hinge.constraint_generation`).
+5. *Selection of D* by the exact KPM's engine (:mod:`kpm.machine.engine`), the
    constraint generation being its path solver: the same path loop (which stops at
    zero training hinge risk, beyond which every D has the same solution), the same
-   curves, the same rules (:mod:`kpm.rules`: k-fold CV of the 0-1 error, the
+   curves, the same rules (:mod:`kpm.machine.rules`: k-fold CV of the 0-1 error, the
    penalty ``lam D`` on the clipped hinge risk with ``lam`` given or cross-validated,
    the slope heuristic, a fixed D; ties to the smaller D), the same tie rule in
    prediction and one-vs-rest for more than two classes. The CV folds keep the
@@ -48,12 +48,12 @@ Dask
 ``X`` may be a :class:`dask.array.Array`; without a client its features are computed
 blockwise by Dask's local scheduler and held in memory. With ``client=`` (a
 ``distributed.Client``) the training data stay on the cluster
-(:mod:`kpm._dask_rows`): the features, class codes and CV folds are persisted on
+(:mod:`kpm.hinge.dask_rows`): the features, class codes and CV folds are persisted on
 the workers in row chunks, and every pass over all n points -- the constraint
 generation's violation searches, the initial working sets, the curves of the paths --
 runs as one task per chunk; the client holds the LPs, their working sets' rows and
 ``O(chunks)`` numbers. The result equals the in-memory fit on the same data and folds
-(with ``cv`` an int the folds are drawn chunk by chunk, see :mod:`kpm._dask_rows`). A
+(with ``cv`` an int the folds are drawn chunk by chunk, see :mod:`kpm.hinge.dask_rows`). A
 lost worker's chunks are recomputed from the graph; if the client loses its scheduler
 or the cluster mid-run, ``fit`` raises :class:`DaskClientError` and the estimator is
 left unfitted -- never a partially fitted model.
@@ -73,10 +73,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParamsMixin
-from ._config import get_config
-from ._constraint_generation import ConstraintGenerationPath
-from ._kpm_engine import (
+from kpm.base import KernelParamsMixin
+from kpm.config import get_config
+from kpm.hinge.constraint_generation import ConstraintGenerationPath
+from kpm.machine.engine import (
     FoldCurves,
     FullPath,
     KernelPaths,
@@ -90,13 +90,13 @@ from ._kpm_engine import (
     select_model,
     selection_curve,
 )
-from ._lp_path import grow_path
-from ._svm_path import TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params, max_sweeps_of
-from ._svm_path import resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
-from .exceptions import LPSolverError
-from .landmarks import LANDMARK_RULES, select_landmarks
-from .rules import as_rule
-from .validation import (
+from kpm.hinge.lp_path import grow_path
+from kpm.hinge.svm_path import TWO_STAGE_MAX_SWEEPS, SVMFullPath, c_selection_curve, check_svm_params, max_sweeps_of
+from kpm.hinge.svm_path import resolve_formulation, svm_c_errors, svm_c_grid, svm_fold_curves
+from kpm.exceptions import LPSolverError
+from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
+from kpm.machine.rules import as_rule
+from kpm.validation import (
     check_estimator_data,
     check_int,
     check_kernel_matrix,
@@ -108,7 +108,7 @@ from .validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["NystroemKPM", "DaskClientError", "nystroem_eigenfunctions"]  # select_landmarks: kpm.landmarks
+__all__ = ["NystroemKPM", "DaskClientError", "nystroem_eigenfunctions"]  # select_landmarks: kpm.spectral.landmarks
 
 _FITTED = (
     "classes_",
@@ -200,7 +200,7 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=None):
     """Approximate eigenfunctions from the landmark Gram matrix.
 
     The Nyström extension (Williams & Seeger 2001) of the eigenvectors of ``K(Z, Z)``,
-    from its :class:`kpm.spectral.EigenBasis` (uncentred, cut at the package's rank
+    from its :class:`kpm.spectral.basis.EigenBasis` (uncentred, cut at the package's rank
     tolerance): ``phi_j(x) = sqrt(m) / lambda_j * sum_l U_lj k(z_l, x)``, normalised to
     unit mean square on the landmarks.
 
@@ -231,8 +231,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, eig_tol=None):
         When ``K(Z, Z)`` is numerically the identity or constant (a kernel width far
         from the scale of the data).
     """
-    from .kernels import Kernel
-    from .spectral import RANK_RTOL, eigen_basis
+    from kpm.kernels import Kernel
+    from kpm.spectral.basis import RANK_RTOL, eigen_basis
 
     if not isinstance(kernel, Kernel) or kernel.is_precomputed:
         raise ValueError(
@@ -278,7 +278,7 @@ def _dask_codes(y, chunks):
     import dask.array as da
     from sklearn.utils.multiclass import check_classification_targets
 
-    from ._dask_rows import code_array
+    from kpm.hinge.dask_rows import code_array
 
     if _is_dask_array(y):
         classes = np.unique(np.asarray(da.unique(y).compute()))
@@ -344,14 +344,14 @@ _ROW_BLOCK = 1024  # rows of decision values evaluated at once (all D of the gri
 
 def _grow_paths(solvers, columns, grid):
     """One path per solver (one-vs-rest problem) on the grid, grown by the KPM's path loop
-    (:func:`kpm._lp_path.grow_path`): ``(paths, solvers)``."""
+    (:func:`kpm.hinge.lp_path.grow_path`): ``(paths, solvers)``."""
     return [grow_path(s, columns, grid, n_samples=s.n_samples) for s in solvers], solvers
 
 
 @dataclass
 class _InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits
-    in memory; :class:`kpm._dask_rows.DaskRows` has the same methods for features on
+    in memory; :class:`kpm.hinge.dask_rows.DaskRows` has the same methods for features on
     Dask workers."""
 
     F: np.ndarray
@@ -388,7 +388,7 @@ class _InMemoryData:
         return FullPath.from_paths(paths, self.F, grid, Y, row_block=_ROW_BLOCK)
 
     def fold_rows(self, fold):
-        """``(train, val)`` of a fold for :func:`kpm._svm_path.svm_fold_curves`: ``(F, Y)``
+        """``(train, val)`` of a fold for :func:`kpm.hinge.svm_path.svm_fold_curves`: ``(F, Y)``
         of its training rows and ``(F, Y, codes)`` of its validation rows."""
         tr, va = self.splits[fold]
         return (self.F[tr], self.Y[tr]), (self.F[va], self.Y[va], self.codes[va])
@@ -418,7 +418,7 @@ def _fold_job(data, grid, lp_params, k):
 class _FullPathCG:
     """The full-data paths by constraint generation on the training data (in memory or on
     Dask workers): a ``(grid, Y) -> FullPath`` solver for
-    :class:`kpm._kpm_engine.KernelPaths`; keeps the last solvers (their statistics become
+    :class:`kpm.machine.engine.KernelPaths`; keeps the last solvers (their statistics become
     ``lp_stats_``)."""
 
     data: object
@@ -533,7 +533,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     ``max_components`` reaches it) it is the kernel SVM with the kernel ``k̃ + 1``, and
     with every training point a landmark, where ``k̃`` is ``k`` on the training points,
     the kernel SVM with ``k + 1``. The paths along D are solved
-    in memory by warm-started dual coordinate descent (:mod:`kpm._svm_path`), and (D, C)
+    in memory by warm-started dual coordinate descent (:mod:`kpm.hinge.svm_path`), and (D, C)
     are chosen by the same CV. The default stays the paper's LP: its constraint generation
     keeps only a working set of the points in the LPs and is what scales to millions of
     points and to a Dask cluster; the SVM's descent sweeps over all the points, holds the
@@ -545,7 +545,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Number m of landmark points, capped at the number of training samples.
     landmarks : {'uniform', 'kmeans++', 'rpcholesky'}, default='uniform'
         How the landmarks are drawn from the training set
-        (:func:`kpm.landmarks.select_landmarks`): uniformly, by k-means++ seeding, or by
+        (:func:`kpm.spectral.landmarks.select_landmarks`): uniformly, by k-means++ seeding, or by
         randomly pivoted Cholesky on the kernel matrix (Chen, Epperly, Tropp & Webber
         2023), which reads ``O(n m)`` kernel entries and gives a smaller Nyström error.
     kernel : str or callable, default='rbf'
@@ -567,7 +567,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         error (ties -> smaller D); the penalised clipped hinge risk ``R_n(clip f_D) +
         lam D`` with ``lam = penalty`` (Zwald & Blanchard 2005, eq. 3); the slope
         heuristic (``lam = slope_factor * lam_jump``); or a fixed D. Or a rule object
-        of :mod:`kpm.rules`; :meth:`select_dim` tells which model another rule picks
+        of :mod:`kpm.machine.rules`; :meth:`select_dim` tells which model another rule picks
         from a fitted model's curves.
     cv : int or CV splitter, default=5
         Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
@@ -600,7 +600,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         over the whole grid. ``'two-stage'``: first C by the pooled CV error of the SVM at
         the largest D of the grid (one solve per C and fold, warm-started along C; ties ->
         the smaller C), then D by CV along the path of that C only; its paths allow
-        ``kpm.projection_machine.TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual
+        ``kpm.machine.exact.TWO_STAGE_MAX_SWEEPS`` (200) sweeps of the dual
         coordinate descent per D instead of 20. Meant for a wide C grid such as
         ``numpy.logspace(-2, 3, 11)``.
     n_jobs : int, optional
@@ -990,7 +990,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     def _dask_data(self, X, y, rule, seeds, basis, block_rows, client):
         """``(classes, data, val_sizes)`` with the features persisted on the workers."""
-        from ._dask_rows import DaskRows, fold_array
+        from kpm.hinge.dask_rows import DaskRows, fold_array
 
         F = self._feature_array(X, basis, block_rows)
         chunk = block_rows * max(1, _DASK_CHUNK_BYTES // (8 * F.shape[1] * block_rows))
@@ -1029,7 +1029,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
 
-        The algorithm is the exact KPM's (:mod:`kpm._kpm_engine`) on the Nyström basis:
+        The algorithm is the exact KPM's (:mod:`kpm.machine.engine`) on the Nyström basis:
         the CV folds' paths (when the rule needs them), the full-data paths, the rule,
         the chosen model's coefficients.
 
@@ -1208,7 +1208,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         """The model another selection rule picks from this fit's curves, without re-fitting.
 
         As :meth:`kpm.KernelProjectionMachine.select_dim`: the rule is applied to the
-        curves the fit computed. :class:`~kpm.rules.CV` and ``Penalty('cv')`` need a fit
+        curves the fit computed. :class:`~kpm.machine.rules.CV` and ``Penalty('cv')`` need a fit
         that ran CV; the other rules the training risk of every model (a fit with
         ``selection='cv'`` solves the full-data path only up to the selected D; a fit
         with ``selection='penalty', penalty='cv'`` holds every curve).
@@ -1216,7 +1216,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         rule : SelectionRule, {'cv', 'penalty', 'slope'} or int
-            A rule of :mod:`kpm.rules`, or a ``selection`` value (``'penalty'`` and
+            A rule of :mod:`kpm.machine.rules`, or a ``selection`` value (``'penalty'`` and
             ``'slope'`` with this model's ``penalty`` and ``slope_factor``).
 
         Returns
@@ -1263,7 +1263,7 @@ class NystroemKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         return fd + np.atleast_1d(self.intercept_)[None, :]
 
     def predict(self, X):
-        """Class labels: the exact KPM's rule (:func:`kpm._kpm_engine.predict_codes`):
+        """Class labels: the exact KPM's rule (:func:`kpm.machine.engine.predict_codes`):
         ``classes_[1]`` where ``f(x) > 0`` for two classes, the largest one-vs-rest score
         otherwise, decision values rounded to 9 decimals (ties to the first class). A Dask
         array X gives a lazy Dask array of labels."""

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from .validation import check_int, check_option, check_samples
+from kpm.validation import check_int, check_option, check_samples
 
 __all__ = ["LANDMARK_RULES", "select_landmarks", "rpcholesky", "nystroem_trace_error"]
 
@@ -56,7 +56,7 @@ def _generator(random_state):
 
 
 def _check_kernel(kernel, method):
-    from .kernels import Kernel
+    from kpm.kernels import Kernel
 
     if kernel is None:
         raise ValueError(

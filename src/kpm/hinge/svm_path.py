@@ -19,7 +19,7 @@ solved by dual coordinate descent (Hsieh, Chang, Lin, Keerthi & Sundararajan, IC
 feature column leaves every ``alpha`` feasible, so the path along D is warm-started:
 ``w`` is recomputed from ``alpha`` for the new columns and the descent resumes.
 
-The solutions are returned as :class:`kpm._lp_path.HingePath` objects in the KPM's
+The solutions are returned as :class:`kpm.hinge.lp_path.HingePath` objects in the KPM's
 whitened coordinates: ``f(x) = sum_j beta_j Z_j(x) + b`` with ``Z_j = V_j^T k(x) /
 lambda_j`` and ``beta_j = sqrt(lambda_j) w_j``, so the engine's curves and the
 estimator's expansion ``alpha = V (beta / lambda)`` apply unchanged.
@@ -40,10 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._kpm_engine import FoldCurves, FullPath, curve_sums, predict_codes
-from ._lp_path import HingePath
-from .rules import CV
-from .validation import check_option, check_positive_grid
+from kpm.machine.engine import FoldCurves, FullPath, curve_sums, predict_codes
+from kpm.hinge.lp_path import HingePath
+from kpm.machine.rules import CV
+from kpm.validation import check_option, check_positive_grid
 
 __all__ = [
     "BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path",
@@ -301,7 +301,7 @@ def svm_paths(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS):
 
 
 def svm_full_path(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS, row_block=None):
-    """The full-data :class:`~kpm._kpm_engine.FullPath` of the SVM on ``Z * scale``
+    """The full-data :class:`~kpm.machine.engine.FullPath` of the SVM on ``Z * scale``
     (``row_block``: the clipped risks summed over blocks of rows)."""
     paths = svm_paths(Z, scale, Y, C, grid, max_sweeps=max_sweeps)
     return FullPath.from_paths(paths, Z, grid, Y, row_block=row_block)
@@ -310,7 +310,7 @@ def svm_full_path(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS, row_block=None
 @dataclass
 class SVMFullPath:
     """The full-data SVM paths of one C on the columns ``Z * scale`` (:func:`svm_full_path`):
-    a ``(grid, Y) -> FullPath`` solver for :class:`kpm._kpm_engine.KernelPaths`."""
+    a ``(grid, Y) -> FullPath`` solver for :class:`kpm.machine.engine.KernelPaths`."""
 
     Z: np.ndarray
     scale: np.ndarray
@@ -324,7 +324,7 @@ class SVMFullPath:
 
 
 def svm_fold_curves(train, val, scale, grid, Cs, n_grid, where, *, max_sweeps=MAX_SWEEPS, block=8192):
-    """A CV fold's :class:`~kpm._kpm_engine.FoldCurves` for every C of ``Cs``.
+    """A CV fold's :class:`~kpm.machine.engine.FoldCurves` for every C of ``Cs``.
 
     ``train = (Z_tr, Y_tr)``: the fold's training features and one-vs-rest targets;
     ``val = (Z_va, Y_va, codes_va)``: the validation features, targets and class codes.

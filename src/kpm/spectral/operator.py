@@ -17,7 +17,7 @@ a block is one GEMM of augmented rows, ``[sqrt(2 gamma) x, -gamma |x|^2, 1] .
 [sqrt(2 gamma) y, 1, -gamma |y|^2]`` (the data centred first, which the kernel does not
 see, so that the norms are small), then ``exp`` in place. Its entries carry relative errors
 of about ``1e-7``, so it only drives the first iterations; :func:`matrix_free_basis`
-certifies the result with float64 products (:func:`kpm._eigensolvers.subspace_eigh`).
+certifies the result with float64 products (:func:`kpm.spectral.eigensolvers.subspace_eigh`).
 
 :func:`matrix_free_basis` is the exact kernel PCA of large n: the iteration starts from the
 Nyström approximation of the leading eigenvectors (Williams & Seeger 2001) computed
@@ -35,13 +35,13 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from ._config import get_config
-from ._eigensolvers import fix_signs, subspace_eigh, operator_hints
-from .exceptions import KernelMemoryError
-from .kernels import Kernel
-from .landmarks import select_landmarks
-from .spectral import RANK_RTOL, EigenBasis, numerical_rank, rounding_level
-from .validation import check_bool, check_int, check_kernel_values, check_option, check_real
+from kpm.config import get_config
+from kpm.spectral.eigensolvers import fix_signs, subspace_eigh, operator_hints
+from kpm.exceptions import KernelMemoryError
+from kpm.kernels import Kernel
+from kpm.spectral.landmarks import select_landmarks
+from kpm.spectral.basis import RANK_RTOL, EigenBasis, numerical_rank, rounding_level
+from kpm.validation import check_bool, check_int, check_kernel_values, check_option, check_real
 
 __all__ = ["KernelOperator", "matrix_free_basis", "PRECISIONS", "DEFAULT_EIGEN_TOL"]
 
@@ -239,7 +239,7 @@ class KernelOperator:
 
     # ---------------------------------------------------------------- start block
     def start_block(self, k, random_state=None):
-        """An (n, p) starting block for :func:`kpm._eigensolvers.subspace_eigh`: the p
+        """An (n, p) starting block for :func:`kpm.spectral.eigensolvers.subspace_eigh`: the p
         leading eigenvectors of the Nyström approximation of the (centred) kernel matrix,
         p chosen from its eigenvalues (:func:`_choose_block`)."""
         k = check_int(k, "k", minimum=1, maximum=self.n)
@@ -328,7 +328,7 @@ def matrix_free_basis(kernel, X, n_components, *, center=True, eigen_tol=DEFAULT
 
     The ``n_components`` leading eigenpairs of ``K~ = H K H`` (or K) by subspace iteration
     on a :class:`KernelOperator` started from a Nyström block, in float32 then float64
-    (:func:`kpm._eigensolvers.subspace_eigh`). Every returned pair passed the float64
+    (:func:`kpm.spectral.eigensolvers.subspace_eigh`). Every returned pair passed the float64
     certificate ``||K~ u - lambda u|| <= eigen_tol * lambda_1``.
 
     Parameters

@@ -3,7 +3,7 @@
 The distributed mode of :class:`kpm.NystroemKPM`. The ``n × D`` feature matrix, the
 class codes and the cross-validation fold of every point are Dask arrays chunked by
 rows and *persisted* on the workers; they never travel to the client. What the
-constraint generation (:mod:`kpm._constraint_generation`) needs of all n points -- the
+constraint generation (:mod:`kpm.hinge.constraint_generation`) needs of all n points -- the
 violation search of each round, the draw of the initial working set -- and what the
 KPM's curves need -- the validation errors and clipped risks of a path's solutions --
 run as one task per chunk, where the chunk lives. Each search returns the chunk's
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._constraint_generation import (ConstraintGenerationPath, InMemoryRows, Violations, merge_compensated,
+from kpm.hinge.constraint_generation import (ConstraintGenerationPath, InMemoryRows, Violations, merge_compensated,
                                      top_violations)
-from ._kpm_engine import FullPath, curve_sums, ovr_targets, predict_codes
+from kpm.machine.engine import FullPath, curve_sums, ovr_targets, predict_codes
 
 __all__ = ["DaskRows", "DaskRowSource", "chunk_folds", "fold_array", "code_array"]
 
@@ -99,7 +99,7 @@ def _chunk_columns(F, index, start, stop):
 
 def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, rows_up_to,
                   offset):
-    """The violation search on one chunk (:meth:`kpm._constraint_generation.InMemoryRows.search`)."""
+    """The violation search on one chunk (:meth:`kpm.hinge.constraint_generation.InMemoryRows.search`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
     found = src.search(coef, intercept, working, tol, max_add, ref, rows_up_to)
     found.index = found.index + offset
@@ -108,7 +108,7 @@ def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept,
 
 def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k, offset):
     """The points of the aggregated set along a ray on one chunk
-    (:meth:`kpm._constraint_generation.InMemoryRows.along`)."""
+    (:meth:`kpm.hinge.constraint_generation.InMemoryRows.along`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
     idx, Fi, yi, score, n_found = src.along(ref, direction, working, k)
     return idx + offset, Fi, yi, score, n_found
@@ -116,13 +116,13 @@ def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k
 
 def _chunk_line(F, codes, folds, target, fold, side, method, args):
     """A statistic of one chunk's points of a problem: the
-    :class:`kpm._constraint_generation.InMemoryRows` method ``method`` (``column_range``,
+    :class:`kpm.hinge.constraint_generation.InMemoryRows` method ``method`` (``column_range``,
     ``line_derivatives``, ``line_hinge`` or ``margin_counts``) on them."""
     return getattr(InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side)), method)(*args)
 
 
 def _chunk_curves(F, codes, folds, fold, side, paths, n_classes, with_errors, block):
-    """:func:`kpm._kpm_engine.curve_sums` of the paths over one chunk's points of a problem."""
+    """:func:`kpm.machine.engine.curve_sums` of the paths over one chunk's points of a problem."""
     rows = _local_rows(folds, fold, side)
     rows = np.arange(len(codes)) if rows is None else rows
     return curve_sums(paths, F, ovr_targets(codes, n_classes), codes if with_errors else None, rows, block)
@@ -238,7 +238,7 @@ class DaskRows:
 
     def curve_sums(self, paths, fold=None, side=ALL, with_errors=False, block=1024):
         """Misclassified points and ``n *`` the clipped risk of the paths' solutions at every grid D
-        over a problem's points (:func:`kpm._kpm_engine.curve_sums`), summed over the chunks."""
+        over a problem's points (:func:`kpm.machine.engine.curve_sums`), summed over the chunks."""
         parts = self._map(_chunk_curves, self._F, self._codes, self._folds, fold, side, paths,
                           self.n_classes, with_errors, block)
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
@@ -255,7 +255,7 @@ class DaskRows:
         return errors, clipped
 
     def full_path(self, paths, grid, Y):
-        """The full-data :class:`kpm._kpm_engine.FullPath` (``Y`` only for its length n)."""
+        """The full-data :class:`kpm.machine.engine.FullPath` (``Y`` only for its length n)."""
         return FullPath.from_paths(paths, None, grid, Y, clipped_sums=self.curve_sums(paths)[1])
 
     def prediction_counts(self, coef, intercept):
@@ -267,7 +267,7 @@ class DaskRows:
 
 
 class DaskRowSource:
-    """A row source (:class:`kpm._constraint_generation.InMemoryRows`'s methods) over
+    """A row source (:class:`kpm.hinge.constraint_generation.InMemoryRows`'s methods) over
     :class:`DaskRows`: the points of one problem, searched chunk by chunk on the workers."""
 
     def __init__(self, rows, target, fold=None):
@@ -321,7 +321,7 @@ class DaskRowSource:
 
     def along(self, ref, direction, working, k):
         """The ``k`` points of the aggregated set most negative along ``direction``
-        (:meth:`kpm._constraint_generation.InMemoryRows.along`), one task per chunk."""
+        (:meth:`kpm.hinge.constraint_generation.InMemoryRows.along`), one task per chunk."""
         r = self.rows
         parts = r._map(_chunk_along, r._F, r._codes, r._folds, self.target, self.fold, self.side,
                        self._local(working), ref, direction, k, _PerChunk(r.offsets[:-1]))
@@ -336,15 +336,15 @@ class DaskRowSource:
         return np.stack([parts[:, :, 0].min(axis=0), parts[:, :, 1].max(axis=0)], axis=1)
 
     def line_derivatives(self, slopes, lo, width, n_bins):
-        """:meth:`kpm._constraint_generation.InMemoryRows.line_derivatives`, summed over the chunks."""
+        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.line_derivatives`, summed over the chunks."""
         return sum(p.astype(np.int64) for p in self._line("line_derivatives", slopes, lo, width, n_bins))
 
     def line_hinge(self, slopes, intercepts):
-        """:meth:`kpm._constraint_generation.InMemoryRows.line_hinge`, merged over the chunks."""
+        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.line_hinge`, merged over the chunks."""
         return merge_compensated(self._line("line_hinge", slopes, intercepts))
 
     def margin_counts(self, coef, intercept, widths):
-        """:meth:`kpm._constraint_generation.InMemoryRows.margin_counts`, summed over the chunks."""
+        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.margin_counts`, summed over the chunks."""
         return sum(self._line("margin_counts", coef, intercept, widths))
 
     def _line(self, method, *args):
