@@ -55,10 +55,10 @@ def test_check_int_accepts_every_integer_type_and_bounds():
 @pytest.mark.parametrize(
     "value, kwargs, match",
     [
-        (True, {}, "k must be an integer, got True"),
-        (2.0, {}, "k must be an integer, got 2.0"),
-        ("3", {}, "k must be an integer, got '3'"),
-        (None, {}, "k must be an integer, got None"),
+        (True, {}, "k must be an integer >= 1, got True"),
+        (2.0, {}, "k must be an integer >= 1, got 2.0"),
+        ("3", {}, "k must be an integer >= 1, got '3'"),
+        (None, {}, "k must be an integer >= 1, got None"),
         (0, {}, "k must be >= 1, got 0"),
         (-5, {"minimum": 0}, "k must be >= 0, got -5"),
         (8, {"maximum": 7}, "k must be <= 7, got 8"),
@@ -589,3 +589,53 @@ def test_warn_if_degenerate_counts_matches_the_model_check():
         assert got == expected
         assert [str(w.message) for w in from_counts] == [str(w.message) for w in from_model]
         assert all(issubclass(w.category, DegenerateModelWarning) for w in from_counts)
+
+
+# ------------------------------------------------------------ declared constraints
+def test_check_param_names_every_accepted_form():
+    from kpm.validation import Integer, Options, check_param
+
+    constraints = [Options("auto", "dense"), Integer(1), None]
+    assert check_param("dense", "p", constraints) == "dense"
+    assert check_param(np.int64(3), "p", constraints) == 3 and isinstance(check_param(np.int64(3), "p", constraints), int)
+    assert check_param(None, "p", constraints) is None
+    with pytest.raises(ValueError, match=r"p must be one of \('auto', 'dense'\), an integer >= 1 or None, got 'x'"):
+        check_param("x", "p", constraints)
+    # an integer of the right type but out of range: the range is named, not the whole list
+    with pytest.raises(ValueError, match="p must be >= 1, got 0"):
+        check_param(0, "p", constraints)
+    with pytest.raises(ValueError, match="got True"):
+        check_param(True, "p", constraints)
+
+
+def test_real_constraint_bounds_and_finiteness():
+    from kpm.validation import Real, check_param
+
+    c = [Real(0, 1, "neither")]
+    assert check_param(0.5, "t", c) == 0.5
+    for bad, msg in ((0.0, "t must be > 0, got 0.0"), (1.0, "t must be < 1, got 1.0"),
+                     (float("nan"), "t must be finite"), ("0.5", r"t must be a real number in \(0, 1\)")):
+        with pytest.raises(ValueError, match=msg):
+            check_param(bad, "t", c)
+
+
+def test_validate_params_reads_the_class_constraints():
+    from kpm.validation import Boolean, IntegerGrid, Options, PositiveGrid, validate_params
+
+    class Est:
+        _parameter_constraints = {"flag": [Boolean()], "grid": [IntegerGrid()], "C": [PositiveGrid(), None],
+                                  "mode": [Options("a", "b")]}
+
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    out = validate_params(Est(flag=np.bool_(True), grid=[3, 1, 3], C=[10, 0.1], mode="b"))
+    assert out["flag"] is True and out["mode"] == "b"
+    np.testing.assert_array_equal(out["grid"], [1, 3])
+    np.testing.assert_array_equal(out["C"], [0.1, 10.0])
+    with pytest.raises(ValueError, match="grid must be a non-empty list of integers >= 1, got"):
+        validate_params(Est(flag=True, grid=[0, 2], C=None, mode="a"))
+    with pytest.raises(ValueError, match="C must be > 0 and finite, got -1"):
+        validate_params(Est(flag=True, grid=[2], C=[1, -1], mode="a"))
+    with pytest.raises(ValueError, match="flag must be True or False, got 1"):
+        validate_params(Est(flag=1, grid=[2], C=None, mode="a"))

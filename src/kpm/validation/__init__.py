@@ -1,0 +1,71 @@
+"""The validation layer: one place decides what a valid input is, and every failure names
+the problem.
+
+* :mod:`kpm.validation.params` -- parameters, declared per estimator
+  (``_parameter_constraints``, checked by :func:`validate_params` at ``fit``), and the same
+  constraints for one value at a time (:func:`check_int`, :func:`check_real`,
+  :func:`check_option`, :func:`check_bool`, :func:`check_positive_grid`,
+  :func:`check_generator`, :func:`check_random_state`);
+* :mod:`kpm.validation.data` -- arrays of samples (:func:`check_samples`,
+  :func:`check_estimator_data`);
+* :mod:`kpm.validation.kernel_matrix` -- kernel matrices given by the user and computed
+  kernel values (:func:`check_kernel_matrix`, :func:`check_psd_spectrum`,
+  :func:`check_cross_kernel`, :func:`check_kernel_values`);
+* :mod:`kpm.validation.degeneracy` -- degenerate kernels and models
+  (:func:`kernel_degeneracy`, :func:`warn_if_degenerate_kernel`,
+  :func:`warn_if_degenerate_model`, ...).
+"""
+
+from kpm.validation.data import check_estimator_data, check_samples
+from kpm.validation.degeneracy import (
+    DEGENERACY_TOL,
+    ISOLATED_FRACTION,
+    kernel_degeneracy,
+    warn_degenerate_kernel,
+    warn_if_degenerate_counts,
+    warn_if_degenerate_kernel,
+    warn_if_degenerate_model,
+    warn_if_one_class,
+)
+from kpm.validation.kernel_matrix import (
+    PSD_RTOL,
+    SYMMETRY_RTOL,
+    check_cross_kernel,
+    check_kernel_matrix,
+    check_kernel_values,
+    check_psd_spectrum,
+)
+from kpm.validation.params import (
+    Boolean,
+    Callable,
+    Constraint,
+    Integer,
+    IntegerGrid,
+    InstanceOf,
+    Options,
+    PositiveGrid,
+    RandomState,
+    Real,
+    Splitter,
+    check_bool,
+    check_generator,
+    check_int,
+    check_option,
+    check_param,
+    check_positive_grid,
+    check_random_state,
+    check_real,
+    validate_params,
+)
+
+__all__ = [
+    "Constraint", "Integer", "Real", "Options", "Boolean", "InstanceOf", "Callable", "PositiveGrid",
+    "IntegerGrid", "Splitter", "RandomState", "check_param", "validate_params",
+    "check_int", "check_real", "check_option", "check_bool", "check_positive_grid", "check_generator",
+    "check_random_state",
+    "check_samples", "check_estimator_data",
+    "SYMMETRY_RTOL", "PSD_RTOL", "check_kernel_matrix", "check_psd_spectrum", "check_cross_kernel",
+    "check_kernel_values",
+    "DEGENERACY_TOL", "ISOLATED_FRACTION", "kernel_degeneracy", "warn_if_degenerate_kernel",
+    "warn_degenerate_kernel", "warn_if_one_class", "warn_if_degenerate_model", "warn_if_degenerate_counts",
+]

@@ -1,0 +1,190 @@
+"""Degenerate kernels and models: warnings that name the fix.
+
+A kernel value counts as numerically zero (or numerically equal to the diagonal) within
+``DEGENERACY_TOL = sqrt(eps)`` of the diagonal, the precision below which eigenvectors
+computed in double precision carry no information. A classifier is degenerate when it
+predicts one class on all its training samples, or is less accurate on them than always
+predicting the most frequent class.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from kpm.exceptions import DegenerateKernelWarning, DegenerateModelWarning
+
+__all__ = [
+    "DEGENERACY_TOL",
+    "ISOLATED_FRACTION",
+    "kernel_degeneracy",
+    "warn_if_degenerate_kernel",
+    "warn_degenerate_kernel",
+    "warn_if_one_class",
+    "warn_if_degenerate_model",
+    "warn_if_degenerate_counts",
+]
+
+DEGENERACY_TOL = float(np.sqrt(np.finfo(float).eps))
+#: share of samples numerically orthogonal to all others above which a kernel matrix
+#: counts as numerically the identity
+ISOLATED_FRACTION = 0.1
+
+
+def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
+    """Diagnose a kernel matrix that is numerically the identity or constant.
+
+    With the normalised kernel ``k(x_i, x_j) / sqrt(k(x_i, x_i) k(x_j, x_j))`` (over
+    the samples of positive diagonal):
+
+    * ``'identity'``: at least ``ISOLATED_FRACTION`` of the samples have normalised
+      kernel values ``<= tol`` with every other sample (numerically orthogonal to all
+      of them in feature space: the kernel width is too small for the data);
+    * ``'constant'``: every normalised kernel value is within ``tol`` of 1 (all
+      feature vectors numerically parallel: the width is too large).
+
+    Returns ``(kind, measure)`` -- the share of isolated samples, or the largest
+    ``1 - k_ij`` -- or None.
+    """
+    K = np.asarray(K)
+    d = np.diag(K)
+    idx = np.flatnonzero(d > 0)
+    m = len(idx)
+    if m < 2:
+        return None
+    every = m == len(d)
+    # RBF, normalised kernels: nothing to scale. Their diagonal by the norm expansion is 1 to a
+    # few eps (and must stay as computed: duplicated samples need bitwise equal rows), which
+    # moves the normalised values by as little, far below tol
+    unit = every and bool(np.all(np.abs(d - 1.0) <= 16 * np.finfo(float).eps))
+    s = 1.0 / np.sqrt(d[idx])
+    alone = np.empty(m, dtype=bool)  # no normalised value above tol with another sample
+    low, high = np.inf, -np.inf
+    for start in range(0, m, block_rows):
+        stop = min(start + block_rows, m)
+        rows = np.arange(start, stop)
+        B = K[start:stop] if every else K[np.ix_(idx[rows], idx)]
+        if not unit:
+            B = B * s[rows, None]
+            B *= s[None, :]
+        # max |1 - B| = max(1 - min B, max B - 1), without a temporary
+        b_min = float(B.min())
+        low, high = min(low, b_min), max(high, float(B.max()))
+        if unit and b_min >= 0.0:
+            # values in [0, 1] with the diagonal 1 > tol (RBF): a boolean pass, no copy
+            alone[rows] = np.count_nonzero(B > tol, axis=1) <= 1
+            continue
+        B = np.abs(B, out=None if unit else B)
+        B[np.arange(len(rows)), rows] = 0.0
+        alone[rows] = B.max(axis=1) <= tol
+    spread = max(1.0 - low, high - 1.0)
+    if spread <= tol:
+        return "constant", spread
+    isolated = float(np.mean(alone))
+    if isolated >= ISOLATED_FRACTION:
+        return "identity", isolated
+    return None
+
+
+def warn_if_degenerate_kernel(K, where, *, stacklevel=3):
+    """Warn (:class:`~kpm.exceptions.DegenerateKernelWarning`) about a degenerate kernel matrix.
+
+    Returns the diagnosis of :func:`kernel_degeneracy`.
+    """
+    found = kernel_degeneracy(K)
+    if found is not None:
+        warn_degenerate_kernel(found, where, stacklevel=stacklevel + 1)
+    return found
+
+
+def warn_degenerate_kernel(diagnosis, where, *, stacklevel=3):
+    """Issue the :class:`~kpm.exceptions.DegenerateKernelWarning` of a diagnosis of
+    :func:`kernel_degeneracy` (``(kind, measure)``), naming the fix."""
+    kind, measure = diagnosis
+    if kind == "identity":
+        msg = (
+            f"{where}: the kernel matrix is numerically the identity: {measure:.0%} of the samples "
+            f"have kernel values below {DEGENERACY_TOL:.1e} (relative to the diagonal) with every "
+            "other sample, so nothing generalises between them. The kernel width is too small for "
+            "the scale of the data: scale the features or use sigma='median'."
+        )
+    else:
+        msg = (
+            f"{where}: the kernel matrix is numerically constant: all kernel values lie within "
+            f"{measure:.1e} of the diagonal (relative), below the precision of its eigenvectors. "
+            "The kernel width is too large for the scale of the data (or the samples are identical): "
+            "scale the features or use sigma='median'."
+        )
+    warnings.warn(msg, DegenerateKernelWarning, stacklevel=stacklevel)
+
+
+def warn_if_one_class(predictions, classes, where, *, stacklevel=3):
+    """Warn (:class:`~kpm.exceptions.DegenerateModelWarning`) when a classifier fitted on
+    several classes predicts one class on all its training samples. Returns True then."""
+    predictions = np.asarray(predictions)
+    if len(classes) < 2 or predictions.size == 0:
+        return False
+    found = np.unique(predictions)
+    if len(found) > 1:
+        return False
+    _warn_one_class(found[0], predictions.size, len(classes), where, stacklevel + 1)
+    return True
+
+
+def _warn_one_class(label, n, n_classes, where, stacklevel):
+    label = label.item() if isinstance(label, np.generic) else label
+    warnings.warn(
+        f"{where} predicts the single class {label!r} on all {n} of its "
+        f"training samples (fitted on {n_classes} classes): the model is degenerate. Check the "
+        "kernel width against the scale of the data (sigma='median', or standardise the features).",
+        DegenerateModelWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _warn_if_less_accurate(accuracy, majority, where, stacklevel):
+    if accuracy >= majority:
+        return False
+    warnings.warn(
+        f"{where} is less accurate on its own training samples ({accuracy:.3f}) than always "
+        f"predicting the most frequent class ({majority:.3f}): the model is degenerate. Check the "
+        "kernel width against the scale of the data (sigma='median', or standardise the features) "
+        "and the model's size (dimension, number of vectors).",
+        DegenerateModelWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+def warn_if_degenerate_model(predictions, y, classes, where, *, stacklevel=3):
+    """Warn (:class:`~kpm.exceptions.DegenerateModelWarning`) when a classifier's
+    predictions on its own training samples are those of a degenerate model.
+
+    Either one class is predicted for every sample (:func:`warn_if_one_class`), or the
+    training accuracy is below the share of the most frequent class: the model is
+    worse on the data it was fitted to than the constant classifier. Returns True when
+    it warned.
+    """
+    if warn_if_one_class(predictions, classes, where, stacklevel=stacklevel + 1):
+        return True
+    predictions, y = np.asarray(predictions), np.asarray(y)
+    if predictions.size == 0 or predictions.shape != y.shape:
+        return False
+    accuracy = float(np.mean(predictions == y))
+    majority = float(np.max(np.unique(y, return_counts=True)[1])) / y.size
+    return _warn_if_less_accurate(accuracy, majority, where, stacklevel + 1)
+
+
+def warn_if_degenerate_counts(predicted, correct, counts, classes, where, *, stacklevel=3):
+    """:func:`warn_if_degenerate_model` from counts (data held elsewhere, e.g. on Dask
+    workers): ``predicted[c]`` training samples predicted as ``classes[c]``, ``correct``
+    of them right, ``counts[c]`` samples of class ``classes[c]``."""
+    predicted, counts = np.asarray(predicted), np.asarray(counts)
+    n = int(counts.sum())
+    if len(classes) < 2 or n == 0:
+        return False
+    if np.count_nonzero(predicted) == 1:
+        _warn_one_class(classes[int(np.flatnonzero(predicted)[0])], n, len(classes), where, stacklevel + 1)
+        return True
+    return _warn_if_less_accurate(correct / n, counts.max() / n, where, stacklevel + 1)
