@@ -43,7 +43,8 @@ def run_exactness(n=20_000, Ds=(5, 20)):
 
     from kpm.hinge.constraint_generation import ConstraintGenerationHingeLP
     from kpm.kernels import make_kernel
-    from kpm.machine.nystroem import nystroem_eigenfunctions, select_landmarks
+    from kpm.machine import nystroem_eigenfunctions
+    from kpm.spectral import select_landmarks
 
     X, y, _, _ = data(n)
     y = y.astype(float)

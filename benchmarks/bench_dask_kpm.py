@@ -3,7 +3,7 @@
 The training set is a Dask array generated block by block on the workers (it never
 exists on the client); :class:`kpm.NystroemKPM` with ``client=`` persists its features
 there and runs the constraint generation's violation searches per chunk
-(:mod:`kpm.hinge.dask_rows`). Measured: wall time of the fit, the client process's peak
+(:mod:`kpm.machine.dask_data`). Measured: wall time of the fit, the client process's peak
 resident memory (``ru_maxrss``; with a LocalCluster the scheduler runs in the client
 process and counts in it), each worker's peak resident memory (its own ``ru_maxrss``,
 asked through ``client.run``), the bytes of every result the client received during the
@@ -97,9 +97,9 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
         rss_before = _rss_kib()
         t = time.perf_counter()
         est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
-                          selection=selection,
-                          aggregate_below=aggregate_below, init_working_set=init_working_set, band_size=band_size,
-                          random_state=0, client=client).fit(X, y)
+                          selection=selection, random_state=0, client=client,
+                          solver_options=dict(aggregate_below=aggregate_below, init_size=init_working_set,
+                                              band_size=band_size)).fit(X, y)
         out["fit_s"] = time.perf_counter() - t
         del client._gather
         out["client_peak_rss_gib"] = _rss_kib() / 2**20

@@ -15,10 +15,10 @@ heuristic, :func:`kpm.kernels.median_sigma` of each training set).
   so no larger D can be selected), capped by the numerical rank.
 * KPM ``highs``: ``exact`` with ``lp_solver='highs'`` (one warm-started HiGHS model per
   path) instead of the default specialised simplex of :mod:`kpm.hinge.simplex`.
-* KPM ``grid``: the same with ``dim_grid='auto'`` (every D <= 20, then steps of 10 %).
+* KPM ``grid``: the same with ``n_components_grid='auto'`` (every D <= 20, then steps of 10 %).
 * KPM ``early``: every D, with ``early_stopping=True`` (the folds advance together; the
   sweep stops at the first D > 2 D_best + 20 -- a heuristic, not a proof).
-* KPM ``fast``: both, ``dim_grid='auto'`` and ``early_stopping=True``.
+* KPM ``fast``: both, ``n_components_grid='auto'`` and ``early_stopping=True``.
 * KPM ``svm``: ``formulation='svm'`` (beyond the papers: the soft-margin SVM restricted to
   S_D, (D, C) chosen jointly by the same CV over its default D grid and C in
   {0.1, 0.3, 1, 3, 10}).
@@ -74,7 +74,7 @@ def _variant_params(variant):
     if variant.startswith("svm"):
         # (each C rule with its default grid, kpm.machine.exact.DEFAULT_C)
         return dict(formulation="svm", c_selection="two-stage" if variant == "svm-two-stage" else "joint")
-    return dict(formulation="paper", selection="cv", dim_grid="auto" if variant in ("grid", "fast") else None,
+    return dict(formulation="paper", selection="cv", n_components_grid="auto" if variant in ("grid", "fast") else None,
                 early_stopping=variant in ("early", "fast"), lp_solver="highs" if variant == "highs" else "auto")
 
 
@@ -84,7 +84,7 @@ def run_one(name, realization, variants, data_dir=None):
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import median_sigma
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     split = load_raetsch(name, realization, data_dir=data_dir)
     X, y, Xt, yt = split.X_train, split.y_train, split.X_test, split.y_test
@@ -121,7 +121,7 @@ def run_one(name, realization, variants, data_dir=None):
         )
         rec[f"kpm_{variant}"] = {
             "test_error": float(np.mean(kpm.predict(Xt) != yt)),
-            "D": int(kpm.dim_),
+            "D": int(kpm.n_components_),
             "largest_D_solved": int(kpm.selection_curve_["D"].max()),
             "rank": int(len(kpm.eigenvalues_)),
             "lp_fallbacks": int(kpm.lp_fallbacks_),

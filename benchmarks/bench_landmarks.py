@@ -42,7 +42,7 @@ from kpm.datasets import make_ringnorm, make_twonorm
 from kpm_reproduce.experiments.provenance import header
 from kpm.kernels import make_kernel, median_sigma
 from kpm.spectral.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
-from kpm.machine.nystroem import NystroemKPM
+from kpm import NystroemKPM
 
 RULES = ("uniform", "kmeans++", "rpcholesky")
 

@@ -23,7 +23,13 @@ For a source tree (default ``src/kpm``) or for the package at one or more git re
     assignment there) -- a static guess at a private method of another module's object;
 
 * **duplicate pairs**: the number of pairs of places sharing 6 or more lines that the
-  ``duplicates`` command (when it is on the PATH) reports over the tree.
+  ``duplicates`` command (when it is on the PATH) reports over the tree;
+* **the largest class**: the class with the most lines (``class`` line to its last line);
+* **raises outside the validation layer**: ``raise ValueError(...)`` and ``raise
+  TypeError(...)`` statements in modules other than the validation layer (``validation.py``
+  or the ``validation`` package);
+* **hand-rolled number checks**: ``isinstance(..., numbers.Integral)`` or
+  ``isinstance(..., numbers.Real)`` outside the validation layer.
 
 Run::
 
@@ -65,6 +71,10 @@ class Metrics:
     private_attributes: list = field(default_factory=list)
     private_object_attributes: list = field(default_factory=list)
     duplicate_pairs: int | None = None
+    largest_class: str = ""
+    largest_class_lines: int = 0
+    raises_outside_validation: list = field(default_factory=list)
+    number_checks: list = field(default_factory=list)
 
     @property
     def cross_module_private(self):
@@ -135,6 +145,43 @@ def _long_functions(tree, rel, max_lines):
 
     visit(tree, "")
     return found
+
+
+def _largest_class(tree, rel):
+    """``(qualified name, lines)`` of the longest class of a module (("", 0) without one)."""
+    best = ("", 0)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            n = node.end_lineno - node.lineno + 1
+            if n > best[1]:
+                best = (f"{rel}:{node.lineno}: {node.name}", n)
+    return best
+
+
+def _in_validation_layer(module):
+    return "validation" in module.split(".")[1:]
+
+
+def _raise_sites(tree, rel):
+    """``raise ValueError/TypeError(...)`` statements of a module."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id in ("ValueError", "TypeError"):
+                out.append(f"{rel}:{node.lineno}: raise {exc.id}")
+    return out
+
+
+def _number_checks(tree, rel):
+    """``isinstance(x, numbers.Integral)`` / ``numbers.Real`` checks of a module."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            text = ast.unparse(node)
+            if "numbers.Integral" in text or "numbers.Real" in text:
+                out.append(f"{rel}:{node.lineno}: {text}")
+    return out
 
 
 def _private_sites(pkg, module, rel):
@@ -227,6 +274,12 @@ def measure(root, package="kpm", max_lines=80, duplicates=True, label=None):
         m.private_imports += imports
         m.private_attributes += attributes
         m.private_object_attributes += objects
+        name, n = _largest_class(pkg.trees[module], rel)
+        if n > m.largest_class_lines:
+            m.largest_class, m.largest_class_lines = name, n
+        if not _in_validation_layer(module):
+            m.raises_outside_validation += _raise_sites(pkg.trees[module], rel)
+            m.number_checks += _number_checks(pkg.trees[module], rel)
     if duplicates:
         m.duplicate_pairs = count_duplicates(root)
     return m
@@ -261,6 +314,10 @@ def table(results, max_lines=80):
         ("private attributes of other modules' objects (static guess, not in the count above)",
          lambda m: str(len(m.private_object_attributes))),
         ("`duplicates` pairs (6+ lines)", dup),
+        ("the largest class (lines)", lambda m: f"{m.largest_class_lines} (`{m.largest_class.split(': ')[-1]}`)"),
+        ("`raise ValueError/TypeError` outside the validation layer",
+         lambda m: str(len(m.raises_outside_validation))),
+        ("`isinstance(..., numbers.Integral/Real)` outside the validation layer", lambda m: str(len(m.number_checks))),
     ]
     out = ["| metric | " + " | ".join(f"`{m.tree}`" for m in results) + " |",
            "|---|" + "---:|" * len(results)]
@@ -277,7 +334,8 @@ def sites(results):
                              ("Cross-module private imports", m.private_imports),
                              ("Private attributes of imported modules/classes", m.private_attributes),
                              ("Private attributes of other modules' objects (guess)",
-                              m.private_object_attributes)]:
+                              m.private_object_attributes),
+                             ("Number checks outside the validation layer", m.number_checks)]:
             out.append(f"{title} ({len(items)}):" + ("" if items else " none"))
             out += [f"- `{s}`" for s in items]
             out.append("")

@@ -1,6 +1,6 @@
 """Spot check: the KPM Table 2 protocol with both LP solvers gives the same models.
 
-``KernelProjectionMachine(sigma, max_dim=60, selection='cv', formulation='paper')`` (5 shuffled stratified folds,
+``KernelProjectionMachine(sigma, max_components=60, selection='cv', formulation='paper')`` (5 shuffled stratified folds,
 as ``kpm reproduce kpm-table2`` with its default D cap) on realizations 1..N of the six
 NIPS 2004 data sets, once with ``lp_solver='auto'`` (specialised simplex) and once with
 ``lp_solver='highs'``; reports the selected D and test error of both, the fits where they
@@ -56,11 +56,11 @@ def main(argv=None):
             for solver in ("auto", "highs"):
                 t = time.process_time()
                 m = KernelProjectionMachine(
-                    sigma=sigma, max_dim=60, cv=StratifiedKFold(5, shuffle=True, random_state=0),
+                    sigma=sigma, max_components=60, cv=StratifiedKFold(5, shuffle=True, random_state=0),
                     lp_solver=solver, random_state=0, cv_duplicates="split", formulation="paper",
                 ).fit(split.X_train, split.y_train)
                 cpu[solver] += time.process_time() - t
-                out[solver] = (int(m.dim_), float(np.mean(m.predict(split.X_test) != split.y_test)))
+                out[solver] = (int(m.n_components_), float(np.mean(m.predict(split.X_test) != split.y_test)))
                 if solver == "auto":
                     fallbacks += m.lp_fallbacks_
             same += out["auto"] == out["highs"]
@@ -72,7 +72,7 @@ def main(argv=None):
     text = (
         "# KPM Table 2 protocol with both LP solvers (spot check)\n\n"
         + "\n".join(header()) + "\n"
-        "`benchmarks/compare_kpm_solvers.py`: `KernelProjectionMachine(sigma, max_dim=60, formulation='paper')`, 5-fold CV, "
+        "`benchmarks/compare_kpm_solvers.py`: `KernelProjectionMachine(sigma, max_components=60, formulation='paper')`, 5-fold CV, "
         f"realizations 1-{args.realizations}, `lp_solver='auto'` vs `'highs'`. Machine: {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, one BLAS thread.\n\n"
         + "\n".join(lines) + "\n\n"

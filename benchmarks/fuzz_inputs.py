@@ -261,10 +261,11 @@ def _targets():
         {**sig, "random_state": [0], "selection": ["cv", "cv", "penalty"], "cv": [3, 5],
          "centered": [False, True]},
         _BAD_KERNEL_PARAMS + (("cv", 1), ("cv", 0), ("cv", 2.5), ("cv", "x"), ("selection", "foo"),
-                              ("max_dim", 0), ("max_dim", -3), ("max_dim", 2.5),
+                              ("max_components", 0), ("max_components", -3), ("max_components", 2.5),
                               ("slope_factor", -1.0), ("slope_factor", float("nan")),
-                              ("penalty", "foo"), ("lp_solver", "foo"), ("dim_grid", [0, 1]),
-                              ("dim_grid", []), ("dim_grid", [3, 2.5]), ("early_stopping", "no"),
+                              ("penalty", "foo"), ("lp_solver", "foo"), ("n_components_grid", [0, 1]),
+                              ("n_components_grid", []), ("n_components_grid", [3, 2.5]),
+                              ("early_stopping", "no"),
                               ("n_jobs", 0), ("n_jobs", 1.5), ("cv_duplicates", "foo"))))
     T.append(_estimator_target(
         "RelevantDimension", kpm.RelevantDimension, "unsup_y", sup + ("precomputed", "callable"),
@@ -315,7 +316,8 @@ def _targets():
          "random_state": [0], "cv": [3]},
         _BAD_KERNEL_PARAMS + (("n_landmarks", 0), ("n_landmarks", -5), ("n_landmarks", 2.5),
                               ("landmarks", "foo"), ("max_components", 0), ("cv", 1), ("cv", "x"),
-                              ("eig_tol", -1.0), ("lp_tol", -1.0), ("init_working_set", 0),
+                              ("rank_tol", -1.0), ("solver_options", {"lp_tol": -1.0}),
+                              ("solver_options", {"init_size": 0}), ("solver_options", {"init_working_set": 5}),
                               ("n_components_grid", [0]), ("memory_budget", -1))))
     T.append(_wd_target("RelevantDimension[wd]", kpm.RelevantDimension, "unsup_y"))
     T.append(_wd_target("KernelPCRClassifier[wd]", kpm.KernelPCRClassifier, "clf"))
@@ -346,14 +348,14 @@ def _wd_target(name, factory, task):
 # ------------------------------------------------------------------- function targets
 def _function_targets():
     import kpm
-    from kpm import datasets, reduced_set, relevance
+    from kpm import datasets, reduced_set, relevance, spectral
+    from kpm import kernels as sk
+    from kpm import machine as scale
+    from kpm import validation as V
     from kpm.decomposition import pca_l1
     from kpm.denoising import preimage
-    from kpm.machine import nystroem as scale
     from kpm.machine import selection
-    from kpm import kernels as sk
     from kpm_reproduce import splice
-    from kpm import validation as V
 
     T = []
     numeric = ("layout", "invalid_x", "hard_x", "bad_params")
@@ -405,7 +407,7 @@ def _function_targets():
         return d
 
     fn("l1_dispersion", lambda d: {"v": pca_l1.l1_dispersion(d["X"], d["w"])}, l1_data, numeric + ("l1_w",))
-    fn("select_landmarks", lambda d: {"idx": scale.select_landmarks(d["X"], **d["params"])},
+    fn("select_landmarks", lambda d: {"idx": spectral.select_landmarks(d["X"], **d["params"])},
        with_params({"n_landmarks": [3, 5], "method": ["uniform", "kmeans++"], "random_state": [0]}),
        numeric, (("n_landmarks", 0), ("n_landmarks", 2.5), ("n_landmarks", 10**6), ("method", "foo"),
                  ("random_state", "x")))
@@ -413,12 +415,12 @@ def _function_targets():
     def nys(d):
         k = kpm.make_kernel("rbf", sigma=d["params"].get("sigma", 1.0))
         lam, P = scale.nystroem_eigenfunctions(k, d["X"], max_components=d["params"].get("max_components"),
-                                               eig_tol=d["params"].get("eig_tol", 1e-10))
+                                               rank_tol=d["params"].get("rank_tol", 1e-10))
         return {"lam": lam, "P": P}
 
     fn("nystroem_eigenfunctions", nys, with_params({"max_components": [None, 3]}), numeric,
-       (("max_components", 0), ("max_components", -2), ("max_components", 2.5), ("eig_tol", -1.0),
-        ("eig_tol", float("nan")), ("sigma", 0.0)))
+       (("max_components", 0), ("max_components", -2), ("max_components", 2.5), ("rank_tol", -1.0),
+        ("rank_tol", float("nan")), ("sigma", 0.0)))
     fn("select_kernel", lambda d: {"scores": np.array([s.neg_log_likelihood for s in relevance.select_kernel(
         [{"kernel": "rbf", "sigma": s} for s in (0.5, 1.0, 2.0)], d["X"], d["y"], **d["params"])])},
        with_params({"max_dim": [None, 5]}), numeric + ("invalid_y",),

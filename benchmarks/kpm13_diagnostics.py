@@ -126,7 +126,7 @@ def measure_fit(split, sigma, centered, random_state, cv=5):
     wrong = model.predict_path(split.X_test) != split.y_test[:, None]
     n_path = test.size
     cv_err = 100.0 * np.asarray(model.selection_curve_["cv_error"], dtype=float)[:n_path]
-    d_cv, d_or = int(model.dim_), int(np.argmin(test)) + 1
+    d_cv, d_or = int(model.n_components_), int(np.argmin(test)) + 1
     hinge = np.asarray(full.selection_curve_["hinge_risk"], dtype=float)
     floor = float(np.nanmin(hinge))
     d_floor = int(np.flatnonzero(hinge <= floor + 1e-9)[0]) + 1

@@ -93,7 +93,7 @@ def kpm_errors(X, y, Xt, yt, sigma, realization, rules):
             C, D = one_se_choice(m.selection_curve_, len(y))
             m = KernelProjectionMachine(sigma=sigma, formulation="svm", C=C, selection=D, c_selection="joint",
                                         random_state=realization).fit(X, y)
-        out[rule] = {"error": 100.0 * float(np.mean(m.predict(Xt) != yt)), "C": float(m.C_), "D": int(m.dim_),
+        out[rule] = {"error": 100.0 * float(np.mean(m.predict(Xt) != yt)), "C": float(m.C_), "D": int(m.n_components_),
                      "rank": int(len(m.eigenvalues_)), "fit_s": time.perf_counter() - t0}
     return out
 

@@ -41,7 +41,7 @@ GRIDS = {"{0.1,1,10,100}": [0.1, 1.0, 10.0, 100.0], "{0.1,0.3,1,3,10}": [0.1, 0.
 
 def _path_errors(basis, y_tr, Z_eval, y_eval, grid, C):
     """Misclassified points of ``Z_eval`` at every D of ``grid`` (padded past the basis' end)."""
-    from kpm.machine.exact import svm_path  # the solver the estimator uses
+    from kpm.hinge.svm_path import svm_path  # the solver the estimator uses
 
     m = min(int(grid[-1]), basis.rank)
     g = grid[grid <= m]
@@ -59,7 +59,8 @@ def curves(dataset, realization, data_dir=None):
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.kpm13 import SIGMAS
     from kpm.kernels import make_kernel
-    from kpm.machine.exact import SVM_DIM_RATIO, auto_dim_grid
+    from kpm.machine.exact import SVM_DIM_RATIO
+    from kpm.machine.eigen import auto_dim_grid
     from kpm.spectral.basis import eigen_basis
 
     s = load_raetsch(dataset, realization, data_dir=data_dir)

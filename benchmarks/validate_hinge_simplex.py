@@ -55,7 +55,7 @@ def _fold_subspaces(name, realization, scale, centered, data_dir=None):
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.machine.exact import _duplicate_groups, _Subspace
+    from kpm.machine.eigen import EigenSubspace, duplicate_groups
 
     split = load_raetsch(name, realization, data_dir=data_dir)
     X = split.X_train
@@ -65,11 +65,11 @@ def _fold_subspaces(name, realization, scale, centered, data_dir=None):
         base = median_sigma(X)
     sigma = scale * base
     K = make_kernel("rbf", sigma=sigma)(X)
-    groups = _duplicate_groups(X, False)
+    groups = duplicate_groups(X)
 
     def folds():
         for f, (tr, _) in enumerate(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y)):
-            sub = _Subspace(K[np.ix_(tr, tr)], centered, groups=None if groups is None else groups[tr])
+            sub = EigenSubspace(K[np.ix_(tr, tr)], centered, groups=None if groups is None else groups[tr])
             yield f, tr, y[tr], sub
 
     return sigma, folds()

@@ -27,9 +27,9 @@ for seed in range(3):
     X, y = make_moons(200, noise=0.35, random_state=seed)
     Xt, yt = make_moons(2000, noise=0.35, random_state=100 + seed)
     for name, kw in rules.items():
-        m = KernelProjectionMachine(sigma=sigma, max_dim=40, random_state=seed, **kw, formulation="paper").fit(X, y)
+        m = KernelProjectionMachine(sigma=sigma, max_components=40, random_state=seed, **kw, formulation="paper").fit(X, y)
         errors[name].append(1 - m.score(Xt, yt))
-        dims[name].append(m.dim_)
+        dims[name].append(m.n_components_)
     svc = GridSearchCV(SVC(gamma=1 / (2 * sigma**2)), {"C": np.logspace(-1, 3, 9)}).fit(X, y)
     errors["SVC (C by CV)"].append(1 - svc.score(Xt, yt))
 

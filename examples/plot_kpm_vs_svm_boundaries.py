@@ -30,8 +30,8 @@ xx, yy = np.meshgrid(np.linspace(-1.6, 1.6, 200), np.linspace(-1.6, 1.6, 200))
 grid = np.c_[xx.ravel(), yy.ravel()]
 fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), sharey=True)
 panels = (
-    (paper, f"papers' KPM: D = {paper.dim_}"),
-    (default, f"default KPM: D = {default.dim_}, C = {default.C_:.3g}"),
+    (paper, f"papers' KPM: D = {paper.n_components_}"),
+    (default, f"default KPM: D = {default.n_components_}, C = {default.C_:.3g}"),
     (svc, f"SVC: C = {svc.best_params_['C']:.3g}"),
 )
 for ax, (model, title) in zip(axes, panels):

@@ -18,7 +18,7 @@ from kpm.datasets import bayes_error, make_twonorm
 
 Xt, yt = make_twonorm(5000, random_state=1)
 # numba compiles the LP solver on first use: a tiny warm-up fit keeps that out of the timings
-KernelProjectionMachine(sigma=1.0, max_dim=5, formulation="paper").fit(*make_twonorm(60, random_state=2))
+KernelProjectionMachine(sigma=1.0, max_components=5, formulation="paper").fit(*make_twonorm(60, random_state=2))
 NystroemKPM(30, sigma=1.0, max_components=5).fit(*make_twonorm(300, random_state=2))
 sizes = [500, 1000, 2000, 4000, 8000]
 res = {"KernelProjectionMachine": [], "NystroemKPM (m = 200)": []}
@@ -28,7 +28,7 @@ for n in sizes:
     models = {"NystroemKPM (m = 200)": NystroemKPM(200, sigma=sigma, max_components=30,
                                                    random_state=0)}
     if n <= 2000:
-        models["KernelProjectionMachine"] = KernelProjectionMachine(sigma=sigma, max_dim=30,
+        models["KernelProjectionMachine"] = KernelProjectionMachine(sigma=sigma, max_components=30,
                                                                     random_state=0, formulation="paper")
     for name, model in models.items():
         t = time.perf_counter()

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from helpers import hinge_lp_reference
-from kpm.hinge.constraint_generation import (ConstraintGenerationHingeLP, InMemoryRows, hinge_objective, line_derivatives,
-                                        line_minimiser)
+from kpm.hinge.constraint_generation import ConstraintGenerationHingeLP
+from kpm.hinge.rows import InMemoryRows, hinge_objective
+from kpm.hinge.aggregation import line_derivatives, line_minimiser
 
 
 def full_lp_objective(F, y, D):

@@ -10,7 +10,7 @@ from sklearn.model_selection import PredefinedSplit
 
 import kpm.machine.nystroem as S
 from kpm import NystroemKPM
-from kpm.hinge.dask_rows import DaskRowSource, chunk_folds
+from kpm.machine.dask_data import DaskRowSource, chunk_folds
 from kpm.datasets import make_twonorm
 
 N, D_MAX = 1200, 10
@@ -21,8 +21,8 @@ def data(request):
     X, y = make_twonorm(N, random_state=0)
     fold = np.random.default_rng(0).integers(0, 2, N)
     kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
-              init_working_set=60, memory_budget=100_000, cv=PredefinedSplit(fold),
-              aggregate_below=request.param[0], band_size=request.param[1], random_state=0)
+              memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0,
+              solver_options=dict(init_size=60, aggregate_below=request.param[0], band_size=request.param[1]))
     return X, y, kw
 
 
@@ -46,7 +46,7 @@ def cluster():
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Persisted chunks of 195 rows (3 row blocks of 65): 7 chunks of the 1200 points."""
-    monkeypatch.setattr(S, "_DASK_CHUNK_BYTES", 20_000)
+    monkeypatch.setattr(S, "DASK_CHUNK_BYTES", 20_000)
 
 
 def assert_same_model(a, b):
@@ -78,7 +78,7 @@ def test_distributed_fit_equals_in_memory_fit_and_features_never_gather(data, in
     finally:
         del client._gather
     assert_same_model(est, in_memory)
-    if kw["aggregate_below"] is not None:  # the aggregated term was used
+    if kw["solver_options"]["aggregate_below"] is not None:  # the aggregated term was used
         assert max(est.lp_stats_["n_aggregated"]) > 0
     full_features = N * D_MAX * 8
     assert max(received) < full_features / 4, (max(received), full_features)
@@ -132,8 +132,9 @@ def test_row_source_on_the_workers_answers_as_in_memory(cluster):
     send them) and the one-feature passes of the D = 1 line search give the in-memory answers."""
     import dask.array as da
 
-    from kpm.hinge.constraint_generation import InMemoryRows, Reference
-    from kpm.hinge.dask_rows import DaskRows
+    from kpm.hinge.rows import InMemoryRows
+    from kpm.hinge.aggregation import Reference
+    from kpm.machine.dask_data import DaskRows
 
     _, client = cluster
     rng = np.random.default_rng(0)

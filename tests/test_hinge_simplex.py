@@ -89,12 +89,12 @@ def test_real_fold_with_duplicates_matches_highs():
     # eigenvectors as in the KPM, the first 40 dimensions
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.machine.exact import _duplicate_groups, _Subspace
+    from kpm.machine.eigen import EigenSubspace, duplicate_groups
 
     split = load_raetsch("image", 1)
     X, y = split.X_train[:600], np.where(split.y_train[:600] > 0, 1.0, -1.0)
     K = make_kernel("rbf", sigma=median_sigma(X))(X)
-    V = _Subspace(K, False, n_components=60, groups=_duplicate_groups(X, False), random_state=0).V
+    V = EigenSubspace(K, False, n_components=60, groups=duplicate_groups(X), random_state=0).V
     _assert_same_path(V, y, 40)
 
 
@@ -111,13 +111,13 @@ def test_nearly_separable_badly_conditioned_path():
 
     from kpm_reproduce.datasets import load_raetsch
     from kpm.kernels import make_kernel, median_sigma
-    from kpm.machine.exact import _duplicate_groups, _Subspace
+    from kpm.machine.eigen import EigenSubspace, duplicate_groups
 
     split = load_raetsch("image", 1)
     X, y = split.X_train, np.where(split.y_train > 0, 1.0, -1.0)
     tr, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2]
     K = make_kernel("rbf", sigma=0.25 * median_sigma(X))(X[tr])
-    V = _Subspace(K, True, n_components=120, groups=_duplicate_groups(X[tr], False), random_state=0).V[:, :100]
+    V = EigenSubspace(K, True, n_components=120, groups=duplicate_groups(X[tr]), random_state=0).V[:, :100]
     yy = y[tr]
     n = len(yy)
     path = hinge_lp_path(V, yy, 100, solver="simplex")

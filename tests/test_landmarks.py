@@ -7,7 +7,7 @@ from kpm import KernelProjection
 from kpm.datasets import make_twonorm
 from kpm.kernels import make_kernel
 from kpm.spectral.landmarks import nystroem_trace_error, rpcholesky, select_landmarks
-from kpm.machine.nystroem import NystroemKPM
+from kpm import NystroemKPM
 
 
 def _clustered(seed=0):

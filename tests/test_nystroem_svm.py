@@ -11,8 +11,8 @@ from helpers import svm_dual_reference, svm_toy_problem
 from kpm import KernelProjectionMachine, NystroemKPM
 from kpm.hinge.svm_path import BIAS_SCALE, svm_c_path, svm_path
 from kpm.kernels import make_kernel
-from kpm.machine.exact import TWO_STAGE_MAX_SWEEPS
-from kpm.machine.nystroem import nystroem_eigenfunctions
+from kpm.machine import TWO_STAGE_MAX_SWEEPS
+from kpm.machine import nystroem_eigenfunctions
 
 C = 1.0
 WIDE_C = [0.01, 0.1, 1.0, 10.0, 100.0]
@@ -76,7 +76,7 @@ def test_all_landmarks_equal_the_uncentred_exact_kpm(problem, D):
     X, y, Xt = problem
     D = _rank(X) if D == "rank" else D
     nys = _all_landmarks(X, C=C, selection=D).fit(X, y)
-    kw = dict(sigma=1.0, formulation="svm", C=C, dim_grid=list(range(1, len(X) + 1)), eigen_solver="dense")
+    kw = dict(sigma=1.0, formulation="svm", C=C, n_components_grid=list(range(1, len(X) + 1)), eigen_solver="dense")
     exact = KernelProjectionMachine(selection=D, centered=False, **kw).fit(X, y)
     f = nys.decision_function(Xt)
     np.testing.assert_allclose(f, exact.decision_function(Xt), rtol=1e-6, atol=1e-6 * np.abs(f).max())
@@ -118,7 +118,7 @@ def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):
     np.testing.assert_allclose(m.cv_error_, curve["cv_error"][curve["C"] == m.C_])
     assert m.c_selection_curve_ is None
     choice = m.select_dim("cv")
-    assert (choice.dim, sorted(Cs)[choice.kernel_index]) == (m.n_components_, m.C_)
+    assert (choice.n_components, sorted(Cs)[choice.kernel_index]) == (m.n_components_, m.C_)
 
 
 def test_two_stage_picks_c_by_the_cv_error_at_the_largest_d(problem):
@@ -152,8 +152,8 @@ def test_multiclass_one_vs_rest_and_select_dim(problem):
     assert len(m.train_risk_) == int(np.searchsorted(m.n_components_grid_, D)) + 1
     assert np.all(np.isfinite(m.selection_curve_["clipped_risk"]))
     assert len(m.lp_stats_["sweeps"]) == 3
-    assert m.select_dim("penalty").dim == D
-    assert m.select_dim("slope").dim in m.selection_curve_["D"]
+    assert m.select_dim("penalty").n_components == D
+    assert m.select_dim("slope").n_components in m.selection_curve_["D"]
     with pytest.raises(ValueError, match="needs the cross-validation curves"):
         m.select_dim("cv")
 

@@ -7,14 +7,14 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kpm.machine.exact import KernelProjectionMachine
+from kpm import KernelProjectionMachine
 from kpm.machine.selection import select_cv, select_penalty, slope_heuristic
 
 
 @parametrize_with_checks(
     [
         KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by CV
-        KernelProjectionMachine(max_dim=6, cv=3, random_state=0, formulation="paper"),
+        KernelProjectionMachine(max_components=6, cv=3, random_state=0, formulation="paper"),
         KernelProjectionMachine(selection="slope", random_state=0, formulation="paper"),
     ]
 )
@@ -32,7 +32,7 @@ def moons():
 @pytest.fixture(scope="module")
 def moons_cv(moons):
     X, y, _, _ = moons
-    return KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, formulation="paper").fit(X, y)
+    return KernelProjectionMachine(sigma=0.5, max_components=60, random_state=0, formulation="paper").fit(X, y)
 
 
 def test_moons_close_to_cv_tuned_svc(moons, moons_cv):
@@ -48,36 +48,36 @@ def test_learned_attributes_and_expansion(moons, moons_cv):
     m = moons_cv
     curve = m.selection_curve_
     assert set(curve) >= {"D", "cv_error", "hinge_risk", "clipped_risk", "criterion"}
-    assert m.dim_ == curve["D"][select_cv(curve["D"], curve["cv_error"])]
+    assert m.n_components_ == curve["D"][select_cv(curve["D"], curve["cv_error"])]
     # the full-data path is solved up to the selected D for the cv rule
     solved = np.isfinite(curve["hinge_risk"])
-    assert solved.sum() == len(m.path_dims_) == m.dim_
+    assert solved.sum() == len(m.path_dims_) == m.n_components_
     assert np.all(np.diff(curve["hinge_risk"][solved]) <= 1e-12)
     assert np.all(curve["clipped_risk"][solved] <= curve["hinge_risk"][solved] + 1e-12)
-    assert m.alpha_.shape == (len(X),)
+    assert m.dual_coef_.shape == (len(X),)
     assert m.eigenvalues_[0] >= m.eigenvalues_[-1] > 0
     # the kernel expansion equals the eigen-feature form of the selected D
     F = m.decision_function_path(Xt[:50])
-    np.testing.assert_allclose(m.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
-    np.testing.assert_array_equal(m.predict(Xt[:50]), m.predict_path(Xt[:50])[:, m.dim_ - 1])
+    np.testing.assert_allclose(m.decision_function(Xt[:50]), F[:, m.n_components_ - 1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(m.predict(Xt[:50]), m.predict_path(Xt[:50])[:, m.n_components_ - 1])
     # fixed D = the same function as the path's D
-    fixed = KernelProjectionMachine(sigma=0.5, selection=m.dim_, formulation="paper").fit(X, y)
-    np.testing.assert_allclose(fixed.decision_function(Xt[:50]), F[:, m.dim_ - 1], rtol=1e-6, atol=1e-6)
+    fixed = KernelProjectionMachine(sigma=0.5, selection=m.n_components_, formulation="paper").fit(X, y)
+    np.testing.assert_allclose(fixed.decision_function(Xt[:50]), F[:, m.n_components_ - 1], rtol=1e-6, atol=1e-6)
 
 
 def test_penalty_and_slope_rules(moons):
     X, y, Xt, yt = moons
-    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_dim=60, formulation="paper").fit(X, y)
+    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_components=60, formulation="paper").fit(X, y)
     c = slope.selection_curve_
     idx, lam_jump, _ = slope_heuristic(c["D"], c["clipped_risk"], 2.0)
     assert slope.slope_lambda_ == pytest.approx(lam_jump)
     assert slope.penalty_ == pytest.approx(2 * lam_jump)
-    assert slope.dim_ == c["D"][idx]
-    fixed = KernelProjectionMachine(sigma=0.5, selection="penalty", penalty=0.01, max_dim=60, formulation="paper").fit(X, y)
+    assert slope.n_components_ == c["D"][idx]
+    fixed = KernelProjectionMachine(sigma=0.5, selection="penalty", penalty=0.01, max_components=60, formulation="paper").fit(X, y)
     c = fixed.selection_curve_
-    assert fixed.dim_ == c["D"][select_penalty(c["D"], c["clipped_risk"], 0.01)]
+    assert fixed.n_components_ == c["D"][select_penalty(c["D"], c["clipped_risk"], 0.01)]
     np.testing.assert_allclose(c["criterion"], c["clipped_risk"] + 0.01 * c["D"])
-    pcv = KernelProjectionMachine(sigma=0.5, selection="penalty", max_dim=60, random_state=0, formulation="paper").fit(X, y)
+    pcv = KernelProjectionMachine(sigma=0.5, selection="penalty", max_components=60, random_state=0, formulation="paper").fit(X, y)
     assert pcv.penalty_ > 0
     assert np.mean(pcv.predict(Xt) != yt) < 0.13
     assert np.mean(slope.predict(Xt) != yt) < 0.13
@@ -85,12 +85,12 @@ def test_penalty_and_slope_rules(moons):
 
 def test_early_stopping_lockstep_matches_per_fold_paths(moons, moons_cv):
     X, y, _, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, max_dim=60, early_stopping=True, random_state=0, formulation="paper").fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, max_components=60, early_stopping=True, random_state=0, formulation="paper").fit(X, y)
     a, b = moons_cv.selection_curve_["cv_error"], m.selection_curve_["cv_error"]
     n = min(len(a), len(b))
     np.testing.assert_array_equal(a[:n], b[:n])  # the same folds, the same paths
-    assert len(b) <= 2 * m.dim_ + 21
-    assert m.dim_ == moons_cv.dim_
+    assert len(b) <= 2 * m.n_components_ + 21
+    assert m.n_components_ == moons_cv.n_components_
 
 
 @pytest.mark.slow
@@ -100,13 +100,13 @@ def test_lp_solvers_give_the_same_model(moons, moons_cv):
     # folds reach zero risk at D = 46..55, where the LP has many optimal solutions (with
     # huge coefficients) and the two solvers return different ones
     X, y, Xt, _ = moons
-    highs = KernelProjectionMachine(sigma=0.5, max_dim=60, random_state=0, lp_solver="highs", formulation="paper").fit(X, y)
+    highs = KernelProjectionMachine(sigma=0.5, max_components=60, random_state=0, lp_solver="highs", formulation="paper").fit(X, y)
     assert moons_cv.lp_fallbacks_ == 0 and highs.lp_fallbacks_ == 0
     a, b = moons_cv.selection_curve_["cv_error"], highs.selection_curve_["cv_error"]
     np.testing.assert_array_equal(a[:45], b[:45])
     np.testing.assert_allclose(moons_cv.selection_curve_["hinge_risk"], highs.selection_curve_["hinge_risk"],
                                rtol=1e-9, atol=1e-12)
-    assert moons_cv.dim_ == highs.dim_
+    assert moons_cv.n_components_ == highs.n_components_
     np.testing.assert_allclose(moons_cv.decision_function(Xt), highs.decision_function(Xt), atol=1e-6)
     with pytest.raises(ValueError, match="lp_solver"):
         KernelProjectionMachine(selection=3, lp_solver="glpk", formulation="paper").fit(X, y)
@@ -114,28 +114,28 @@ def test_lp_solvers_give_the_same_model(moons, moons_cv):
 
 def test_dim_grid(moons):
     X, y, Xt, yt = moons
-    m = KernelProjectionMachine(sigma=0.5, dim_grid=[2, 4, 8, 16, 32], random_state=0, formulation="paper").fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, n_components_grid=[2, 4, 8, 16, 32], random_state=0, formulation="paper").fit(X, y)
     assert set(m.selection_curve_["D"]) <= {2, 4, 8, 16, 32}
-    assert m.dim_ in (2, 4, 8, 16, 32)
-    full = KernelProjectionMachine(sigma=0.5, selection=m.dim_, formulation="paper").fit(X, y)
+    assert m.n_components_ in (2, 4, 8, 16, 32)
+    full = KernelProjectionMachine(sigma=0.5, selection=m.n_components_, formulation="paper").fit(X, y)
     np.testing.assert_allclose(m.decision_function(Xt[:30]), full.decision_function(Xt[:30]), atol=1e-6)
-    auto = KernelProjectionMachine(sigma=0.5, dim_grid="auto", selection="slope", formulation="paper").fit(X, y)
+    auto = KernelProjectionMachine(sigma=0.5, n_components_grid="auto", selection="slope", formulation="paper").fit(X, y)
     D = auto.selection_curve_["D"]
     assert np.all(D[:20] == np.arange(1, 21)) and np.all(np.diff(D) >= 1)
-    with pytest.raises(ValueError, match="dim_grid"):
-        KernelProjectionMachine(dim_grid="fine", selection=3, formulation="paper").fit(X, y)
+    with pytest.raises(ValueError, match="n_components_grid"):
+        KernelProjectionMachine(n_components_grid="fine", selection=3, formulation="paper").fit(X, y)
 
 
 def test_multiclass_and_kernel_list():
     X, y = load_iris(return_X_y=True)
-    m = KernelProjectionMachine(sigma=1.0, max_dim=30, random_state=0, formulation="paper").fit(X, y)
-    assert m.alpha_.shape == (3, len(X))
+    m = KernelProjectionMachine(sigma=1.0, max_components=30, random_state=0, formulation="paper").fit(X, y)
+    assert m.dual_coef_.shape == (3, len(X))
     assert m.decision_function(X).shape == (len(X), 3)
     assert m.score(X, y) > 0.9
     # kernel list: an absurdly narrow width cannot win against a sensible one
     mk = KernelProjectionMachine(
         kernel=[{"kernel": "rbf", "sigma": 0.01}, {"kernel": "rbf", "sigma": 1.0}],
-        max_dim=30,
+        max_components=30,
         random_state=0, formulation="paper",
     ).fit(X, y)
     assert mk.kernel_index_ == 1
@@ -165,7 +165,7 @@ def test_bad_input(moons):
     with pytest.raises(ValueError, match="NaN"):
         KernelProjectionMachine(selection=3, formulation="paper").fit(Xn, y)
     with pytest.raises(ValueError, match="rank"):
-        KernelProjectionMachine(kernel="linear", max_dim=5, formulation="paper").fit(X, y)  # rank 2
+        KernelProjectionMachine(kernel="linear", max_components=5, formulation="paper").fit(X, y)  # rank 2
     with pytest.raises(ValueError, match="larger than"):
         KernelProjectionMachine(kernel="linear", selection=4, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="selection"):
@@ -177,7 +177,7 @@ def test_bad_input(moons):
     # an unstratified splitter on sorted labels leaves a fold with one class
     order = np.argsort(y)
     with pytest.raises(ValueError, match="fold"):
-        KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_dim=5, formulation="paper").fit(X[order], y[order])
+        KernelProjectionMachine(sigma=0.5, cv=KFold(2), max_components=5, formulation="paper").fit(X[order], y[order])
 
 
 @pytest.mark.slow
@@ -187,15 +187,15 @@ def test_extend_path_and_figure(moons, tmp_path):
     from kpm.plotting import plot_selection_curve as selection_curve
 
     X, y, Xt, yt = moons
-    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0, formulation="paper").fit(X, y)
-    alpha = m.alpha_.copy()
+    m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper").fit(X, y)
+    alpha = m.dual_coef_.copy()
     n_before = len(m.path_dims_)
     m.extend_path()
     assert len(m.path_dims_) >= n_before
     assert np.all(np.isfinite(m.selection_curve_["hinge_risk"][: len(m.path_dims_)]))
-    np.testing.assert_array_equal(m.alpha_, alpha)
+    np.testing.assert_array_equal(m.dual_coef_, alpha)
     F = m.decision_function_path(Xt[:20])
-    np.testing.assert_allclose(F[:, m.dim_ - 1], m.decision_function(Xt[:20]), atol=1e-6)
+    np.testing.assert_allclose(F[:, m.n_components_ - 1], m.decision_function(Xt[:20]), atol=1e-6)
     ax = selection_curve(m, X_test=Xt, y_test=yt)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "test error" in labels and "CV error" in labels
@@ -226,18 +226,18 @@ def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
 
 
 def test_duplicated_samples_get_identical_eigen_rows(moons):
-    from kpm.machine.exact import _duplicate_groups, _Subspace
+    from kpm.machine.eigen import EigenSubspace, duplicate_groups
     from kpm.kernels import make_kernel
 
     X, y, Xt, yt = moons
     Xd = np.vstack([X, X[:40]])
     yd = np.concatenate([y, y[:40]])
-    groups = _duplicate_groups(Xd, False)
+    groups = duplicate_groups(Xd)
     assert groups is not None and len(np.unique(groups)) == len(X)
-    assert _duplicate_groups(X, False) is None
-    sub = _Subspace(make_kernel("rbf", sigma=0.5)(Xd), False, groups=groups)
+    assert duplicate_groups(X) is None
+    sub = EigenSubspace(make_kernel("rbf", sigma=0.5)(Xd), False, groups=groups)
     np.testing.assert_array_equal(sub.V[:40], sub.V[len(X) :])
-    m = KernelProjectionMachine(sigma=0.5, max_dim=40, random_state=0, formulation="paper").fit(Xd, yd)
+    m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper").fit(Xd, yd)
     assert np.mean(m.predict(Xt) != yt) < 0.13
 
 
@@ -250,12 +250,12 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.kpm_tables import SIGMAS
     from kpm.kernels import make_kernel
-    from kpm.machine.exact import _duplicate_groups, _Subspace
+    from kpm.machine.eigen import EigenSubspace, duplicate_groups
 
     s = load_raetsch("flare_solar", 94, data_dir=data_dir)
-    model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_dim=60, random_state=94, formulation="paper")
+    model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_components=60, random_state=94, formulation="paper")
     model.fit(s.X_train, s.y_train)
-    assert model.dim_ == 6
+    assert model.n_components_ == 6
     assert model.selection_curve_["D"][-1] < 60  # every fold's path reached its floor
 
     _, inv = np.unique(s.X_train, axis=0, return_inverse=True)
@@ -263,8 +263,8 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
     floor = 2 * np.minimum(np.bincount(inv.ravel(), pos), np.bincount(inv.ravel(), ~pos)).sum()
     assert floor > 0
     K = make_kernel("rbf", sigma=SIGMAS["flare_solar"])(s.X_train)
-    groups = _duplicate_groups(s.X_train, False)
-    sub = _Subspace(K, False, 60, random_state=94, groups=groups)
+    groups = duplicate_groups(s.X_train)
+    sub = EigenSubspace(K, False, 60, random_state=94, groups=groups)
     y = np.where(pos, 1.0, -1.0)
     path = hinge_lp_path(sub.V[:, :60], y, 60, groups=sub.groups)
     assert path.floor == floor
@@ -277,11 +277,11 @@ def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
 
 def test_fixed_D_below_max_dim(moons):
     # a fixed D decomposes the kernel matrix up to D only: max_dim beyond D was compared
-    # with that partial rank and rejected ("max_dim=15 is larger than the rank 5")
+    # with that partial rank and rejected ("max_components=15 is larger than the rank 5")
     X, y, Xt, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, selection=5, max_dim=15, formulation="paper").fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, selection=5, max_components=15, formulation="paper").fit(X, y)
     plain = KernelProjectionMachine(sigma=0.5, selection=5, formulation="paper").fit(X, y)
-    assert m.dim_ == 5
+    assert m.n_components_ == 5
     np.testing.assert_array_equal(m.decision_function(Xt[:50]), plain.decision_function(Xt[:50]))
     with pytest.raises(ValueError, match="larger than the rank 2"):
-        KernelProjectionMachine(kernel="linear", selection=4, max_dim=6, formulation="paper").fit(X, y)
+        KernelProjectionMachine(kernel="linear", selection=4, max_components=6, formulation="paper").fit(X, y)

@@ -15,10 +15,12 @@ from kpm import LPSolverError
 from kpm import KernelProjectionMachine
 from kpm.kernels import make_kernel
 from sklearn.model_selection import StratifiedKFold
-from kpm.machine.nystroem import DaskClientError, NystroemKPM, nystroem_eigenfunctions, select_landmarks
+from kpm.machine import DaskClientError, nystroem_eigenfunctions
+from kpm import NystroemKPM
+from kpm.spectral import select_landmarks
 from kpm.machine.selection import select_cv
 
-SMALL = dict(n_landmarks=10, cv=2, max_components=6, init_working_set=20, random_state=0)
+SMALL = dict(n_landmarks=10, cv=2, max_components=6, solver_options={"init_size": 20}, random_state=0)
 
 
 @parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM()])
@@ -97,7 +99,7 @@ def test_bad_input(twonorm):
         NystroemKPM(n_landmarks=20, cv=[(every[:150], every[150:]), (every, none)]).fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="selection must be one of"):
         NystroemKPM(n_landmarks=20, selection="aic").fit(X[:300], y[:300])
-    with pytest.raises(ValueError, match="penalty must be a number"):
+    with pytest.raises(ValueError, match="penalty must be >= 0, got -1"):
         NystroemKPM(n_landmarks=20, selection="penalty", penalty=-1).fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="slope_factor"):
         NystroemKPM(n_landmarks=20, selection="slope", slope_factor=0).fit(X[:300], y[:300])
@@ -107,10 +109,12 @@ def test_bad_input(twonorm):
         NystroemKPM(n_landmarks=20, landmarks="random").fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="memory_budget"):
         NystroemKPM(n_landmarks=20, memory_budget=-5).fit(X[:300], y[:300])
-    with pytest.raises(ValueError, match="set aggregate_below too"):
-        NystroemKPM(n_landmarks=20, band_size=100).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="it needs aggregate_below"):
+        NystroemKPM(n_landmarks=20, solver_options={"band_size": 100}).fit(X[:300], y[:300])
     with pytest.raises(ValueError, match="band_size must be >= 1"):
-        NystroemKPM(n_landmarks=20, aggregate_below=0.9, band_size=0).fit(X[:300], y[:300])
+        NystroemKPM(n_landmarks=20, solver_options={"aggregate_below": 0.9, "band_size": 0}).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match=r"unknown constraint-generation options \['init_working_set'\]"):
+        NystroemKPM(n_landmarks=20, solver_options={"init_working_set": 5}).fit(X[:300], y[:300])
     Xn = X[:300].copy()
     Xn[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -144,7 +148,7 @@ def test_lost_cluster_leaves_the_estimator_unfitted(twonorm, monkeypatch):
     """The cluster goes away mid-run (after the features were persisted on its workers)."""
     from distributed import Client, LocalCluster
 
-    import kpm.hinge.dask_rows as R
+    import kpm.machine.dask_data as R
 
     X, y, _, _ = twonorm
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
@@ -280,8 +284,8 @@ def test_public_helpers_validate_their_input():
     np.testing.assert_array_equal(idx, select_landmarks(X, 10, random_state=0))
     kern = make_kernel("rbf", sigma=3.0)
     for bad in (-1, 0, 1, np.nan, "x"):
-        with pytest.raises(ValueError, match="eig_tol"):
-            nystroem_eigenfunctions(kern, X[:10], eig_tol=bad)
+        with pytest.raises(ValueError, match="rank_tol"):
+            nystroem_eigenfunctions(kern, X[:10], rank_tol=bad)
     with pytest.raises(ValueError, match="max_components"):
         nystroem_eigenfunctions(kern, X[:10], max_components=0)
     with pytest.raises(ValueError, match="kpm.kernels.Kernel"):
@@ -363,9 +367,9 @@ def test_landmarks_at_all_points_give_the_exact_kpm(small_problems, problem, sel
     the columns. The full-data paths -- all the rules without CV read -- are the same."""
     X, ys, Xt = small_problems
     y = ys[problem]
-    exact = KernelProjectionMachine(sigma=4.0, selection=selection, penalty=penalty, max_dim=25, formulation="paper").fit(X, y)
+    exact = KernelProjectionMachine(sigma=4.0, selection=selection, penalty=penalty, max_components=25, formulation="paper").fit(X, y)
     nys = _all_landmarks(X, selection=selection, penalty=penalty).fit(X, y)
-    assert nys.n_components_ == exact.dim_
+    assert nys.n_components_ == exact.n_components_
     assert nys.penalty_ == pytest.approx(exact.penalty_, rel=1e-9) if exact.penalty_ is not None else nys.penalty_ is None
     np.testing.assert_array_equal(nys.classes_, exact.classes_)
     np.testing.assert_allclose(nys.selection_curve_["clipped_risk"], exact.selection_curve_["clipped_risk"],
@@ -420,10 +424,10 @@ def test_cv_rules_read_the_same_fold_curves_as_the_exact_solver(small_problems, 
                          est.selection_curve_["hinge_risk"], est.selection_curve_["clipped_risk"],
                          errors[:, :m], clipped[:, :m], len(y))
     ref = Penalty("cv").select(curves)
-    assert est.n_components_ == ref.dim and est.penalty_ == pytest.approx(ref.penalty, rel=1e-6)
-    assert est.select_dim(CV()).dim == CV().select(curves).dim
+    assert est.n_components_ == ref.n_components and est.penalty_ == pytest.approx(ref.penalty, rel=1e-6)
+    assert est.select_dim(CV()).n_components == CV().select(curves).n_components
     cv_fit = _all_landmarks(X, cv=splits).fit(X, y)
-    assert cv_fit.n_components_ == CV().select(curves).dim
+    assert cv_fit.n_components_ == CV().select(curves).n_components
 
 
 def test_multiclass_follows_scikit_learn(small_problems):
@@ -456,7 +460,7 @@ def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
     full = NystroemKPM(**kw, selection="penalty", penalty="cv").fit(X, y)
     for rule, sel, pen in [(CV(), "cv", "cv"), (Penalty(0.003), "penalty", 0.003), (Slope(2.0), "slope", "cv"),
                            (FixedD(4), 4, "cv")]:
-        assert full.select_dim(rule).dim == NystroemKPM(**kw, selection=sel, penalty=pen).fit(X, y).n_components_
+        assert full.select_dim(rule).n_components == NystroemKPM(**kw, selection=sel, penalty=pen).fit(X, y).n_components_
     cv_only = NystroemKPM(**kw).fit(X, y)
     with pytest.raises(ValueError, match="training risk of every model"):
         cv_only.select_dim(Slope())

@@ -204,16 +204,16 @@ def test_kernel_projection_machine_learns_a_motif_in_dna_strings():
     S, y, _ = _motif_data(200, 0, flip=0.1)
     St, _, yt = _motif_data(300, 1)
     kernel = WeightedDegreeKernel(degree=5)
-    model = KernelProjectionMachine(kernel=kernel, max_dim=30, random_state=0, formulation="paper").fit(S, y)
+    model = KernelProjectionMachine(kernel=kernel, max_components=30, random_state=0, formulation="paper").fit(S, y)
     assert np.mean(model.predict(St) == yt) >= 0.95  # chance: 0.5
     # the same model as the precomputed route, to the bit
-    ref = KernelProjectionMachine(kernel="precomputed", max_dim=30, random_state=0, formulation="paper").fit(kernel(S), y)
-    assert model.dim_ == ref.dim_
+    ref = KernelProjectionMachine(kernel="precomputed", max_components=30, random_state=0, formulation="paper").fit(kernel(S), y)
+    assert model.n_components_ == ref.n_components_
     for key in ref.selection_curve_:
         np.testing.assert_array_equal(model.selection_curve_[key], ref.selection_curve_[key])
     np.testing.assert_array_equal(model.decision_function(St), ref.decision_function(kernel(St, S)))
     # a list of string kernels: the KPM picks one of them by cross-validation
-    multi = KernelProjectionMachine(kernel=[WeightedDegreeKernel(d) for d in (1, 5)], max_dim=30,
+    multi = KernelProjectionMachine(kernel=[WeightedDegreeKernel(d) for d in (1, 5)], max_components=30,
                                     random_state=0, formulation="paper").fit(S, y)
     assert multi.kernel_ in (WeightedDegreeKernel(1), WeightedDegreeKernel(5))
     with pytest.raises(ValueError, match="cannot mix"):

@@ -50,7 +50,7 @@ def test_estimator_at_the_rank_agrees_with_svc(problem):
     X, y, Xt, K, Kt = problem
     rank = eigen_basis(K).truncate().rank
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank).fit(X, y)
-    assert m.dim_ == rank and m.C_ == C
+    assert m.n_components_ == rank and m.C_ == C
     # the estimator stops at LIBLINEAR's tolerance: close to the exact dual solution
     exact = (Kt + BIAS_SCALE**2) @ svm_dual_reference(K, y, C, BIAS_SCALE)
     np.testing.assert_allclose(m.decision_function(Xt), exact, atol=0.1)
@@ -63,13 +63,13 @@ def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], c_selection="joint", random_state=3)
     m = KernelProjectionMachine(**kw).fit(X, y)
     m2 = KernelProjectionMachine(**kw).fit(X, y)
-    assert (m.dim_, m.C_) == (m2.dim_, m2.C_)
+    assert (m.n_components_, m.C_) == (m2.n_components_, m2.C_)
     curve = m.selection_curve_
     assert sorted(set(curve["C"])) == [0.1, 1.0, 10.0]
     # kpm.machine.selection.select_cv: ties -> the smaller D, then the earlier model (the smaller C)
     best = np.flatnonzero(curve["cv_error"] == curve["cv_error"].min())
     i = best[np.lexsort((curve["C"][best], curve["D"][best]))[0]]
-    assert (curve["C"][i], curve["D"][i]) == (m.C_, m.dim_)
+    assert (curve["C"][i], curve["D"][i]) == (m.C_, m.n_components_)
     np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
 
 
@@ -77,7 +77,7 @@ def test_one_c_answers_the_other_rules(problem):
     X, y, *_ = problem
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=1.0, selection="penalty",
                                 random_state=0).fit(X, y)
-    assert m.select_dim("slope").dim in m.selection_curve_["D"]
+    assert m.select_dim("slope").n_components in m.selection_curve_["D"]
     assert np.all(np.isfinite(m.selection_curve_["clipped_risk"]))
 
 
@@ -86,7 +86,7 @@ def test_multiclass_one_vs_rest():
 
     X, y = load_iris(return_X_y=True)
     m = KernelProjectionMachine(formulation="svm", C=1.0, cv_duplicates="split", random_state=0).fit(X, y)
-    assert m.alpha_.shape == (3, len(y)) and m.score(X, y) > 0.9
+    assert m.dual_coef_.shape == (3, len(y)) and m.score(X, y) > 0.9
 
 
 @pytest.mark.parametrize("params, match", [
@@ -144,7 +144,7 @@ def test_two_stage_choice_is_the_cv_argmin_by_hand(problem):
     assert m.C_ == WIDE_C[int(np.argmin(wrong))]
     curve = m.selection_curve_
     assert set(curve["C"]) == {m.C_}  # stage two: the chosen C's models only
-    assert m.dim_ == curve["D"][int(np.argmin(curve["cv_error"]))]
+    assert m.n_components_ == curve["D"][int(np.argmin(curve["cv_error"]))]
 
 
 def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
@@ -152,7 +152,7 @@ def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
     kw = dict(sigma=1.0, formulation="svm", C=WIDE_C, random_state=3)
     a = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
     b = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
-    assert (a.C_, a.dim_) == (b.C_, b.dim_)
+    assert (a.C_, a.n_components_) == (b.C_, b.n_components_)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     joint = KernelProjectionMachine(c_selection="joint", **kw).fit(X, y)
     assert joint.c_selection_curve_ is None and len(set(joint.selection_curve_["C"])) == len(WIDE_C)
@@ -175,7 +175,7 @@ def test_auto_formulation_is_the_svm_with_cv_and_the_paper_otherwise(problem):
     explicit = KernelProjectionMachine(sigma=1.0, formulation="svm", C=np.logspace(-2, 3, 11),
                                        c_selection="two-stage", random_state=3).fit(X, y)
     assert default.formulation_ == "svm" and default.C_ in np.logspace(-2, 3, 11)
-    assert (default.dim_, default.C_) == (explicit.dim_, explicit.C_)
+    assert (default.n_components_, default.C_) == (explicit.n_components_, explicit.C_)
     np.testing.assert_array_equal(default.decision_function(X), explicit.decision_function(X))
     np.testing.assert_allclose(default.c_selection_curve_["C"], np.logspace(-2, 3, 11))
     # every other rule fits the paper's hinge LP, which has no C
@@ -195,4 +195,4 @@ def test_default_c_grid_follows_the_c_rule(problem):
     a = KernelProjectionMachine(sigma=1.0, formulation="paper", C=5.0, c_selection="joint",
                                 random_state=3).fit(X, y)
     b = KernelProjectionMachine(sigma=1.0, formulation="paper", random_state=3).fit(X, y)
-    assert a.formulation_ == "paper" and (a.dim_, a.C_) == (b.dim_, None)
+    assert a.formulation_ == "paper" and (a.n_components_, a.C_) == (b.n_components_, None)

@@ -29,7 +29,7 @@ def _pyplot():
     return plt
 
 
-def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_dim=None, title=None):
+def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_components=None, title=None):
     """Draw risk versus dimension D for a fitted :class:`~kpm.KernelProjectionMachine`.
 
     Curves (for the winning kernel of a kernel list): the test 0-1 error of
@@ -46,7 +46,7 @@ def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_dim=No
         Where to draw (a new figure otherwise).
     X_test, y_test : array-like, optional
         Test data for the test-error curve.
-    max_dim : int, optional
+    max_components : int, optional
         Last D shown.
     title : str, optional
 
@@ -57,14 +57,14 @@ def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_dim=No
     plt = _pyplot()
 
     check_is_fitted(model, "selection_curve_")
-    max_dim = check_int(max_dim, "max_dim", minimum=1, allow_none=True)
+    max_components = check_int(max_components, "max_components", minimum=1, allow_none=True)
     if (X_test is None) != (y_test is None):
         raise ValueError("give both X_test and y_test, or neither")
     curve = model.selection_curve_
     mask = curve["kernel"] == model.kernel_index_
     D = curve["D"][mask]
-    if max_dim is not None:
-        keep = D <= max_dim
+    if max_components is not None:
+        keep = D <= max_components
         mask = np.flatnonzero(mask)[keep]
         D = D[keep]
     if ax is None:
@@ -85,7 +85,7 @@ def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_dim=No
     crit = curve["criterion"][mask]
     if np.any(np.isfinite(crit)):
         ax.plot(D, crit, "-.", color="C3", label=f"penalised criterion (λ={model.penalty_:.3g})")
-    ax.axvline(model.dim_, color="k", lw=0.8, alpha=0.6, label=f"selected D = {model.dim_}")
+    ax.axvline(model.n_components_, color="k", lw=0.8, alpha=0.6, label=f"selected D = {model.n_components_}")
     ax.set_xlabel("dimension D")
     ax.set_ylabel("risk")
     if title:

@@ -50,7 +50,7 @@ def test_unscaled_breast_cancer_fits_and_says_why(breast_cancer_split, solver):
 
 def _assert_failures_reported(m, caught):
     first = min(f["dim"] for f in m.lp_failures_)
-    assert all(f["dim"] > m.dim_ for f in m.lp_failures_)
+    assert all(f["dim"] > m.n_components_ for f in m.lp_failures_)
     assert m.selection_curve_["D"].max() < first
     message = next(str(w.message) for w in caught if w.category is ConvergenceWarning)
     assert f"D={first}" in message
@@ -76,7 +76,7 @@ def test_solver_failure_ends_the_path_loudly(monkeypatch, solver):
     assert m.lp_failures_ and min(f["dim"] for f in m.lp_failures_) == 6
     assert all("simulated failure" in f["error"] for f in m.lp_failures_)
     _assert_failures_reported(m, caught)
-    assert m.dim_ <= 5 and np.all(np.isfinite(m.decision_function(X)))
+    assert m.n_components_ <= 5 and np.all(np.isfinite(m.decision_function(X)))
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
@@ -130,7 +130,7 @@ def test_heavily_duplicated_data_fit(data_dir, name, factor, scaled, formulation
     majority = np.mean(split.y_test != (1 if np.mean(split.y_train > 0) >= 0.5 else -1))  # 40.25 %
     assert err < majority - 0.05
     for f in m.lp_failures_:
-        assert f["dim"] > m.dim_
+        assert f["dim"] > m.n_components_
 
 
 def test_every_solver_failing_ends_the_path_loudly(monkeypatch):
@@ -146,13 +146,13 @@ def test_every_solver_failing_ends_the_path_loudly(monkeypatch):
     for selection in ("cv", "penalty", "slope", 8):
         with pytest.warns(ConvergenceWarning, match="D=5"):
             m = KernelProjectionMachine(sigma=0.5, selection=selection, random_state=0, formulation="paper").fit(X, y)
-        assert m.dim_ <= 4
+        assert m.n_components_ <= 4
         assert m.selection_curve_["D"].max() == 4
         assert {f["dim"] for f in m.lp_failures_} == {5}
         assert m.lp_failures_[0]["error"].startswith("simulated failure of every solver [the largest coefficient")
     with pytest.warns(ConvergenceWarning):
         m = KernelProjectionMachine(sigma=0.5, early_stopping=True, random_state=0, formulation="paper").fit(X, y)
-    assert m.dim_ <= 4
+    assert m.n_components_ <= 4
 
 
 def test_no_failures_recorded_on_ordinary_data():
@@ -181,8 +181,8 @@ def test_memory_layout_and_container_give_identical_models(make, formulation):
     sigma = median_sigma(X)
     a = KernelProjectionMachine(sigma=sigma, random_state=0, formulation=formulation).fit(X, y)
     b = KernelProjectionMachine(sigma=sigma, random_state=0, formulation=formulation).fit(other, y)
-    assert a.dim_ == b.dim_
-    np.testing.assert_array_equal(a.alpha_, b.alpha_)
+    assert a.n_components_ == b.n_components_
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.intercept_ == b.intercept_
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(other))
 
@@ -197,10 +197,10 @@ def _copies(seed):
 def test_duplicated_samples_warn_by_default(formulation):
     _, _, Xd, yd, _, _ = _copies(0)
     with pytest.warns(UserWarning, match="cv_duplicates='group'"):
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, formulation=formulation).fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, formulation=formulation).fit(Xd[:300], yd[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        KernelProjectionMachine(sigma=0.5, max_dim=20, random_state=0, cv_duplicates="split", formulation=formulation).fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, cv_duplicates="split", formulation=formulation).fit(Xd[:300], yd[:300])
 
 
 @pytest.mark.slow
@@ -213,7 +213,7 @@ def test_grouped_folds_undo_the_bias_of_copies():
     group = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="group", formulation="paper").fit(Xd, yd)
     assert group.score(Xt, yt) >= distinct - 0.01
     assert group.score(Xt, yt) >= split.score(Xt, yt) + 0.02
-    assert group.dim_ < split.dim_
+    assert group.n_components_ < split.n_components_
 
 
 def test_grouped_folds_receive_the_duplicate_groups():
@@ -226,7 +226,7 @@ def test_grouped_folds_receive_the_duplicate_groups():
             seen.append(groups)
             return super().split(X, y, groups)
 
-    KernelProjectionMachine(sigma=0.5, max_dim=10, cv=Recording(4), cv_duplicates="group", formulation="paper").fit(Xd, yd)
+    KernelProjectionMachine(sigma=0.5, max_components=10, cv=Recording(4), cv_duplicates="group", formulation="paper").fit(Xd, yd)
     groups = seen[0]
     assert len(np.unique(groups)) == 40
     for tr, va in Recording(4).split(Xd, yd, groups):
@@ -259,13 +259,13 @@ def _gram(n=30, seed=0):
 def test_bad_precomputed_kernels_are_rejected(corrupt, match, formulation):
     K, y = _gram()
     with pytest.raises(ValueError, match=match):
-        KernelProjectionMachine(kernel="precomputed", max_dim=3, formulation=formulation).fit(corrupt(K), y)
+        KernelProjectionMachine(kernel="precomputed", max_components=3, formulation=formulation).fit(corrupt(K), y)
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 def test_precomputed_kernel_at_predict_is_checked(formulation):
     K, y = _gram()
-    m = KernelProjectionMachine(kernel="precomputed", max_dim=3, cv=3, random_state=0, formulation=formulation).fit(K, y)
+    m = KernelProjectionMachine(kernel="precomputed", max_components=3, cv=3, random_state=0, formulation=formulation).fit(K, y)
     with pytest.raises(ValueError, match="columns|features"):
         m.predict(K[:, :-2])
     with pytest.raises(ValueError, match="NaN"):
@@ -277,11 +277,11 @@ def test_precomputed_kernel_at_predict_is_checked(formulation):
 def test_tiny_and_huge_magnitudes_give_the_same_model(scale, formulation):
     # powers of two: the scaled arithmetic is exact, so the model must be the same
     X, y = make_moons(80, noise=0.2, random_state=0)
-    ref = KernelProjectionMachine(sigma="median", max_dim=10, random_state=0, formulation=formulation).fit(X, y)
+    ref = KernelProjectionMachine(sigma="median", max_components=10, random_state=0, formulation=formulation).fit(X, y)
     for params in ({"sigma": "median"}, {}):
-        m = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation=formulation).fit(X * scale, y)
-        ref = KernelProjectionMachine(max_dim=10, random_state=0, **params, formulation=formulation).fit(X, y)
-        assert m.dim_ == ref.dim_
+        m = KernelProjectionMachine(max_components=10, random_state=0, **params, formulation=formulation).fit(X * scale, y)
+        ref = KernelProjectionMachine(max_components=10, random_state=0, **params, formulation=formulation).fit(X, y)
+        assert m.n_components_ == ref.n_components_
         np.testing.assert_array_equal(m.decision_function(X * scale), ref.decision_function(X))
 
 
@@ -292,7 +292,7 @@ def test_unrepresentable_widths_fail_clearly(scale, params, formulation):
     # widths of ~1e+-160 give gamma = 1/(2 sigma^2) outside float64
     X, y = make_moons(80, noise=0.2, random_state=0)
     with pytest.raises(ValueError, match="float64"):
-        KernelProjectionMachine(max_dim=10, **params, formulation=formulation).fit(X * scale, y)
+        KernelProjectionMachine(max_components=10, **params, formulation=formulation).fit(X * scale, y)
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
@@ -304,13 +304,13 @@ def test_callable_kernel_matrices_are_checked_like_precomputed_ones(formulation)
         return np.cos(3 * (A[:, :1] - B[:, :1].T)) - 0.9 * np.sign(A[:, :1] @ B[:, :1].T)
 
     with pytest.raises(ValueError, match="callable kernel is not positive semi-definite"):
-        KernelProjectionMachine(kernel=not_psd, max_dim=5, formulation=formulation).fit(X, y)
+        KernelProjectionMachine(kernel=not_psd, max_components=5, formulation=formulation).fit(X, y)
     with pytest.raises(ValueError, match="not symmetric"):
-        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_dim=5, formulation=formulation).fit(X, y)
+        KernelProjectionMachine(kernel=lambda A, B: A @ B.T + A[:, :1] - 0 * B[:, :1].T, max_components=5, formulation=formulation).fit(X, y)
 
 
 @pytest.mark.parametrize("param, value", [("centered", "no"), ("early_stopping", None), ("n_jobs", 1.5), ("n_jobs", 0)])
 def test_flags_and_n_jobs_are_validated(param, value):
     X, y = make_moons(40, random_state=0)
     with pytest.raises(ValueError, match=param):
-        KernelProjectionMachine(max_dim=5, **{param: value}, formulation="paper").fit(X, y)
+        KernelProjectionMachine(max_components=5, **{param: value}, formulation="paper").fit(X, y)

@@ -50,7 +50,7 @@ def test_diagnostics_one_realization(tmp_path, data_dir):
     s = load_raetsch("thyroid", 1, data_dir=data_dir)
     model = KernelProjectionMachine(sigma=sigma, selection="cv", random_state=1,
                                     cv_duplicates="split", formulation="paper").fit(s.X_train, s.y_train)
-    assert base["D_cv"] == model.dim_
+    assert base["D_cv"] == model.n_components_
     assert base["error_cv"] == pytest.approx(100 * np.mean(model.predict(s.X_test) != s.y_test))
     assert row["matches_reference"] == 1
     assert row["selection"]["loss"][0] == pytest.approx(base["error_cv"] - base["error_oracle"])

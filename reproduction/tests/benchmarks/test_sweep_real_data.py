@@ -41,7 +41,7 @@ def test_sweep_one_split_matches_direct_fits(tmp_path):
         assert fit["accuracy"] == np.mean(est.predict(Xte) == yte)
         assert fit["one_class"] is False
         assert fit["train_accuracy"] == np.mean(est.predict(Xtr) == ytr)
-    assert rec["fits"]["KPM (slope)"]["details"]["dim_"] == direct["KPM (slope)"].dim_
+    assert rec["fits"]["KPM (slope)"]["details"]["n_components_"] == direct["KPM (slope)"].n_components_
     assert rec["svc"]["error"] is None and rec["svc"]["details"]["best_params_"]["C"] in sweep.SVC_C_GRID
 
     text = (tmp_path / "robustness.md").read_text()

@@ -68,19 +68,19 @@ def test_svm_formulation_column(report):
 
 def test_svm_formulation_task_matches_the_estimator():
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"])
     s = load_raetsch("titanic", 3)
     m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", random_state=3,
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
-    assert (res["D"], res["C"]) == (m.dim_, m.C_)
+    assert (res["D"], res["C"]) == (m.n_components_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
 
 
 def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     st = kpm13.Settings(datasets=["titanic"], n_realizations=1, out=tmp_path, progress=False,
                         svm_c_rules=("joint", "two-stage"))
@@ -90,7 +90,7 @@ def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
     m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", c_selection="two-stage",
                                 C=np.logspace(-2, 3, 11), random_state=3,
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
-    assert (res["D"], res["C"]) == (m.dim_, m.C_)
+    assert (res["D"], res["C"]) == (m.n_components_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
     with pytest.raises(ValueError, match="svm_c_rules"):
         kpm13.Settings(datasets=["titanic"], svm_c_rules=("one-se",))

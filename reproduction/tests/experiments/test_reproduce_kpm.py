@@ -136,14 +136,14 @@ def test_localcluster_two_realizations_match_local(tmp_path, data_dir):
 def test_combined_kpm_fit_equals_separate_fits(data_dir):
     """kpm_all_task derives the CV, λ-CV and slope choices from one fit: same as 3 fits."""
     from kpm_reproduce.datasets import load_raetsch
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     r = kt.kpm_all_task("heart", 2, kt.SIGMAS["heart"], max_dim=15, data_dir=data_dir)
     s = load_raetsch("heart", 2, data_dir=data_dir)
     for sel, key in (("cv", "cv"), ("slope", "slope"), ("penalty", "penalty")):
-        m = KernelProjectionMachine(sigma=kt.SIGMAS["heart"], selection=sel, max_dim=15,
+        m = KernelProjectionMachine(sigma=kt.SIGMAS["heart"], selection=sel, max_components=15,
                                     random_state=2, formulation="paper").fit(s.X_train, s.y_train)
-        assert m.dim_ == r[key]["D"], sel
+        assert m.n_components_ == r[key]["D"], sel
         assert 100 * np.mean(m.predict(s.X_test) != s.y_test) == pytest.approx(r[key]["error"])
     assert len(r["test_error_path"]) == 15
 

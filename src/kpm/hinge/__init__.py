@@ -10,12 +10,16 @@ nested, so every solver here is warm-started along D:
   (compiled inner loop in :mod:`kpm.hinge.simplex_loops`), with HiGHS
   (:mod:`kpm.hinge.highs`) as fallback;
 * :mod:`kpm.hinge.constraint_generation` -- the exact LP on millions of points by
-  constraint (row) generation over a row source (in memory, or on Dask workers:
-  :mod:`kpm.hinge.dask_rows`);
+  constraint (row) generation (its settings: :class:`ConstraintGenerationOptions`) over a
+  row source (:mod:`kpm.hinge.rows`: in memory; :mod:`kpm.machine.dask_data`: on Dask
+  workers), optionally aggregating the points of clear hinge loss
+  (:mod:`kpm.hinge.aggregation`);
 * :mod:`kpm.hinge.svm_path` -- the soft-margin SVM along D by dual coordinate descent
   (the KPM's ``formulation='svm'``).
 """
 
+from kpm.hinge.constraint_generation import ConstraintGenerationOptions
 from kpm.hinge.lp_path import HingeLP, HingePath, PathGrower, PathSolver, grow_path, hinge_lp_path
 
-__all__ = ["HingePath", "HingeLP", "PathSolver", "PathGrower", "grow_path", "hinge_lp_path"]
+__all__ = ["HingePath", "HingeLP", "PathSolver", "PathGrower", "grow_path", "hinge_lp_path",
+           "ConstraintGenerationOptions"]

@@ -1,116 +1,132 @@
 """Exact hinge-loss ERM on a very large sample by constraint (row) generation.
 
-The Kernel Projection Machine fits, for each dimension D, the linear programme
-(Blanchard, Massart, Vert & Zwald 2004, Section 3)::
+For each dimension D the Kernel Projection Machine solves the hinge LP (Blanchard,
+Massart, Vert & Zwald 2004, Section 3) ``min sum_i max(0, 1 - y_i (F_i[:D] . beta + b))``
+over all n training points. Most points are classified with margin at least 1 at the
+optimum, so the LP is solved on a *working set* W of points, which gives a lower bound,
+and certified on all points: the full hinge sum at the working-set optimum is an upper
+bound, and the two agree when no point outside W is violated (the termination test,
+checked by the row source's violation search, :mod:`kpm.hinge.rows`); otherwise the most
+violated points join W and the LP is re-solved from its previous basis. HiGHS solves the
+working-set LP's dual (D + 1 equality rows, one bounded column per working point), warm
+along D (the subspaces are nested). Optionally the points of clear hinge loss are
+aggregated into one term (:mod:`kpm.hinge.aggregation`). The derivation, the warm starts
+and the tolerances are in the user guide (large scale, "Linear programmes").
 
-    min_{beta, b, xi}  sum_i xi_i
-    s.t.  y_i (F_i[:D] . beta + b) + xi_i >= 1,   xi_i >= 0,   i = 1..n,
-
-where ``F`` holds the first D (approximate) eigenfunctions at the n training
-points. For n = 10^6 this LP has a million rows; most of them are inactive at the
-optimum (points classified with margin ``y_i f(x_i) >= 1`` have ``xi_i = 0``).
-
-Constraint generation
----------------------
-Let ``W`` be a *working set* of points and ``LP_W`` the programme above with the
-sum and the constraints restricted to ``i in W``. Dropping the (non-negative)
-terms of the points outside ``W`` can only lower the optimum, so::
-
-    LP_W* <= LP*                                     (1: a lower bound)
-
-For the minimiser ``theta_W = (beta_W, b_W)`` of ``LP_W`` the *full* objective,
-in which every point outside ``W`` contributes its smallest feasible slack
-``max(0, 1 - y_i f(x_i))``, is an upper bound::
-
-    LP* <= H(theta_W) = LP_W* + sum_{i not in W} max(0, 1 - y_i f_W(x_i))    (2)
-
-so the gap ``H(theta_W) - LP_W*`` is exactly the hinge loss of the points
-outside the working set. When every point outside ``W`` has ``y_i f_W(x_i) >= 1``
-the gap is zero and ``theta_W`` is an optimal solution of the full LP: that is
-the termination test (the *certificate*), checked on all n points. Otherwise the
-most violated outside points are added to ``W`` and ``LP_W`` is re-solved from
-the previous basis. The loop terminates because ``W`` grows strictly within one
-D and is bounded by n.
-
-Which LP HiGHS sees. ``LP_W`` has ``|W|`` rows, so a simplex basis of order
-``|W|``; HiGHS is instead given its LP dual (the SVM-like form)::
-
-    max  sum_{i in W} alpha_i   s.t.  sum_{i in W} alpha_i y_i [1, F_i[:D]] = 0,
-                                      0 <= alpha_i <= 1,
-
-with D + 1 equality rows and one bounded column per working point: the basis
-has order D + 1 whatever n is. ``(b, beta)`` is minus the row duals (HiGHS's
-convention ``reduced cost = c - A^T pi`` with ``c = -1`` gives the reduced
-cost ``y_i f(x_i) - 1`` of point i, so a column outside ``W`` prices out
-exactly when ``y_i f(x_i) < 1``: constraint generation in the primal is column
-generation in this dual). New points enter nonbasic at the bound their reduced
-cost makes dual feasible (``alpha_i = 1`` when ``y_i f(x_i) < 1``), so the
-basis stays dual feasible and the dual simplex resumes from it.
-
-Warm start along D: the subspaces are nested, so the optimum for D is feasible
-for D + 1 (with ``beta_{D+1} = 0``). Going from D to D' > D adds the new rows
-(features) to the *same* HiGHS model, keeping the working set and the basis
-(still dual feasible: the new rows' duals start at beta_j = 0); the dual
-simplex resumes from it. Before a new D, points of ``W`` at ``alpha_i = 0``
-with a large margin (``y_i f(x_i) > 1 + prune_margin``) are dropped from the
-model to keep it small (never within one D, so termination is unaffected).
-
-Where the points live. The loop touches all n points only in the violation search
-(the decision values, the hinge sum, the violated points outside ``W``); everything
-else reads the working set's own feature rows, which the solver keeps. The search and
-the draw of the initial working set are the methods of a *row source*:
-:class:`InMemoryRows` for a feature matrix in memory, or a source whose rows stay on
-Dask workers (:class:`kpm.hinge.dask_rows.DaskRowSource`), where only the working set's rows
-travel: the solver keeps them up to the current D and asks the source for the next
-columns of its working points when D grows.
-
-Aggregation (``aggregate_below``). Outside ``W``, a set A of points is held at
-``alpha_i = 1`` without columns: their hinge terms become the linear
-``1 - y_i f(x_i)``, which only moves the dual rows' right-hand side to
-``-g = -sum_A y_i [1, F_i]``. Since ``max(0, t) >= t``, the LP is still a lower bound
-(1), and it is tight at its minimiser when no point of A has margin above 1 and no
-other outside point margin below 1: the termination test, with violated points of
-either kind added to ``W`` (each addition raises the lower bound pointwise, so the loop
-still terminates). A is defined by a *reference* solution (:class:`Reference`): the
-optimum of the LP of a random sample of ``init_size`` points at the same D, or the
-previous dimension's optimum where its hinge sum is lower, and at D = 1 the full data's
-minimiser found by passes over the points (:func:`line_minimiser`: a sample's optimum
-misplaces A where the first feature is nearly constant); a working-set minimiser with a
-lower hinge sum replaces it within one D. Outside ``W``, A holds the points whose
-reference margin is below ``aggregate_below`` (c), and those in the band ``[c, 2 - c)``
-around the margin join ``W`` (with ``band_size``, a band ``[1 - w, 1 + w)`` narrowed to
-hold at most that many points: c is then ``1 - w``); before a new reference, working
-points outside the band at their side's bound leave ``W``. An infeasible dual (``W``
-cannot balance ``g``: the lower bound is unbounded) brings the points of A along
-HiGHS's Farkas ray into ``W``.
-The derivation is in the user guide (large scale, aggregating the points of clear
-hinge loss).
-
-Tolerances: the termination test uses ``tol`` (a point outside ``W`` with
-``1 - y_i f(x_i) <= tol`` is accepted), so the returned objective exceeds the
-optimum by at most ``tol`` times the number of such points; the report's
-``gap`` gives the exact value of that excess. HiGHS's primal/dual feasibility
-tolerances are set to ``lp_tol``.
+The expert settings of the method are one object, :class:`ConstraintGenerationOptions`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from kpm.hinge.highs import new_highs
 from kpm.exceptions import LPSolverError
-from kpm.validation import check_int
+from kpm.hinge.aggregation import Reference, aggregate_sums, line_minimiser
+from kpm.hinge.highs import new_highs
+from kpm.hinge.rows import InMemoryRows
+from kpm.validation import Integer, Options, Real, check_param
 
 __all__ = [
+    "ConstraintGenerationOptions",
     "HingeLPResult",
-    "InMemoryRows",
-    "Violations",
     "ConstraintGenerationHingeLP",
     "ConstraintGenerationPath",
-    "hinge_objective",
 ]
+
+
+@dataclass(frozen=True)
+class ConstraintGenerationOptions:
+    """The settings of the constraint generation (:class:`ConstraintGenerationHingeLP`).
+
+    Parameters
+    ----------
+    init_size : int, default=5000
+        Size of the random initial working set; with ``aggregate_below``, the size of the
+        random sample whose hinge LP gives the reference solutions.
+    max_add : int or None, default=None
+        Most points added per round (the most violated first). ``None``: every violated
+        point (with ``aggregate_below``, the estimators pass ``init_size``).
+    tol : float, default=1e-9
+        A point outside the working set with ``1 - y_i f(x_i) > tol`` is a violated
+        constraint: the returned objective exceeds the optimum by at most ``tol`` times
+        the number of points accepted within it (the result's ``gap`` gives the excess).
+    lp_tol : float, default=1e-9
+        HiGHS's primal and dual feasibility tolerances.
+    prune_margin : float or None, default=0.5
+        Before each new D, drop working points with ``alpha_i = 0`` and margin above
+        ``1 + prune_margin`` (``None``: never drop).
+    lp_solver : {'auto', 'simplex', 'ipm'}, default='auto'
+        How HiGHS solves each working-set LP: the dual simplex from the previous basis,
+        the interior point method with crossover, or (``'auto'``) the interior point
+        method when the working set has at least ``ipm_min_points`` points and D <= 10
+        (many points at their bounds and few rows), the warm dual simplex otherwise.
+        Only the speed depends on it.
+    ipm_min_points : int, default=20000
+        See ``lp_solver``.
+    max_rounds : int, default=10000
+        Most LP solves per dimension (:class:`~kpm.LPSolverError` when reached).
+    aggregate_below : float below 1 or None, default=None
+        Aggregate the points of clear hinge loss: outside the working set, the points whose
+        margin under the reference solution is below this value enter the LP as one
+        linear term. ``None``: every violated point is a column of the working set.
+    band_size : int or None, default=None
+        With ``aggregate_below``: at most this many points in the band around the margin
+        that joins the working set at each reference (the band ``[c, 2 - c)``, ``c =
+        aggregate_below``, narrows to ``[1 - w, 1 + w)`` to hold them), so that the working
+        set does not grow with the number of points. ``None``: the band ``[c, 2 - c)``.
+    """
+
+    init_size: int = 5000
+    max_add: int | None = None
+    tol: float = 1e-9
+    lp_tol: float = 1e-9
+    prune_margin: float | None = 0.5
+    lp_solver: str = "auto"
+    ipm_min_points: int = 20000
+    max_rounds: int = 10000
+    aggregate_below: float | None = None
+    band_size: int | None = None
+
+    _constraints = {
+        "init_size": [Integer(1)],
+        "max_add": [Integer(1), None],
+        "tol": [Real(0, None, "neither")],
+        "lp_tol": [Real(0, 1, "neither")],
+        "prune_margin": [Real(0, None), None],
+        "lp_solver": [Options("auto", "simplex", "ipm")],
+        "ipm_min_points": [Integer(1)],
+        "max_rounds": [Integer(1)],
+        "aggregate_below": [Real(None, 1, "left"), None],
+        "band_size": [Integer(1), None],
+    }
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, check_param(getattr(self, f.name), f.name, self._constraints[f.name]))
+        if self.band_size is not None and self.aggregate_below is None:
+            raise ValueError("band_size is the size of the aggregation's band: it needs aggregate_below")
+
+    @classmethod
+    def of(cls, options):
+        """Options from ``None`` (the defaults), a dict of settings or an instance."""
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        if isinstance(options, dict):
+            unknown = sorted(set(options) - {f.name for f in fields(cls)})
+            if unknown:
+                raise ValueError(
+                    f"unknown constraint-generation options {unknown}; the settings are "
+                    f"{[f.name for f in fields(cls)]}"
+                )
+            return cls(**options)
+        raise ValueError(
+            f"the constraint-generation options must be None, a dict or a ConstraintGenerationOptions, "
+            f"got {options!r}"
+        )
 
 
 @dataclass
@@ -155,305 +171,6 @@ class HingeLPResult:
     history: list = field(default_factory=list)
 
 
-def hinge_objective(F, y, coef, intercept, rows=None):
-    """``sum_i max(0, 1 - y_i (F_i[:D] . coef + intercept))`` (D = len(coef))."""
-    D = len(coef)
-    f = F[:, :D] @ coef + intercept
-    m = y * f
-    if rows is not None:
-        m = m[rows]
-    return float(np.maximum(0.0, 1.0 - m).sum())
-
-
-@dataclass
-class Violations:
-    """One violation search of the constraint generation (:meth:`InMemoryRows.search`).
-
-    ``objective``: the hinge sum over all the problem's points; ``n_violated``: points
-    outside the working set with ``1 - y_i f(x_i) > tol``; ``index``: the global indices
-    of those added (all of them, or the ``max_add`` most violated), increasing; ``viol``
-    their ``1 - y_i f(x_i)``; ``features`` and ``labels`` their rows (the first D columns,
-    those of the search) and labels; ``aggregated`` tells which of them were in A (none
-    without a :class:`Reference`; their ``viol`` is then ``y_i f(x_i) - 1``), and with its
-    ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` (as the two
-    rows of :func:`compensated_sums`) and size.
-    """
-
-    objective: float
-    n_violated: int
-    index: np.ndarray
-    viol: np.ndarray
-    features: np.ndarray
-    labels: np.ndarray
-    aggregated: np.ndarray
-    sums: np.ndarray | None = None
-    n_aggregated: int = 0
-
-
-@dataclass
-class Reference:
-    """The reference solution of an aggregated working-set LP.
-
-    The points outside the working set whose margin ``y_i f_ref(x_i)`` under
-    ``f_ref = F[:, :len(coef)] coef + intercept`` is below ``below`` form the aggregated
-    set A; the others outside it form S. With ``sums`` the search also returns
-    ``sum_A y_i [1, F_i[:D]]`` and ``|A|`` (D: the searched solution's dimension).
-    """
-
-    coef: np.ndarray
-    intercept: float
-    below: float
-    sums: bool = False
-
-    def holds(self, F, y):
-        """Which of the points ``(F, y)`` have reference margin below ``below`` (A, before
-        the working set is taken out)."""
-        D = len(self.coef)
-        f = F[:, :D] @ self.coef + self.intercept if D else np.full(len(y), float(self.intercept))
-        return y * f < self.below
-
-
-def top_violations(viol, max_add):
-    """Positions of the ``max_add`` largest ``viol`` (all when ``max_add`` is None), increasing.
-
-    Ties at the threshold go to the lowest positions, so that the top of a concatenation of
-    parts (in order) equals the top of the parts' tops: the choice does not depend on how
-    the points are split into chunks."""
-    if max_add is None or len(viol) <= max_add:
-        return np.arange(len(viol))
-    t = np.partition(viol, len(viol) - max_add)[len(viol) - max_add]  # the max_add-th largest
-    above = np.flatnonzero(viol > t)
-    ties = np.flatnonzero(viol == t)[: max_add - len(above)]
-    return np.sort(np.concatenate([above, ties]))
-
-
-class InMemoryRows:
-    """The points of a hinge LP held in memory: a row source of the constraint generation.
-
-    Parameters
-    ----------
-    F : ndarray (n_samples, n_columns)
-    y : ndarray (n_samples,) in {-1, +1}
-    rows : ndarray of int, optional
-        The problem's points (a cross-validation fold), increasing; default all.
-    """
-
-    def __init__(self, F, y, rows=None):
-        self.F, self.y = F, y
-        self.rows = np.arange(F.shape[0]) if rows is None else rows
-        self.shape = F.shape
-        self.n_rows = len(self.rows)
-
-    def take(self, positions, n_cols):
-        """``(index, features, labels)`` of the problem's points at ``positions`` (increasing):
-        the first ``n_cols`` columns of their rows."""
-        idx = self.rows[positions]
-        return idx, self.F[idx, :n_cols], self.y[idx]
-
-    def columns(self, index, start, stop):
-        """``F[index, start:stop]`` (``index``: global indices, any order)."""
-        return self.F[index, start:stop]
-
-    def search(self, coef, intercept, working, tol, max_add=None, ref=None, rows_up_to=None) -> Violations:
-        """The hinge sum of ``f = F[:, :D] coef + intercept`` over the problem's points and
-        its violated points outside ``working`` (global indices).
-
-        Without ``ref`` a point outside ``working`` is violated when ``1 - y_i f(x_i) > tol``.
-        With a :class:`Reference`, that holds for the points of S; a point of A is violated
-        when ``y_i f(x_i) - 1 > tol`` (its hinge term is no longer the linear one the
-        aggregated LP counts). ``viol`` is then the size of that discrepancy.
-        With ``rows_up_to``, the found points' features are left out (zero columns) when there
-        are more than ``rows_up_to`` of them.
-        """
-        D = len(coef)
-        viol = self._restrict(1.0 - self.y * self._values(coef, intercept))  # hinge before clipping
-        objective = float(np.maximum(viol, 0.0).sum())
-        outside = self._outside(working)
-        agg = np.zeros(len(viol), dtype=bool) if ref is None else outside & self._aggregated(ref)
-        amount = np.where(agg, -viol, viol)
-        cand = np.flatnonzero(outside & (amount > tol))
-        n_violated = len(cand)
-        cand = cand[top_violations(amount[cand], max_add)]
-        idx = self.rows[cand]
-        with_rows = rows_up_to is None or len(idx) <= rows_up_to
-        found = Violations(objective, n_violated, idx, amount[cand], self.F[idx, :D if with_rows else 0], self.y[idx],
-                           aggregated=agg[cand])
-        if ref is not None and ref.sums:
-            A = self.rows[agg]
-            y_A = self.y[A][:, None]
-            found.sums = compensated_sums(np.hstack([y_A, y_A * self.F[A, :D]]))
-            found.n_aggregated = len(A)
-        return found
-
-    def along(self, ref, direction, working, k):
-        """The (at most ``k``) points of the aggregated set A with the most negative
-        ``y_i [1, F_i[:D]] . direction`` (``D = len(direction) - 1``):
-        ``(index, features, labels, scores, count of A's points with a negative product)``."""
-        D = len(direction) - 1
-        score = -self._restrict(self.y * self._values(direction[1:], direction[0]))
-        cand = np.flatnonzero(self._outside(working) & self._aggregated(ref) & (score > 0))
-        n_found = len(cand)
-        cand = cand[top_violations(score[cand], k)]
-        idx = self.rows[cand]
-        return idx, self.F[idx, :D], self.y[idx], score[cand], n_found
-
-    def margin_counts(self, coef, intercept, widths):
-        """How many of the problem's points have ``|y_i f(x_i) - 1| < w`` for each of the
-        increasing ``widths`` (``f = F[:, :D] coef + intercept``): int64 counts, which add
-        over parts of the points."""
-        d = np.abs(self._restrict(self.y * self._values(coef, intercept)) - 1.0)
-        # a point counts for every width above its distance: those from its position on
-        return np.cumsum(np.bincount(np.searchsorted(widths, d, side="right"), minlength=len(widths) + 1))[:-1]
-
-    def column_range(self):
-        """``[[min, max] of F[:, 0] over the points of class +1], [the same over class -1]]``
-        (``+inf, -inf`` for a class without points)."""
-        u, y = self._first_column()
-        return np.array([[u[c].min(), u[c].max()] if c.any() else [np.inf, -np.inf] for c in (y > 0, y < 0)])
-
-    def line_derivatives(self, slopes, lo, width, n_bins):
-        """The derivatives in ``b`` of the hinge sum of ``f = s F[:, 0] + b`` at edges of ``b``
-        (:func:`line_derivatives`), one row per slope ``s``."""
-        return line_derivatives(*self._first_column(), slopes, lo, width, n_bins)
-
-    def line_hinge(self, slopes, intercepts):
-        """Hinge sums of ``f = s_j F[:, 0] + b_j`` over the problem's points, as the
-        ``(hi, lo)`` rows of :func:`compensated_sums` (one column per pair)."""
-        u, y = self._first_column()
-        margins = y[:, None] * (u[:, None] * np.asarray(slopes)[None, :] + np.asarray(intercepts)[None, :])
-        return compensated_sums(np.maximum(0.0, 1.0 - margins))
-
-    def _first_column(self):
-        """``(F[:, 0], y)`` at the problem's points (the one-feature passes of D = 1)."""
-        return self._restrict(self.F[:, 0]), self._restrict(self.y)
-
-    def _values(self, coef, intercept):
-        """``F[:, :D] coef + intercept`` at every row of ``F``."""
-        D = len(coef)
-        return self.F[:, :D] @ coef + intercept if D else np.full(self.F.shape[0], float(intercept))
-
-    def _restrict(self, v):
-        """``v`` (one entry per row of ``F``) at the problem's points."""
-        return v if self.n_rows == self.F.shape[0] else v[self.rows]
-
-    def _outside(self, working):
-        """Which of the problem's points are outside ``working`` (global indices)."""
-        outside = np.ones(self.F.shape[0], dtype=bool)
-        outside[working] = False
-        return self._restrict(outside)
-
-    def _aggregated(self, ref):
-        """Which of the problem's points the reference puts below its margin (A before W)."""
-        return self._restrict(ref.holds(self.F, self.y))
-
-
-def line_derivatives(u, y, slopes, lo, width, n_bins):
-    """For ``f = s u + b`` at each slope ``s_j``: the derivative in ``b`` of the hinge sum at
-    the ``n_bins + 1`` edges ``lo_j + k width_j``, as integer counts.
-
-    The hinge term of a point of class +1 is ``max(0, v - b)`` with ``v = 1 - s u``, that of
-    class -1 is ``max(0, b - v)`` with ``v = -1 - s u``; with the points placed in bins of
-    ``v``, the derivative at edge ``k`` is ``N - P``: the points of class -1 below the edge
-    minus those of class +1 at or above it. Returns ``(len(slopes), n_bins + 1)`` int32
-    (sums over parts of the points are the numbers of their union, whatever the split)."""
-    pos = y > 0
-    out = np.zeros((len(slopes), n_bins + 1), dtype=np.int32)
-    for j, (s, lo_j, w_j) in enumerate(zip(slopes, lo, width)):
-        # bin t = 0: v below the first edge; t = k + 1: v in [edge k, edge k + 1); n_bins + 1: above the last
-        t = np.clip(np.floor((y - s * u - lo_j) / w_j), -1, n_bins).astype(np.int64) + 1
-        P = np.bincount(t[pos], minlength=n_bins + 2)[::-1].cumsum()[::-1][1:]
-        N = np.bincount(t[~pos], minlength=n_bins + 2).cumsum()[:-1]
-        out[j] = N - P
-    return out
-
-
-def _line_intercepts(source, slopes, bounds, n_bins=64, levels=3):
-    """For each slope ``s``, an intercept within ``(hi - lo) / n_bins^levels`` of a minimiser of
-    the hinge sum of ``f = s F[:, 0] + b`` over ``b`` (``hi - lo``: the range of the bends of
-    its terms): the edge where the derivative (:func:`line_derivatives`) turns non-negative,
-    located by ``levels`` passes over the points, each binning the last bin finer."""
-    slopes = np.asarray(slopes, float)
-    (pmin, pmax), (nmin, nmax) = bounds
-    ends = np.stack([1.0 - slopes * pmin, 1.0 - slopes * pmax, -1.0 - slopes * nmin, -1.0 - slopes * nmax])
-    lo, hi = ends.min(axis=0), ends.max(axis=0)
-    width = np.maximum(hi - lo, 1e-300) / n_bins
-    for _ in range(levels):
-        up = source.line_derivatives(slopes, lo, width, n_bins) >= 0
-        k = np.where(up.any(axis=1), np.argmax(up, axis=1), n_bins)  # the first edge where it is >= 0
-        lo = lo + np.maximum(k - 1, 0) * width
-        width = width / n_bins
-    return lo + width * n_bins / 2
-
-
-def line_minimiser(source, slope, n_slopes=9, levels=6, max_expand=40):
-    """A minimiser ``(s, b)`` of the hinge sum of the one-feature model ``f = s F[:, 0] + b``
-    over the points of a row source, found by passes over them (no LP).
-
-    ``g(s) = min_b H(s, b)`` is convex. Each level evaluates it at ``n_slopes`` equispaced
-    slopes of a bracket (the intercepts by :func:`_line_intercepts`, the sums compensated so
-    that they do not depend on how the points are split) and keeps the two intervals around
-    the smallest value (ties: the lowest slope); a smallest value at an end of the bracket
-    moves and widens it instead (at most ``max_expand`` times). ``levels`` shrinks the
-    bracket by ``((n_slopes - 1) / 2) ** levels`` around the start ``slope`` and its
-    scale. Equal values at all the slopes end the search: a convex function equal at
-    equispaced points is constant between them, and a convex function constant on an
-    interval is minimal there."""
-    bounds = source.column_range()
-    half = max(abs(float(slope)), 1.0)
-    lo, hi = float(slope) - half, float(slope) + half
-    done = expanded = 0
-    while done < levels:
-        slopes = np.linspace(lo, hi, n_slopes)
-        b = _line_intercepts(source, slopes, bounds)
-        hs = source.line_hinge(slopes, b)
-        values = hs[0] + hs[1]
-        k = int(np.argmin(values))
-        if np.all(values == values[k]):  # g is constant on the bracket, so minimal there (convexity):
-            break  # e.g. a constant first feature
-        if k in (0, n_slopes - 1) and expanded < max_expand:
-            expanded += 1
-            half = 2.0 * (hi - lo)
-            lo, hi = slopes[k] - half, slopes[k] + half
-            continue
-        lo, hi = slopes[max(k - 1, 0)], slopes[min(k + 1, n_slopes - 1)]
-        done += 1
-    return float(slopes[k]), float(b[k])
-
-
-def aggregate_sums(F, y):
-    """``sum_i y_i [1, F_i]`` of a set of points (the aggregated LP's right-hand side)."""
-    return np.concatenate([[y.sum()], y @ F]) if len(y) else np.zeros(F.shape[1] + 1)
-
-
-def compensated_sums(V):
-    """Column sums of ``V`` as ``(hi, lo)`` rows with ``hi + lo`` within about
-    ``n u^2 sum |V|`` of the exact sums (pairwise Knuth TwoSum; u the unit roundoff).
-
-    Rounded, ``hi + lo`` is then the correctly rounded sum in all but vanishingly rare
-    cases, whatever the order of the terms or how they are split into parts
-    (:func:`merge_compensated`): the aggregated LP's right-hand side is the same number
-    in memory and over any chunking of the points on Dask workers."""
-    V = np.asarray(V, dtype=float)
-    lo = np.zeros(V.shape[1:])
-    while V.shape[0] > 1:
-        if V.shape[0] % 2:
-            V = np.concatenate([V, np.zeros((1,) + V.shape[1:])])
-        a, b = V[0::2], V[1::2]
-        V = a + b
-        bb = V - a
-        lo = lo + ((a - (V - bb)) + (b - bb)).sum(axis=0)
-    hi = V[0] if V.shape[0] else np.zeros(V.shape[1:])
-    return np.stack([hi, lo])
-
-
-def merge_compensated(parts):
-    """The :func:`compensated_sums` of the union of parts from those of the parts."""
-    parts = np.asarray(parts, dtype=float)
-    total = compensated_sums(parts[:, 0])
-    total[1] += parts[:, 1].sum(axis=0)
-    return total
-
-
 class ConstraintGenerationHingeLP:
     """Exact path of hinge-loss LPs over nested feature sets by row generation.
 
@@ -462,104 +179,43 @@ class ConstraintGenerationHingeLP:
     F : ndarray (n_samples, max_components), or a row source
         Feature columns (e.g. eigenfunctions), the first D used for dimension D.
         Fortran (column-major) order avoids copies when slicing ``F[:, :D]``. Or an
-        object with the methods of :class:`InMemoryRows` (``shape``, ``n_rows``,
-        ``take``, ``columns``, ``search``) holding the points, their labels and the problem's rows
-        (``y`` and ``rows`` then None): e.g. features that stay on Dask workers.
+        object with the methods of :class:`kpm.hinge.rows.InMemoryRows` (``shape``,
+        ``n_rows``, ``take``, ``columns``, ``search``) holding the points, their labels
+        and the problem's rows (``y`` and ``rows`` then None): e.g. features that stay
+        on Dask workers.
     y : ndarray (n_samples,)
         Labels in {-1, +1}.
     rows : ndarray of int, optional
         Restrict the problem to these rows of ``F`` (a cross-validation fold)
         without copying ``F``. Default: all rows.
-    init_size : int, default=5000
-        Size of the random initial working set.
-    max_add : int or None
-        Most points added per round (the most violated first). ``None``: no cap
-        (every violated point is added).
-    tol : float, default=1e-9
-        A point outside the working set with ``1 - y_i f(x_i) > tol`` is a
-        violated constraint.
-    lp_tol : float, default=1e-9
-        HiGHS primal and dual feasibility tolerances.
-    prune_margin : float or None, default=0.5
-        Before each new D, drop working points with ``alpha_i = 0`` and margin
-        above ``1 + prune_margin`` (``None``: never drop).
-    lp_solver : {'auto', 'simplex', 'ipm'}, default='auto'
-        How HiGHS solves each working-set LP. ``'simplex'``: dual simplex from
-        the previous basis. ``'ipm'``: interior point followed by crossover to a
-        basic (vertex) solution. ``'auto'``: the interior point method when the
-        working set has at least ``ipm_min_points`` points and D <= 10 (many
-        points at their bounds and few rows: there the dual simplex's bound
-        flipping becomes slow while an IPM iteration costs O(|W| D^2)), the warm
-        dual simplex otherwise. The choice only affects speed: the termination
-        test and the certificate are the same.
-    ipm_min_points : int, default=20000
-        See ``lp_solver``.
-    max_rounds : int, default=10000
-        Safety cap on LP solves per dimension (:class:`~kpm.LPSolverError` when
-        reached).
-    aggregate_below : float or None, default=None
-        Aggregate the points of clear hinge loss (see the module docstring): outside the
-        working set, the points whose margin under the reference solution is below this
-        value enter the LP as one constant term. ``None``: every violated point is a
-        column of the working set.
-    band_size : int or None, default=None
-        With ``aggregate_below``: at most this many points in the band around the margin
-        that joins the working set at each reference. The band ``[c, 2 - c)``
-        (``c = aggregate_below``) narrows to ``[1 - w, 1 + w)``, ``w`` the widest of a
-        geometric grid of widths below ``1 - c`` whose band holds at most ``band_size`` of
-        the problem's points (counted by one pass over them), so that the working set
-        does not grow with the number of points. ``None``: the band ``[c, 2 - c)``.
     random_state : int or None
         Seeds the initial working set.
+    **options
+        The settings of :class:`ConstraintGenerationOptions` (``init_size``, ``tol``,
+        ``aggregate_below``, ...).
     """
 
-    def __init__(
-        self,
-        F,
-        y,
-        *,
-        rows=None,
-        init_size=5000,
-        max_add=None,
-        tol=1e-9,
-        lp_tol=1e-9,
-        prune_margin=0.5,
-        lp_solver="auto",
-        ipm_min_points=20000,
-        max_rounds=10000,
-        aggregate_below=None,
-        band_size=None,
-        random_state=0,
-    ):
+    def __init__(self, F, y, *, rows=None, random_state=0, **options):
         import highspy
 
         source = self._source(F, y, rows)
-        for name, v in (("tol", tol), ("lp_tol", lp_tol)):
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
-        if int(init_size) < 1:
-            raise ValueError(f"init_size must be >= 1, got {init_size!r}")
-        if lp_solver not in ("auto", "simplex", "ipm"):
-            raise ValueError(f"lp_solver must be 'auto', 'simplex' or 'ipm', got {lp_solver!r}")
-        if aggregate_below is not None and not (np.isfinite(aggregate_below) and aggregate_below < 1):
-            raise ValueError(f"aggregate_below must be None or a number below 1, got {aggregate_below!r}")
-        if band_size is not None and aggregate_below is None:
-            raise ValueError("band_size is the size of the aggregation's band: it needs aggregate_below")
-        self.band_size = check_int(band_size, "band_size", allow_none=True)
-        self.lp_solver = lp_solver
-        self.aggregate_below = None if aggregate_below is None else float(aggregate_below)
-        self.ipm_min_points = int(ipm_min_points)
-
+        opts = ConstraintGenerationOptions(**options)
+        self.options = opts
+        self.band_size = opts.band_size
+        self.lp_solver = opts.lp_solver
+        self.aggregate_below = opts.aggregate_below
+        self.ipm_min_points = opts.ipm_min_points
         self.source = source
         self.shape = source.shape
         self.n_rows = source.n_rows
-        self.init_size = int(init_size)
-        self.max_add = max_add
-        self.tol = float(tol)
-        self.prune_margin = prune_margin
-        self.max_rounds = int(max_rounds)
+        self.init_size = opts.init_size
+        self.max_add = opts.max_add
+        self.tol = opts.tol
+        self.prune_margin = opts.prune_margin
+        self.max_rounds = opts.max_rounds
         self._rng = np.random.default_rng(random_state)
         self._hs = highspy
+        lp_tol = opts.lp_tol
 
         self.exact_solves = 0  # working-set LPs solved by the KPM's path solver after HiGHS failed
         h = new_highs()
@@ -697,19 +353,11 @@ class ConstraintGenerationHingeLP:
         self._fW = np.delete(self._fW, drop)
 
     def _run(self):
-        """Solve the working-set LP: the warm HiGHS run, then the exact KPM's path solver.
-
-        Where the hinge-optimal coefficients are huge (1e5 to 1e13: rough
-        eigenfunctions of tiny eigenvalues on nearly collinear samples, e.g.
-        one-dimensional data), HiGHS's warm dual simplex can end with a status
-        'Unknown' and a basis whose unscaled primal infeasibility is far above its
-        tolerance; cold HiGHS runs on such LPs were seen to fail too, and warm runs
-        from the basis a failed run left to cycle for minutes on 100 points (hence an
-        iteration cap, and no basis after a failure). The working-set LP is then
-        solved by :class:`kpm.hinge.lp_path.HingeLP` (the specialised simplex of the exact
-        KPM, with its own fallbacks), which does not depend on HiGHS's fixed
-        tolerances; only when it fails is :class:`~kpm.LPSolverError` raised (the
-        estimators end the path there, loudly).
+        """Solve the working-set LP: the warm HiGHS run (iteration-capped), then the exact
+        KPM's path solver (:class:`kpm.hinge.lp_path.HingeLP`) if HiGHS fails;
+        :class:`~kpm.LPSolverError` when both fail. Returns ``(duals, LP value, iterations)``,
+        or None when the aggregated LP is infeasible (the caller adds points along a ray).
+        The user guide (large scale, "When HiGHS fails") says why.
         """
         h = self._h
         use_ipm = self.lp_solver == "ipm" or (
@@ -717,15 +365,15 @@ class ConstraintGenerationHingeLP:
         )
         h.setOptionValue("solver", "ipm" if use_ipm else "simplex")
         # a deterministic cap far above a healthy run's count (which is of the order of
-        # the LP's rows + columns); a run from a degenerate basis was seen to cycle
+        # the LP's rows + columns): a run from a degenerate basis can cycle
         h.setOptionValue("simplex_iteration_limit", 100 * (self._D + 1 + len(self._W)) + 10000)
         h.run()
         iters = int(h.getInfo().simplex_iteration_count)
         status = h.getModelStatus()
         M = self._hs.HighsModelStatus
         if status not in (M.kOptimal, M.kInfeasible, M.kUnboundedOrInfeasible) and self._ref is not None:
-            # the aggregated LP's large right-hand side was seen to end a warm dual simplex in
-            # a 'Solve error' at high D; a cold run from no basis solves it
+            # the aggregated LP's large right-hand side can end a warm dual simplex in a
+            # 'Solve error' at high D; a cold run from no basis solves it
             h.clearSolver()
             h.run()
             iters += max(int(h.getInfo().simplex_iteration_count), 0)

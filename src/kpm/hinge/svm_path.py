@@ -24,10 +24,9 @@ whitened coordinates: ``f(x) = sum_j beta_j Z_j(x) + b`` with ``Z_j = V_j^T k(x)
 lambda_j`` and ``beta_j = sqrt(lambda_j) w_j``, so the engine's curves and the
 estimator's expansion ``alpha = V (beta / lambda)`` apply unchanged.
 
-The functions on feature columns (:func:`svm_paths`, :func:`svm_full_path`,
-:func:`svm_fold_curves`, :func:`svm_c_errors`) take any columns ``Z`` and a ``scale``
-per column such that ``Z * scale`` are the SVM's features, and return the solutions in
-the coordinates of ``Z``: the KPM's eigenvectors with ``scale = sqrt(lambda)``, or
+:func:`svm_paths` takes any feature columns ``Z`` and a ``scale`` per column such that
+``Z * scale`` are the SVM's features, and returns the solutions in the coordinates of
+``Z``: the KPM's eigenvectors with ``scale = sqrt(lambda)``, or
 :class:`kpm.NystroemKPM`'s eigenfunctions ``F = K(x, Z) sqrt(m) U Lambda^{-1}`` with
 ``scale = sqrt(lambda / m)``, whose features have the Nyström approximation
 ``K(x, Z) U Lambda^{-1} U^T K(Z, x')`` of the kernel as their Gram matrix.
@@ -35,22 +34,13 @@ the coordinates of ``Z``: the KPM's eigenvectors with ``scale = sqrt(lambda)``, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
-from kpm.machine.engine import FoldCurves, FullPath, curve_sums, predict_codes
 from kpm.hinge.lp_path import HingePath
-from kpm.machine.rules import CV
-from kpm.validation import check_option, check_positive_grid
 
-__all__ = [
-    "BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path",
-    "svm_c_grid", "svm_paths", "svm_full_path", "svm_fold_curves", "svm_c_errors",
-    "FORMULATIONS", "C_SELECTIONS", "DEFAULT_C", "TWO_STAGE_MAX_SWEEPS", "resolve_formulation",
-    "check_svm_params", "max_sweeps_of", "c_selection_curve", "SVMFullPath",
-]
+__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path",
+           "svm_paths"]
 
 #: ``B``: the value of the constant feature whose weight is the intercept.
 BIAS_SCALE = 1.0
@@ -62,12 +52,6 @@ MAX_SWEEPS = 20
 #: Sweeps at most per C of :func:`svm_c_path` (one dimension per C: no later grid point
 #: resumes the descent, so it is given the sweeps a path spends on several dimensions).
 C_PATH_MAX_SWEEPS = 200
-#: ``c_selection='two-stage'``: sweeps per grid D at most, for stage one's single D per C and
-#: for stage two's path. Its wide C grid reaches C = 1000, where 20 sweeps per D leave the
-#: dual far from converged (on 'image' at the median-heuristic width the test error of the
-#: C = 316 path then jumps between 3 % and 9 % from one D to the next; with 200 sweeps it stays
-#: within 3.6-4.1 %).
-TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
 
 
 @njit(cache=True)
@@ -226,71 +210,6 @@ def svm_c_path(Phi, y, Cs, *, tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
     return W, b
 
 
-# ------------------------------------------------------------------ on feature columns
-# The estimators' SVM paths, on any feature columns ``Z`` whose scaled columns
-# ``Z * scale`` are the SVM's features: the KPM's eigenvectors ``V`` with ``scale =
-# sqrt(lambda)``, NystroemKPM's eigenfunctions ``F`` with ``scale = sqrt(lambda / m)``.
-# The paths' coefficients are in the coordinates of ``Z`` (``beta = scale * w``).
-#: The estimators' ``formulation`` values: the paper's hinge LP in S_D, the SVM in S_D, or
-#: ``'auto'`` (:func:`resolve_formulation`).
-FORMULATIONS = ("auto", "paper", "svm")
-#: How ``formulation='svm'`` chooses C: jointly with D, or first C at the largest D, then D.
-C_SELECTIONS = ("joint", "two-stage")
-#: The C grid of each C rule when ``C=None``: the two-stage rule compares each C on one model
-#: (the SVM at the largest D), so it can search as wide a grid as a CV-tuned SVC; the joint
-#: rule compares every (D, C) pair, and over a wide grid small-D, large-C models win its CV
-#: by chance (see the user guide, "Beyond the papers").
-DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
-             "two-stage": tuple(float(c) for c in np.logspace(-2, 3, 11))}
-
-
-def resolve_formulation(formulation, rule, lp_only=False):
-    """``formulation`` with ``'auto'`` resolved: the SVM in S_D where D is chosen by
-    cross-validation (which then chooses C too), the paper's hinge LP for every other rule
-    and wherever the caller needs the LP (``lp_only``)."""
-    if formulation != "auto":
-        return formulation
-    return "svm" if isinstance(rule, CV) and not lp_only else "paper"
-
-
-def check_svm_params(formulation, C, c_selection):
-    """The estimators' ``formulation``, ``C`` (None or a positive grid) and ``c_selection``."""
-    check_option(formulation, "formulation", FORMULATIONS)
-    if C is not None:
-        check_positive_grid(C, "C")
-    check_option(c_selection, "c_selection", C_SELECTIONS)
-
-
-def max_sweeps_of(c_selection):
-    """Sweeps per grid D of the SVM paths: more with the two-stage rule's wide C grid."""
-    return TWO_STAGE_MAX_SWEEPS if c_selection == "two-stage" else MAX_SWEEPS
-
-
-def c_selection_curve(Cs, stage_one):
-    """``c_selection_curve_``: stage one's pooled CV error per C of ``c_selection='two-stage'``,
-    from ``stage_one = [(kernel index, errors per C), ...]`` (None without stage one)."""
-    if not stage_one:
-        return None
-    return {
-        "kernel": np.repeat([i for i, _ in stage_one], len(Cs)),
-        "C": np.tile(np.asarray(Cs, dtype=float), len(stage_one)),
-        "cv_error": np.concatenate([e for _, e in stage_one]),
-    }
-
-
-def svm_c_grid(C, c_selection, rule, selection):
-    """The sorted C grid of ``formulation='svm'`` (``C=None``: the C rule's
-    :data:`DEFAULT_C`); several C need the CV rule (the penalty and slope rules compare
-    training risks, which always favour the largest C)."""
-    Cs = check_positive_grid(DEFAULT_C[c_selection] if C is None else C, "C")
-    if len(Cs) > 1 and not isinstance(rule, CV):
-        raise ValueError(
-            f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
-            f"selection must be 'cv' (got {selection!r}); give one C to use another rule"
-        )
-    return Cs
-
-
 def svm_paths(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS):
     """One :func:`svm_path` per one-vs-rest problem (column of ``Y``) on the features
     ``Z[:, :D] * scale[:D]``, the coefficients in the coordinates of ``Z``."""
@@ -298,61 +217,3 @@ def svm_paths(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS):
     s = np.asarray(scale[:m], dtype=float)
     Phi = Z[:, :m] * s
     return [svm_path(Phi, s, Y[:, c], C, grid, max_sweeps=max_sweeps) for c in range(Y.shape[1])]
-
-
-def svm_full_path(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS, row_block=None):
-    """The full-data :class:`~kpm.machine.engine.FullPath` of the SVM on ``Z * scale``
-    (``row_block``: the clipped risks summed over blocks of rows)."""
-    paths = svm_paths(Z, scale, Y, C, grid, max_sweeps=max_sweeps)
-    return FullPath.from_paths(paths, Z, grid, Y, row_block=row_block)
-
-
-@dataclass
-class SVMFullPath:
-    """The full-data SVM paths of one C on the columns ``Z * scale`` (:func:`svm_full_path`):
-    a ``(grid, Y) -> FullPath`` solver for :class:`kpm.machine.engine.KernelPaths`."""
-
-    Z: np.ndarray
-    scale: np.ndarray
-    C: float
-    max_sweeps: int = MAX_SWEEPS
-    row_block: int | None = None
-
-    def __call__(self, grid, Y):
-        return svm_full_path(self.Z, self.scale, Y, self.C, grid, max_sweeps=self.max_sweeps,
-                             row_block=self.row_block)
-
-
-def svm_fold_curves(train, val, scale, grid, Cs, n_grid, where, *, max_sweeps=MAX_SWEEPS, block=8192):
-    """A CV fold's :class:`~kpm.machine.engine.FoldCurves` for every C of ``Cs``.
-
-    ``train = (Z_tr, Y_tr)``: the fold's training features and one-vs-rest targets;
-    ``val = (Z_va, Y_va, codes_va)``: the validation features, targets and class codes.
-    The paths run on ``grid`` (the fold's), the curves are padded to ``n_grid`` points;
-    errors and clipped risks are summed over blocks of ``block`` rows.
-    """
-    Z_tr, Y_tr = train
-    Z_va, Y_va, codes_va = val
-    curves = []
-    for C in Cs:
-        paths = svm_paths(Z_tr, scale, Y_tr, C, grid, max_sweeps=max_sweeps)
-        errors, _ = curve_sums(paths, Z_va, Y_va, codes_va, np.arange(len(codes_va)), block)
-        _, clipped = curve_sums(paths, Z_tr, Y_tr, None, np.arange(len(Y_tr)), block)
-        curves.append(FoldCurves.from_paths(paths, errors, clipped / len(Y_tr), n_grid, where))
-    return curves
-
-
-def svm_c_errors(train, val, scale, Cs, *, max_sweeps=C_PATH_MAX_SWEEPS):
-    """Stage one of ``c_selection='two-stage'`` on a CV fold: the misclassified validation
-    points of the SVM on all the columns of ``Z * scale`` for every C of the increasing
-    ``Cs`` (:func:`svm_c_path` per one-vs-rest problem). ``train``, ``val`` as in
-    :func:`svm_fold_curves` (``Y_va`` unused)."""
-    Z_tr, Y_tr = train
-    Z_va, _, codes_va = val
-    s = np.asarray(scale, dtype=float)
-    Phi_va = Z_va * s
-    F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
-    for c in range(Y_tr.shape[1]):
-        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, max_sweeps=max_sweeps)
-        F[:, :, c] = Phi_va @ W.T + b
-    return (predict_codes(F) != codes_va[:, None]).sum(axis=0)

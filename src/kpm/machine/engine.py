@@ -21,18 +21,15 @@ the basis or the path solver:
 
 from __future__ import annotations
 
-import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from kpm.machine.rules import ModelCurves, SelectionRule
+from kpm.machine.rules import ModelCurves
 
 __all__ = [
-    "SELECTIONS",
-    "check_selection_params",
     "TIE_DECIMALS",
     "predict_codes",
     "one_vs_rest",
@@ -47,6 +44,7 @@ __all__ = [
     "FoldCurves",
     "FullPath",
     "KernelPaths",
+    "Family",
     "cv_extent",
     "model_curves",
     "select_model",
@@ -54,30 +52,7 @@ __all__ = [
     "check_rule_answerable",
 ]
 
-SELECTIONS = ("cv", "penalty", "slope")
 TIE_DECIMALS = 9
-
-
-def check_selection_params(selection, penalty, slope_factor):
-    """Validate the ``selection``, ``penalty`` and ``slope_factor`` parameters of a KPM."""
-    if isinstance(selection, str):
-        ok = selection in SELECTIONS
-    else:
-        ok = isinstance(selection, SelectionRule) or (
-            isinstance(selection, numbers.Integral) and not isinstance(selection, bool) and selection >= 1
-        )
-    if not ok:
-        raise ValueError(
-            f"selection must be one of {SELECTIONS}, a positive int or a SelectionRule (kpm.machine.rules), "
-            f"got {selection!r}"
-        )
-    if not (isinstance(penalty, str) and penalty == "cv"):
-        if (isinstance(penalty, bool) or not isinstance(penalty, numbers.Real) or not np.isfinite(penalty)
-                or penalty < 0):
-            raise ValueError(f"penalty must be a number >= 0 or 'cv', got {penalty!r}")
-    sf = slope_factor
-    if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not np.isfinite(sf) or sf <= 0:
-        raise ValueError(f"slope_factor must be a number > 0, got {sf!r}")
 
 
 def predict_codes(F):
@@ -182,6 +157,8 @@ class FoldCurves:
     n_valid: int
     fallbacks: int
     failures: list
+    seconds: float = 0.0
+    working_set: int = 0
 
     @classmethod
     def from_paths(cls, paths, errors, clipped, n_grid, where):
@@ -279,6 +256,22 @@ class KernelPaths:
         )
 
 
+@dataclass
+class Family:
+    """The models of a fit: one :class:`KernelPaths` per member of the family, a member
+    being a kernel (the paper's LP) or a (kernel, C) pair (``formulation='svm'``).
+
+    ``members[i] = (kernel index, C)`` of ``paths[i]`` (C None for the LP); ``stage_one``
+    holds ``(kernel index, pooled CV error per C)`` of ``c_selection='two-stage'`` over
+    ``all_Cs``.
+    """
+
+    paths: list = field(default_factory=list)
+    members: list = field(default_factory=list)
+    stage_one: list = field(default_factory=list)
+    all_Cs: object = None
+
+
 def model_curves(fits, n):
     """The family's curves for the selection rules: every kernel's models, in kernel order."""
     dims = np.concatenate([kp.dims for kp in fits])
@@ -316,7 +309,7 @@ def select_model(fits, rule, Y):
     while True:
         choice = rule.select(model_curves(fits, len(Y)))
         kp = fits[choice.kernel_index]
-        upto = int(np.searchsorted(kp.grid, choice.dim)) + 1
+        upto = int(np.searchsorted(kp.grid, choice.n_components)) + 1
         kp.solve_full(Y, upto)
         if kp.n_used >= upto:
             return choice

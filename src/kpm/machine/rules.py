@@ -22,15 +22,15 @@ answers which model another rule picks from its curves without re-fitting
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from kpm.machine.selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
-from kpm.validation import check_real
+from kpm.validation import InstanceOf, Integer, Options, Real, check_int, check_param, check_real
 
-__all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule"]
+__all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule",
+           "SELECTION_CONSTRAINTS"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Choice:
     ----------
     index : int
         Its position in the curves.
-    dim : int
+    n_components : int
         Its dimension D.
     kernel_index : int
         Its kernel.
@@ -91,7 +91,7 @@ class Choice:
     """
 
     index: int
-    dim: int
+    n_components: int
     kernel_index: int
     penalty: float | None = None
     slope_lambda: float | None = None
@@ -147,10 +147,7 @@ class Penalty(SelectionRule):
     lam: float | str = "cv"
 
     def __post_init__(self):
-        if not (isinstance(self.lam, str) and self.lam == "cv"):
-            if isinstance(self.lam, str):
-                raise ValueError(f"Penalty: lam must be a number >= 0 or 'cv', got {self.lam!r}")
-            object.__setattr__(self, "lam", check_real(self.lam, "Penalty: lam", low=0.0))
+        object.__setattr__(self, "lam", check_param(self.lam, "Penalty: lam", [Real(0), Options("cv")]))
 
     @property
     def needs_cv(self):
@@ -210,10 +207,7 @@ class FixedD(SelectionRule):
     d: int
 
     def __post_init__(self):
-        d = self.d
-        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
-            raise ValueError(f"FixedD: d must be a positive int, got {d!r}")
-        object.__setattr__(self, "d", int(d))
+        object.__setattr__(self, "d", check_int(self.d, "FixedD: d"))
 
     @property
     def fixed_dim(self):
@@ -224,21 +218,20 @@ class FixedD(SelectionRule):
         return self._choice(curves, int(hit[0]) if len(hit) else int(np.argmax(curves.D)))
 
 
+#: The accepted forms of an estimator's ``selection`` parameter (its declared constraints).
+SELECTION_CONSTRAINTS = [Options("cv", "penalty", "slope"), Integer(1), InstanceOf(SelectionRule, "a SelectionRule")]
+
+
 def as_rule(selection, penalty="cv", slope_factor=2.0) -> SelectionRule:
     """The rule object of a ``selection`` parameter: a rule, 'cv', 'penalty', 'slope' or a D.
 
     ``penalty`` and ``slope_factor`` parametrise the ``'penalty'`` and ``'slope'``
     spellings (the estimator's parameters of those names).
     """
+    selection = check_param(selection, "selection", SELECTION_CONSTRAINTS)
     if isinstance(selection, SelectionRule):
         return selection
-    if isinstance(selection, str):
-        rules = {"cv": CV, "penalty": lambda: Penalty(penalty), "slope": lambda: Slope(slope_factor)}
-        if selection in rules:
-            return rules[selection]()
-    elif isinstance(selection, numbers.Integral) and not isinstance(selection, bool) and selection >= 1:
-        return FixedD(int(selection))
-    raise ValueError(
-        f"selection must be one of ('cv', 'penalty', 'slope'), a positive int or a "
-        f"SelectionRule (kpm.machine.rules), got {selection!r}"
-    )
+    if isinstance(selection, int):
+        return FixedD(selection)
+    rules = {"cv": CV, "penalty": lambda: Penalty(penalty), "slope": lambda: Slope(slope_factor)}
+    return rules[selection]()

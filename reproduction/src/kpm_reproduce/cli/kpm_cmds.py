@@ -88,7 +88,7 @@ def register(app, reproduce):
             dataset, realization, s, sel, max_dim, cv, label_column, test_size, seed, show_dim,
             out, None if data_dir is None else str(data_dir)))
         err_console().print(
-            f"[bold]{name}[/]: selected D = {model.dim_}, test error {100 * err:.2f} %, "
+            f"[bold]{name}[/]: selected D = {model.n_components_}, test error {100 * err:.2f} %, "
             f"fit {model.fit_time_:.1f} s -> {path}")
 
 
@@ -101,7 +101,7 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
     import numpy as np
 
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     name, X, y, Xt, yt, paper_sigma = _load_dataset(dataset, realization, label_column,
                                                     test_size, seed, data_dir)
@@ -109,14 +109,14 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
         sigma = paper_sigma if paper_sigma is not None else "median"
     with err_console().status(f"fitting the KPM on {name} ({len(y)} points)"):
         model = KernelProjectionMachine(
-            sigma=sigma, selection=sel, max_dim=max_dim, cv=cv, random_state=seed, formulation="paper"
+            sigma=sigma, selection=sel, max_components=max_dim, cv=cv, random_state=seed, formulation="paper"
         ).fit(X, y)
         err = float(np.mean(model.predict(Xt) != yt))
         model.extend_path(show_dim)
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     selection_curve(
-        model, ax, X_test=Xt, y_test=yt, max_dim=show_dim,
-        title=f"KPM on {name} (σ={model.kernel_.sigma:.4g}): D={model.dim_}, "
+        model, ax, X_test=Xt, y_test=yt, max_components=show_dim,
+        title=f"KPM on {name} (σ={model.kernel_.sigma:.4g}): D={model.n_components_}, "
               f"test error {100 * err:.2f}%",
     )
     out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +169,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
 
     from kpm.kernels import median_sigma
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -177,7 +177,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
     # warm-up fit on a tiny problem keeps that out of the timings below
     Xw, yw = _banana(80, seed)
     for sel in ("cv", "penalty", "slope"):
-        KernelProjectionMachine(sigma=0.5, selection=sel, max_dim=8, random_state=seed, formulation="paper").fit(Xw, yw)
+        KernelProjectionMachine(sigma=0.5, selection=sel, max_components=8, random_state=seed, formulation="paper").fit(Xw, yw)
 
     Xb, yb = load_breast_cancer(return_X_y=True)
     Xb_tr, Xb_te, yb_tr, yb_te = train_test_split(Xb, yb, test_size=0.3, random_state=seed, stratify=yb)
@@ -198,7 +198,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
             m = KernelProjectionMachine(sigma=sigma, selection=sel, random_state=seed, formulation="paper").fit(X, y)
             dt = time.perf_counter() - t
             err = float(np.mean(m.predict(Xt) != yt))
-            extra = f"D={m.dim_}" + (f", λ={m.penalty_:.3g}" if m.penalty_ is not None else "")
+            extra = f"D={m.n_components_}" + (f", λ={m.penalty_:.3g}" if m.penalty_ is not None else "")
             rows.append({"dataset": name, "method": label, "test_error": err, "chosen": extra, "fit_s": dt})
             if sel == "cv" and name.startswith("banana"):
                 curve_model = (m, Xt, yt, name)
@@ -229,7 +229,7 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
     m, Xt, yt, name = curve_model
     m.extend_path()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    selection_curve(m, ax, X_test=Xt, y_test=yt, max_dim=min(80, int(m.selection_curve_["D"].max())),
+    selection_curve(m, ax, X_test=Xt, y_test=yt, max_components=min(80, int(m.selection_curve_["D"].max())),
                     title=f"KPM selection curve, {name}")
     fig.tight_layout()
     fig_path = out_dir / "kpm_selection_curve.png"

@@ -59,7 +59,8 @@ from kpm_reproduce.experiments.runner import (
     require_results,
     run_tasks,
 )
-from kpm.machine.exact import DEFAULT_C, KernelProjectionMachine
+from kpm.machine import DEFAULT_C
+from kpm import KernelProjectionMachine
 
 __all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "SVM_C_RULES", "Settings", "pair_task", "svm_formulation_task",
            "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
@@ -188,7 +189,7 @@ def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None, c_rul
                                     cv_duplicates="split").fit(s.X_train, s.y_train)
     t1 = time.perf_counter()
     err = 100.0 * float(np.mean(model.predict(s.X_test) != s.y_test))
-    return {"error": err, "D": int(model.dim_), "C": float(model.C_), "time_fit_s": t1 - t0}
+    return {"error": err, "D": int(model.n_components_), "C": float(model.C_), "time_fit_s": t1 - t0}
 
 
 SVM_SCHEMA = {"error": float, "D": int, "C": float, "time_fit_s": float}
@@ -210,7 +211,7 @@ def results_path(st):
 
 
 def _svm_config(st, c_rule):
-    from kpm.machine.exact import SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
+    from kpm.machine import SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
 
     rule = SVM_C_RULES[c_rule]
     config = {"protocol": "kpm-13-svm-formulation/1", "cv": st.cv, "sigmas": SIGMAS,

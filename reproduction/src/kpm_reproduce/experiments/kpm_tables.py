@@ -267,7 +267,7 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
         ``error``, ``D``, ``lambda`` (penalty / slope only), ``train_error``, ``published``,
         ``time_s``; with ``keep_curve`` the selection curve (for Figure 1).
     """
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     s = _split(dataset, realization, data_dir)
     kw = dict(kernel="rbf", sigma=sigma, selection=selection, cv=cv, random_state=realization,
@@ -281,7 +281,7 @@ def kpm_task(dataset, realization, sigma, selection, cv=5, data_dir=None, params
     err = _pct(s.y_test, model.predict(s.X_test))
     out = {
         "error": err,
-        "D": int(model.dim_),
+        "D": int(model.n_components_),
         "train_error": _pct(s.y_train, model.predict(s.X_train)),
         "published": s.published,
         "time_fit_s": t1 - t0,
@@ -320,13 +320,13 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
         ``cv``, ``penalty``, ``slope``: each ``{"error", "D"}`` (+ ``"lambda"``);
         ``test_error_path`` and ``cv_error_path`` (% for D = 1..), ``published``, times.
     """
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
     from kpm.machine.rules import CV, Slope
 
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
-                                    penalty="cv", cv=cv, max_dim=max_dim,
+                                    penalty="cv", cv=cv, max_components=max_dim,
                                     slope_factor=slope_factor, random_state=realization,
                                     cv_duplicates="split", **{"formulation": "paper", **(params or {})})
     model.fit(s.X_train, s.y_train)
@@ -336,10 +336,10 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     P = model.predict_path(s.X_test)  # (n_test, n_dims)
     test_path = 100.0 * np.mean(P != s.y_test[:, None], axis=0)
     err_at = lambda D: float(test_path[min(D, test_path.size) - 1])
-    d_cv = model.select_dim(CV()).dim
+    d_cv = model.select_dim(CV()).n_components
     slope = model.select_dim(Slope(slope_factor))
-    d_sl = slope.dim
-    d_pen = int(model.dim_)
+    d_sl = slope.n_components
+    d_pen = int(model.n_components_)
     return {
         "cv": {"error": err_at(d_cv), "D": d_cv},
         "penalty": {"error": err_at(d_pen), "D": d_pen, "lambda": float(model.penalty_)},
@@ -355,7 +355,7 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
 
 def kpm_fixed_task(dataset, realization, sigma, D, data_dir=None, params=None):
     """KPM with a fixed dimension D (Table 1); test error in percent."""
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
 
     s = _split(dataset, realization, data_dir)
     t0 = time.perf_counter()
@@ -363,7 +363,7 @@ def kpm_fixed_task(dataset, realization, sigma, D, data_dir=None, params=None):
                                     random_state=realization, **{"formulation": "paper", **(params or {})})
     model.fit(s.X_train, s.y_train)
     err = _pct(s.y_test, model.predict(s.X_test))
-    return {"error": err, "D": int(model.dim_), "published": s.published,
+    return {"error": err, "D": int(model.n_components_), "published": s.published,
             "time_fit_s": time.perf_counter() - t0}
 
 
@@ -856,14 +856,14 @@ def _kpm_panel(ax, st, s, sigma, realization):
     curves cover all D; the D chosen by CV is marked as well as the penalty's choice.
     """
     from kpm.plotting import plot_selection_curve as selection_curve
-    from kpm.machine.exact import KernelProjectionMachine
+    from kpm import KernelProjectionMachine
     from kpm.machine.rules import CV
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
-                                    penalty="cv", cv=st.cv, max_dim=st.kpm_max_dim,
+                                    penalty="cv", cv=st.cv, max_components=st.kpm_max_dim,
                                     random_state=realization, cv_duplicates="split",
                                     **{"formulation": "paper", **st.kpm_params}).fit(s.X_train, s.y_train)
-    d_cv = model.select_dim(CV()).dim
+    d_cv = model.select_dim(CV()).n_components
     selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
                     title=f"KPM, flare_solar, realization {realization}")
     ax.axvline(d_cv, color="C1", lw=1.2, ls="--", label=f"D by 5-fold CV = {d_cv}")

@@ -1,4 +1,5 @@
-"""Training points whose features stay on Dask workers.
+"""Training points whose features stay on Dask workers (the ``dask`` extra: ``pip install
+'kpm[dask]'``).
 
 The distributed mode of :class:`kpm.NystroemKPM`. The ``n × D`` feature matrix, the
 class codes and the cross-validation fold of every point are Dask arrays chunked by
@@ -26,13 +27,125 @@ the assignment depends only on ``random_state`` and the chunking (the row blocks
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from kpm.hinge.constraint_generation import (ConstraintGenerationPath, InMemoryRows, Violations, merge_compensated,
-                                     top_violations)
-from kpm.machine.engine import FullPath, curve_sums, ovr_targets, predict_codes
+from kpm.hinge.aggregation import merge_compensated
+from kpm.hinge.constraint_generation import ConstraintGenerationPath
+from kpm.hinge.rows import InMemoryRows, Violations, top_violations
+from kpm.machine.engine import FullPath, curve_sums, one_vs_rest, ovr_targets, predict_codes
+from kpm.machine.folds import check_fold
 
-__all__ = ["DaskRows", "DaskRowSource", "chunk_folds", "fold_array", "code_array"]
+__all__ = [
+    "DaskClientError",
+    "DaskRows",
+    "DaskRowSource",
+    "chunk_folds",
+    "fold_array",
+    "code_array",
+    "is_dask_array",
+    "check_client",
+    "dask_errors",
+    "dask_codes",
+    "labels_block",
+]
+
+
+class DaskClientError(RuntimeError):
+    """The Dask client or cluster failed during ``fit``; no model was fitted."""
+
+
+def is_dask_array(X) -> bool:
+    """Whether X is a :class:`dask.array.Array` (False without Dask installed)."""
+    try:
+        import dask.array as da
+    except ImportError:
+        return False
+    return isinstance(X, da.Array)
+
+
+def _require_distributed():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            "fitting on a Dask cluster (client=...) needs dask and distributed, which the 'dask' "
+            "extra installs: pip install 'kpm[dask]'"
+        ) from exc
+    return distributed
+
+
+def _dask_failure_types():
+    import asyncio
+    import concurrent.futures
+
+    from distributed import KilledWorker
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+
+    return (OSError, TimeoutError, asyncio.TimeoutError, concurrent.futures.CancelledError, CommClosedError,
+            KilledWorker, FutureCancelledError)
+
+
+def check_client(client):
+    """``client``: None, or a running ``distributed.Client``."""
+    if client is None:
+        return None
+    distributed = _require_distributed()
+    if not isinstance(client, distributed.Client):
+        raise ValueError(f"client must be a distributed.Client or None, got {type(client).__name__}")
+    if client.status != "running":
+        raise DaskClientError(
+            f"the Dask client is not connected (status {client.status!r}); no model was fitted"
+        )
+    return client
+
+
+@contextlib.contextmanager
+def dask_errors(client):
+    """Dask failures (a lost scheduler, cancelled futures) as :class:`DaskClientError`."""
+    try:
+        yield
+    except DaskClientError:
+        raise
+    except Exception as exc:
+        if client is not None and isinstance(exc, _dask_failure_types()):
+            raise DaskClientError(
+                f"the Dask computation failed ({type(exc).__name__}: {exc}); the client or its "
+                "cluster disconnected during fit - no model was fitted"
+            ) from exc
+        if client is not None and client.status != "running":
+            raise DaskClientError(
+                f"the Dask client disconnected during fit ({type(exc).__name__}: {exc}); "
+                "no model was fitted"
+            ) from exc
+        raise
+    if client is not None and client.status != "running":
+        raise DaskClientError("the Dask client disconnected during fit; no model was fitted")
+
+
+def dask_codes(y, chunks):
+    """``(classes, codes)``: the sorted classes and a Dask array of class codes with the
+    features' row chunks; a Dask y stays on the workers (only its distinct values travel)."""
+    import dask.array as da
+    from sklearn.utils.multiclass import check_classification_targets
+
+    if is_dask_array(y):
+        classes = np.unique(np.asarray(da.unique(y).compute()))
+        check_classification_targets(classes)
+        codes = code_array(y.rechunk((chunks,)), classes)
+    else:
+        classes, codes_np, _ = one_vs_rest(y, "NystroemKPM")
+        codes = da.from_array(codes_np.astype(np.int64), chunks=(chunks,))
+    if len(classes) < 2:
+        raise ValueError(f"y has only one class ({classes[0]!r}); NystroemKPM needs samples of at least 2 classes")
+    return classes, codes
+
+
+def labels_block(F, classes):
+    """Class labels of a block of decision values (n, n_problems)."""
+    return classes[predict_codes(F)]
 
 ALL, TRAIN, VAL = "all", "train", "val"
 
@@ -99,7 +212,7 @@ def _chunk_columns(F, index, start, stop):
 
 def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept, tol, max_add, ref, rows_up_to,
                   offset):
-    """The violation search on one chunk (:meth:`kpm.hinge.constraint_generation.InMemoryRows.search`)."""
+    """The violation search on one chunk (:meth:`kpm.hinge.rows.InMemoryRows.search`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
     found = src.search(coef, intercept, working, tol, max_add, ref, rows_up_to)
     found.index = found.index + offset
@@ -108,7 +221,7 @@ def _chunk_search(F, codes, folds, target, fold, side, working, coef, intercept,
 
 def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k, offset):
     """The points of the aggregated set along a ray on one chunk
-    (:meth:`kpm.hinge.constraint_generation.InMemoryRows.along`)."""
+    (:meth:`kpm.hinge.rows.InMemoryRows.along`)."""
     src = InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side))
     idx, Fi, yi, score, n_found = src.along(ref, direction, working, k)
     return idx + offset, Fi, yi, score, n_found
@@ -116,7 +229,7 @@ def _chunk_along(F, codes, folds, target, fold, side, working, ref, direction, k
 
 def _chunk_line(F, codes, folds, target, fold, side, method, args):
     """A statistic of one chunk's points of a problem: the
-    :class:`kpm.hinge.constraint_generation.InMemoryRows` method ``method`` (``column_range``,
+    :class:`kpm.hinge.rows.InMemoryRows` method ``method`` (``column_range``,
     ``line_derivatives``, ``line_hinge`` or ``margin_counts``) on them."""
     return getattr(InMemoryRows(F, _labels(codes, target), _local_rows(folds, fold, side)), method)(*args)
 
@@ -188,13 +301,15 @@ class DaskRows:
     n_folds : int
     """
 
-    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0):
+    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0, grid=None, cg_options=None):
         self.client = client
+        self.grid = grid
+        self.cg_options = dict(cg_options or {})
         arrays = client.persist([F, codes] + ([folds] if folds is not None else []))
         self._F, self._codes = _chunk_futures(arrays[0]), _chunk_futures(arrays[1])
         self._folds = _chunk_futures(arrays[2]) if folds is not None else _PerChunk([None] * len(self._F))
         self.shape = F.shape
-        self.n = F.shape[0]
+        self.n_rows_total = F.shape[0]
         self.offsets = np.concatenate([[0], np.cumsum(F.chunks[0])]).astype(np.int64)
         self.n_classes = int(n_classes)
         self.n_problems = 1 if n_classes == 2 else self.n_classes
@@ -232,9 +347,28 @@ class DaskRows:
         """The row source of one one-vs-rest problem on all points or a fold's training points."""
         return DaskRowSource(self, 1 if self.n_classes == 2 else problem, fold)
 
-    def solvers(self, lp_params, fold=None):
+    def solvers(self, fold=None):
         """Constraint-generation path solvers of every problem (a fold's training points)."""
-        return [ConstraintGenerationPath(self.source(c, fold), **lp_params) for c in range(self.n_problems)]
+        return [ConstraintGenerationPath(self.source(c, fold), **self.cg_options) for c in range(self.n_problems)]
+
+    @property
+    def n(self):
+        return int(self.n_rows_total)
+
+    def val_sizes(self):
+        return None if not self.n_folds else [self.fold_sizes(k)[1] for k in range(self.n_folds)]
+
+    def check_folds(self):
+        """Every fold has a validation point and training points of every class."""
+        for k in range(self.n_folds):
+            check_fold(k, np.count_nonzero(self.fold_class_counts(k, "train")), self.n_classes,
+                       self.fold_class_counts(k, "val").sum())
+
+    def lp_curves(self, k):
+        """Fold ``k``'s curves of the papers' LP (:func:`kpm.machine.nystroem_data.lp_fold_curves`)."""
+        from kpm.machine.nystroem_data import lp_fold_curves
+
+        return lp_fold_curves(self, k)
 
     def curve_sums(self, paths, fold=None, side=ALL, with_errors=False, block=1024):
         """Misclassified points and ``n *`` the clipped risk of the paths' solutions at every grid D
@@ -267,7 +401,7 @@ class DaskRows:
 
 
 class DaskRowSource:
-    """A row source (:class:`kpm.hinge.constraint_generation.InMemoryRows`'s methods) over
+    """A row source (:class:`kpm.hinge.rows.InMemoryRows`'s methods) over
     :class:`DaskRows`: the points of one problem, searched chunk by chunk on the workers."""
 
     def __init__(self, rows, target, fold=None):
@@ -321,7 +455,7 @@ class DaskRowSource:
 
     def along(self, ref, direction, working, k):
         """The ``k`` points of the aggregated set most negative along ``direction``
-        (:meth:`kpm.hinge.constraint_generation.InMemoryRows.along`), one task per chunk."""
+        (:meth:`kpm.hinge.rows.InMemoryRows.along`), one task per chunk."""
         r = self.rows
         parts = r._map(_chunk_along, r._F, r._codes, r._folds, self.target, self.fold, self.side,
                        self._local(working), ref, direction, k, _PerChunk(r.offsets[:-1]))
@@ -336,15 +470,15 @@ class DaskRowSource:
         return np.stack([parts[:, :, 0].min(axis=0), parts[:, :, 1].max(axis=0)], axis=1)
 
     def line_derivatives(self, slopes, lo, width, n_bins):
-        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.line_derivatives`, summed over the chunks."""
+        """:meth:`kpm.hinge.rows.InMemoryRows.line_derivatives`, summed over the chunks."""
         return sum(p.astype(np.int64) for p in self._line("line_derivatives", slopes, lo, width, n_bins))
 
     def line_hinge(self, slopes, intercepts):
-        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.line_hinge`, merged over the chunks."""
+        """:meth:`kpm.hinge.rows.InMemoryRows.line_hinge`, merged over the chunks."""
         return merge_compensated(self._line("line_hinge", slopes, intercepts))
 
     def margin_counts(self, coef, intercept, widths):
-        """:meth:`kpm.hinge.constraint_generation.InMemoryRows.margin_counts`, summed over the chunks."""
+        """:meth:`kpm.hinge.rows.InMemoryRows.margin_counts`, summed over the chunks."""
         return sum(self._line("margin_counts", coef, intercept, widths))
 
     def _line(self, method, *args):

@@ -1,0 +1,255 @@
+"""The fit skeleton shared by the Kernel Projection Machine estimators.
+
+A KPM fit (Blanchard, Massart, Vert & Zwald 2004; Zwald & Blanchard 2005) is *basis x
+paths x rule*. :meth:`BaseKPM.fit` is the whole algorithm, for every basis:
+
+1. the parameters, checked against their declared constraints, and the plan: the selection
+   rule, the formulation and the C values (:func:`kpm.machine.formulation.plan_fit`);
+2. the training data and the basis (:meth:`BaseKPM._training_data`, the estimator's own:
+   the eigenvectors of the kernel matrix, or Nyström eigenfunctions);
+3. the family of models and their cross-validation curves (:meth:`BaseKPM._family`);
+4. the full-data paths the rule needs, and the rule's choice
+   (:func:`kpm.machine.engine.select_model`);
+5. the fitted attributes: the selection's, shared here, and the chosen model's
+   coefficients, the estimator's own (:meth:`BaseKPM._set_solution`).
+
+Predictions follow one rule (:func:`kpm.machine.engine.predict_codes`): decision values
+rounded to :data:`kpm.machine.engine.TIE_DECIMALS` decimals (the hinge LP puts many points
+exactly on the margin), ties to the first class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from kpm.base import KernelParamsMixin
+from kpm.machine.engine import TIE_DECIMALS, check_rule_answerable, model_curves, predict_codes, select_model
+from kpm.machine.engine import selection_curve as make_selection_curve
+from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
+from kpm.machine.rules import SELECTION_CONSTRAINTS, as_rule
+from kpm.validation import Integer, Options, PositiveGrid, Real, Splitter, validate_params
+
+__all__ = ["BaseKPM", "SELECTION_PARAMETERS"]
+
+#: The declared constraints of the parameters every KPM estimator has.
+SELECTION_PARAMETERS = {
+    "selection": SELECTION_CONSTRAINTS,
+    "cv": [Integer(2), Splitter()],
+    "penalty": [Real(0), Options("cv")],
+    "slope_factor": [Real(0, None, "neither")],
+    "formulation": [Options(*FORMULATIONS)],
+    "C": [PositiveGrid(), None],
+    "c_selection": [Options(*C_SELECTIONS)],
+    "n_jobs": [Integer(None, -1), Integer(1), None],
+}
+
+
+class _Clock:
+    """Runs a phase of the fit and keeps its seconds."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    def __call__(self, phase, fn, *args):
+        t = time.perf_counter()
+        out = fn(*args)
+        self.seconds[phase] = time.perf_counter() - t
+        return out
+
+
+class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
+    """Base of the KPM estimators: the fit skeleton, the selection's attributes,
+    :meth:`select_dim` and the prediction rule. Not meant to be used directly."""
+
+    #: Which estimator a message is about.
+    _name = "KPM"
+    #: Where the joblib workers of the cross-validation run ('threads' or None: processes).
+    _prefer = None
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit the paths of every model, select one by the rule, keep it.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : array-like (n_samples,)
+            Class labels (two or more classes; more: one-vs-rest).
+
+        Returns
+        -------
+        self
+
+        Warns
+        -----
+        ConvergenceWarning
+            When no LP solver solved some dimension of a path: the selection then runs over
+            the dimensions below it (see ``lp_failures_``).
+        DegenerateKernelWarning
+            When the kernel matrix is numerically the identity or constant.
+        DegenerateModelWarning
+            When the fitted function predicts one class on all training samples, or is less
+            accurate on them than the majority class.
+        """
+        t0 = time.perf_counter()
+        self._clear_fitted()
+        validate_params(self)
+        self._check_params()
+        plan = plan_fit(self, lp_only=self._lp_only())
+        clock = _Clock()
+        try:
+            with self._fit_context():
+                data = clock("data", self._training_data, X, y, plan)
+                family = clock("cv", self._family, data, plan)
+                choice = clock("final_fit", select_model, family.paths, plan.rule, data.Y)
+                self._set_model(family, choice, data, plan)
+        except BaseException:
+            self._clear_fitted()  # never a partially fitted model
+            raise
+        self._warn_fit(family, data)
+        self.fit_time_ = time.perf_counter() - t0
+        # the estimator's own phases of its data (e.g. the Nyström features) replace "data"
+        phases = self.__dict__.get("timings_") or {"data": clock.seconds["data"]}
+        self.timings_ = {**phases, "cv": clock.seconds["cv"], "final_fit": clock.seconds["final_fit"],
+                         "total": self.fit_time_}
+        return self
+
+    def _clear_fitted(self):
+        """Never leave a stale model of an earlier fit: drop every fitted attribute."""
+        for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, name)
+
+    def _check_params(self):
+        """Rules across parameters (after their declared constraints)."""
+
+    def _lp_only(self):
+        """Whether the fit needs the papers' LP (``formulation='auto'`` is then ``'paper'``)."""
+        return False
+
+    def _fit_context(self):
+        """A context around the work of a fit (e.g. turning a lost Dask cluster into one error)."""
+        return contextlib.nullcontext()
+
+    def _training_data(self, X, y, plan):  # pragma: no cover - abstract
+        """The validated training data, the classes and the basis (sets ``classes_``)."""
+        raise NotImplementedError
+
+    def _family(self, data, plan):  # pragma: no cover - abstract
+        """The :class:`~kpm.machine.engine.Family` of models with their CV curves."""
+        raise NotImplementedError
+
+    def _set_solution(self, kp, n_components, data):  # pragma: no cover - abstract
+        """The chosen model's coefficients from its :class:`~kpm.machine.engine.KernelPaths`."""
+        raise NotImplementedError
+
+    def _training_predictions(self, family, data):  # pragma: no cover - abstract
+        """The fitted model's labels on its training samples, or their counts (Dask)."""
+        raise NotImplementedError
+
+    def _set_model(self, family, choice, data, plan):
+        """The selection's attributes, then the chosen model's (:meth:`_set_solution`)."""
+        self.formulation_ = plan.formulation
+        self._curves = curves = model_curves(family.paths, data.n)
+        self.lp_failures_ = [dict(f, kernel=k) for (k, _), kp in zip(family.members, family.paths)
+                             for f in kp.failures]
+        self.lp_fallbacks_ = int(sum(kp.fallbacks for kp in family.paths))
+        self.penalty_ = choice.penalty
+        self.slope_lambda_ = choice.slope_lambda
+        if choice.penalty_cv_curve is not None:
+            self.penalty_cv_curve_ = choice.penalty_cv_curve
+        self.selection_curve_ = make_selection_curve(curves, self.penalty_)
+        if plan.formulation == "svm":
+            members = np.asarray(family.members, dtype=float)[curves.kernel]
+            self.selection_curve_["kernel"] = members[:, 0].astype(int)
+            self.selection_curve_["C"] = members[:, 1]
+        self.c_selection_curve_ = c_selection_curve(family.all_Cs, family.stage_one)
+        k, C = family.members[choice.kernel_index]
+        self.C_ = None if C is None else float(C)
+        self.n_components_ = choice.n_components
+        self._model_member = choice.kernel_index
+        self._set_solution(family.paths[choice.kernel_index], choice.n_components, data)
+
+    def _warn_fit(self, family, data):
+        """The fit's warnings: failed LPs, a degenerate kernel, a degenerate model."""
+        if self.lp_failures_:
+            first = min(self.lp_failures_, key=lambda f: f["dim"])
+            warnings.warn(
+                f"{self._name}: no LP solver solved the hinge LP at D={first['dim']} ({first['path']}); "
+                f"dimensions from D={first['dim']} on were not considered, D was selected among "
+                f"D <= {int(self.selection_curve_['D'].max())}. {self._failure_hint()} "
+                f"Cause: {first['error']}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self._warn_degenerate(family, data)
+
+    def _failure_hint(self):
+        return ("This happens where the training data are nearly separable in the subspace: the "
+                "optimal coefficients pass 1e9 and the margins they give fall below double precision.")
+
+    def _warn_degenerate(self, family, data):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ selection
+    def select_dim(self, rule):
+        """The model another selection rule picks from this fit's curves, without re-fitting.
+
+        The rule is applied to the curves the fit computed (``selection_curve_`` and the CV
+        folds' curves), exactly as :meth:`fit` applies its own rule: a model fitted with
+        ``selection='penalty', penalty='cv'`` holds every curve and answers every rule. A
+        rule needs what it reads: :class:`~kpm.machine.rules.CV` and ``Penalty('cv')`` the
+        CV curves (a fit that ran CV), the other rules the training risk of every model
+        (``selection='cv'`` solves the full-data path only up to the selected D).
+
+        Parameters
+        ----------
+        rule : SelectionRule, {'cv', 'penalty', 'slope'} or int
+            A rule of :mod:`kpm.machine.rules`, or a ``selection`` value (``'penalty'`` and
+            ``'slope'`` with this model's ``penalty`` and ``slope_factor``).
+
+        Returns
+        -------
+        Choice
+            ``n_components``, ``kernel_index`` (the member of the family: the kernel, or
+            with ``formulation='svm'`` the (kernel, C) pair) and ``index`` (the row of
+            ``selection_curve_``) of the chosen model, with the rule's ``penalty`` /
+            ``slope_lambda``.
+        """
+        check_is_fitted(self)
+        rule = as_rule(rule, self.penalty, self.slope_factor)
+        check_rule_answerable(rule, self._curves, self.selection, self._extend_hint())
+        return rule.select(self._curves)
+
+    def _extend_hint(self):
+        return ""
+
+    # ------------------------------------------------------------------ predict
+    def _scores(self, X):  # pragma: no cover - abstract
+        """Decision values (n, n_problems) of X."""
+        raise NotImplementedError
+
+    def decision_function(self, X):
+        """Decision values: shape (n,) for two classes (positive -> ``classes_[1]``),
+        (n, n_classes) otherwise (one-vs-rest scores).
+
+        The values are rounded to 9 decimals: the hinge LP puts many points exactly on the
+        margin (one-vs-rest scores of exactly -1, say), and rounding makes such ties --
+        resolved to the first class by :meth:`predict` -- independent of floating-point
+        noise and of the batch a point is predicted in.
+        """
+        check_is_fitted(self)
+        F = np.round(self._scores(X), TIE_DECIMALS)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the decision value is positive (two classes),
+        the largest one-vs-rest score otherwise (ties to the first class)."""
+        F = self.decision_function(X)
+        return self.classes_[predict_codes(F[:, None] if F.ndim == 1 else F)]

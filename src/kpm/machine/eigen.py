@@ -1,0 +1,306 @@
+"""The exact KPM's basis: the eigenvectors of the kernel matrix, of the training set and of
+each cross-validation fold.
+
+:class:`EigenSubspace` is the :class:`kpm.spectral.EigenBasis` of one training kernel
+matrix, cut at its rank, with the KPM's post-processing of the eigenvectors (below);
+:class:`EigenFolds` is the fold source of the exact KPM's cross-validation
+(:mod:`kpm.machine.folds`): each fold's training kernel matrix is decomposed anew, and
+:func:`cv_lockstep` advances the folds' LP paths together (early stopping).
+
+Choices where the papers leave room:
+
+* Identical training inputs get exactly equal eigenvector rows (their mean), so that the
+  unregularised LP cannot fit rounding noise between them; in the LP they are one row
+  weighted by their number (per label).
+* HiGHS ignores matrix entries below ``1e-9``; such entries of the eigenvectors are zeroed,
+  so that the LP it solves is exactly the one whose solution is evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
+from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, pad, path_width, predict_codes
+from kpm.machine.folds import Fold
+from kpm.spectral import eigen_basis
+
+__all__ = [
+    "EigenSubspace",
+    "EigenFolds",
+    "duplicate_groups",
+    "lp_paths",
+    "eigen_full_path",
+    "cv_lockstep",
+    "auto_dim_grid",
+]
+
+#: Eigenvector entries at or below this are zeroed (HiGHS's ``small_matrix_value``).
+SMALL_ENTRY = 1e-9
+
+
+def duplicate_groups(X):
+    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none."""
+    _, inv = np.unique(np.ascontiguousarray(X), axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    return None if inv.max() + 1 == len(inv) else inv
+
+
+def tie_duplicates(V, groups):
+    """Make the eigenvector rows of identical samples exactly equal (their mean).
+
+    For ``lambda_j > 0`` the rows are equal in exact arithmetic (identical kernel rows); the
+    rounding noise between them (about 1e-13) would otherwise let the hinge LP "separate"
+    duplicated points of opposite labels with coefficients of 1e9 and more, which ruins the
+    decision function and HiGHS's numerics.
+    """
+    _, g = np.unique(groups, return_inverse=True)
+    counts = np.bincount(g)
+    if counts.max() == 1:
+        return V
+    sums = np.zeros((len(counts), V.shape[1]))
+    np.add.at(sums, g, V)
+    return sums[g] / counts[g][:, None]
+
+
+class EigenSubspace:
+    """The KPM's basis of one training kernel matrix: its :class:`kpm.spectral.EigenBasis`
+    cut at the rank, the eigenvector rows of identical samples tied (:func:`tie_duplicates`)
+    and entries at or below :data:`SMALL_ENTRY` zeroed.
+
+    Attributes: ``V`` (the eigenvectors, the whitened coordinates of the training points),
+    ``eigenvalues``, ``rank``, ``groups`` (duplicated samples, merged in the LPs),
+    ``col_means`` (for centring); :meth:`features` gives the whitened features of new points.
+    """
+
+    def __init__(self, K, centered, n_components=None, random_state=None, groups=None, eigen_solver="auto"):
+        basis = eigen_basis(K, n_components, center=centered, solver=eigen_solver,
+                            random_state=random_state).truncate()
+        V = basis.eigenvectors
+        self.groups = groups
+        if groups is not None:
+            V = tie_duplicates(V, groups)
+        # with the huge coefficients of near-separable paths such entries are not negligible
+        V = np.where(np.abs(V) <= SMALL_ENTRY, 0.0, V)
+        self.basis = replace(basis, eigenvectors=V)
+        self.rank = basis.rank
+        self.eigenvalues = basis.eigenvalues
+        self.col_means = basis.col_means
+        self.V = V
+
+    def features(self, K_new, m):
+        """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows."""
+        return self.basis.features(K_new, m, whiten=True)
+
+    @property
+    def svm_scale(self):
+        """``sqrt(lambda_j)``: the columns of ``V`` scaled by it are the kernel-PCA features."""
+        return np.sqrt(self.eigenvalues)
+
+
+def lp_paths(Z, Y, grid, solver="auto", groups=None):
+    """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``; a
+    path on which no solver solves some grid dimension ends before it (its ``failure`` says
+    why)."""
+    return [
+        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups, on_failure="stop")
+        for c in range(Y.shape[1])
+    ]
+
+
+@dataclass
+class EigenFullPath:
+    """The full-data LP paths on an :class:`EigenSubspace`: a ``(grid, Y) -> FullPath`` solver."""
+
+    basis: EigenSubspace
+    solver: str = "auto"
+
+    def __call__(self, grid, Y):
+        paths = lp_paths(self.basis.V[:, : int(grid[-1])], Y, grid, self.solver, self.basis.groups)
+        return FullPath.from_paths(paths, self.basis.V, grid, Y)
+
+
+def eigen_full_path(basis, solver="auto"):
+    """The full-data LP path solver of ``basis`` (:class:`EigenFullPath`)."""
+    return EigenFullPath(basis, solver)
+
+
+def fold_grid(grid, m):
+    """The grid of a fold whose basis holds ``m`` columns: the grid's D <= m, then m."""
+    g = grid[grid <= m]
+    return g if len(g) and g[-1] == m else np.append(g, m)
+
+
+@dataclass
+class EigenFolds:
+    """The exact KPM's cross-validation: a fold source (:mod:`kpm.machine.folds`) whose
+    fold ``k`` decomposes the fold's training kernel matrix anew.
+
+    Attributes
+    ----------
+    K : ndarray (n, n)
+        The training kernel matrix.
+    Y, codes : ndarray
+        One-vs-rest targets (n, n_problems) and class codes (n,).
+    splits : list of (train, val)
+    grid : ndarray
+        The estimator's D grid.
+    centered : bool
+        Eigenvectors of the centred kernel matrix.
+    partial : bool
+        Decompose the folds' kernel matrices up to the grid's end only (the largest D is
+        known in advance), not the whole spectrum.
+    groups : ndarray or None
+        Duplicated samples' groups (:func:`duplicate_groups`).
+    random_state, eigen_solver, lp_solver
+        As the estimator's.
+    """
+
+    K: np.ndarray
+    Y: np.ndarray
+    codes: np.ndarray
+    splits: list
+    grid: np.ndarray
+    centered: bool = False
+    partial: bool = False
+    groups: np.ndarray | None = None
+    random_state: object = None
+    eigen_solver: str = "auto"
+    lp_solver: str = "auto"
+
+    @property
+    def n_folds(self):
+        return len(self.splits)
+
+    def subspace(self, k, partial=False):
+        """Fold ``k``'s :class:`EigenSubspace` and the columns used, ``m`` (at most the
+        grid's end and the fold's rank); ``partial``: only the eigenvectors up to the grid's
+        end (when :attr:`partial` and that is below the fold's size)."""
+        tr = self.splits[k][0]
+        n_components = int(self.grid[-1]) if partial and self.partial else None
+        if n_components is not None and n_components >= len(tr) - 1:
+            n_components = None
+        sub = EigenSubspace(
+            self.K[np.ix_(tr, tr)], self.centered, n_components, random_state=self.random_state,
+            groups=None if self.groups is None else self.groups[tr], eigen_solver=self.eigen_solver,
+        )
+        m = min(int(self.grid[-1]), sub.rank)
+        if m < 1:
+            raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+        return sub, m
+
+    def fold(self, k):
+        """Fold ``k``'s :class:`~kpm.machine.folds.Fold` on its eigenvectors (dimensions
+        beyond the fold's rank: its grid ends at its rank)."""
+        tr, va = self.splits[k]
+        sub, m = self.subspace(k, partial=True)
+        val = (sub.features(self.K[np.ix_(va, tr)], m), self.Y[va], self.codes[va])
+        return Fold((sub.V[:, :m], self.Y[tr]), val, sub.svm_scale[:m], fold_grid(self.grid, m), f"fold {k}")
+
+    def lp_curves(self, k):
+        """Fold ``k``'s :class:`~kpm.machine.engine.FoldCurves` of the papers' LP paths."""
+        tr, va = self.splits[k]
+        sub, m = self.subspace(k, partial=True)
+        paths = lp_paths(sub.V[:, :m], self.Y[tr], fold_grid(self.grid, m), self.lp_solver, sub.groups)
+        w = path_width(paths)
+        F_va = decisions(paths, sub.features(self.K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
+        F_tr = decisions(paths, sub.V[:, :w])
+        errors = (predict_codes(F_va) != self.codes[va][:, None]).sum(axis=0)
+        return FoldCurves.from_paths(paths, errors, clipped_risk(F_tr, self.Y[tr]), len(self.grid), f"fold {k}")
+
+
+class _LockstepFold:
+    """One CV fold advanced together with the others: its basis, one :class:`PathGrower`
+    per one-vs-rest problem, the decision values of the last solutions and the curves."""
+
+    def __init__(self, folds, k):
+        sub, self.m = folds.subspace(k)
+        self.tr, self.va = folds.splits[k]
+        self.V = sub.V[:, : self.m]
+        self.Z_va = sub.features(folds.K[np.ix_(self.va, self.tr)], self.m)
+        Y = folds.Y
+        self.growers = [PathGrower(HingeLP(Y[self.tr, c], solver=folds.lp_solver, groups=sub.groups), self.V)
+                        for c in range(Y.shape[1])]
+        self.F_va = np.zeros((len(self.va), Y.shape[1]))
+        self.F_tr = np.zeros((len(self.tr), Y.shape[1]))
+        self.errors, self.clipped = [], []
+
+    def advance(self, D, where):
+        """Solve every unfrozen path at D (capped by the fold's rank); the failures."""
+        D = min(int(D), self.m)
+        failures = []
+        for c, g in enumerate(self.growers):
+            if g.at_floor or g.lp.n_cols >= D:
+                continue
+            if not g.step(D):
+                failures.append({"path": where, "problem": c, "dim": D, "error": g.error})
+                continue
+            beta, b = g.last
+            self.F_va[:, c] = self.Z_va[:, :D] @ beta + b
+            self.F_tr[:, c] = self.V[:, :D] @ beta + b
+        return failures
+
+    def record(self, Y, codes):
+        """Append this grid point's validation errors and clipped training risk; the errors."""
+        err = int((predict_codes(self.F_va) != codes[self.va]).sum())
+        self.errors.append(err)
+        self.clipped.append(float(np.maximum(0.0, 1.0 - Y[self.tr] * np.clip(self.F_tr, -1, 1)).mean()))
+        return err
+
+    @property
+    def frozen(self):
+        """Every path at its floor or at the fold's rank: no later D changes the fold."""
+        return all(g.at_floor or g.lp.n_cols >= self.m for g in self.growers)
+
+    def curves(self, n_grid, n_used, failures):
+        return FoldCurves(
+            errors=pad(np.asarray(self.errors, dtype=float), n_grid),
+            clipped=pad(np.asarray(self.clipped), n_grid),
+            n_used=n_used,
+            n_valid=n_used,
+            fallbacks=sum(g.lp.fallbacks for g in self.growers),
+            failures=failures,
+        )
+
+
+def cv_lockstep(folds, early_stopping=True):
+    """All folds' LP paths advanced together along the grid, with optional early stopping.
+
+    Returns the folds' :class:`FoldCurves` (padded to the grid) and the number of grid
+    points used. The sweep ends when every fold's paths are frozen (training hinge risk at
+    its floor -- zero, or the loss forced by duplicated samples with both labels -- or the
+    fold's rank: the CV curve is flat beyond, so no later D can win the tie-broken argmin)
+    or, with ``early_stopping``, at the first grid D > 2 D_best + 20 (D_best the CV
+    minimiser so far; a heuristic), or before a grid D that no solver solved on some fold
+    (its ``failures``).
+    """
+    grid, Y, codes = folds.grid, folds.Y, folds.codes
+    steps = [_LockstepFold(folds, k) for k in range(folds.n_folds)]
+    best, best_D, n_used, failures = np.inf, None, len(grid), []
+    for gi, D in enumerate(grid):
+        for k, fold in enumerate(steps):
+            failures += fold.advance(D, f"fold {k}")
+        if failures:  # the CV curve is defined on the solved grid points only
+            n_used = gi
+            break
+        total = sum(fold.record(Y, codes) for fold in steps)
+        if total < best:
+            best, best_D = total, int(D)
+        if all(fold.frozen for fold in steps) or (early_stopping and D > 2 * best_D + 20):
+            n_used = gi + 1
+            break
+    curves = [
+        fold.curves(len(grid), n_used, [f for f in failures if f["path"] == f"fold {k}"])
+        for k, fold in enumerate(steps)
+    ]
+    return curves, n_used
+
+
+def auto_dim_grid(max_components: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
+    """Every D up to ``dense``, then geometric steps of ``ratio`` up to ``max_components``."""
+    dims = list(range(1, min(dense, max_components) + 1))
+    while dims[-1] < max_components:
+        dims.append(min(max_components, max(dims[-1] + 1, int(round(dims[-1] * ratio)))))
+    return np.asarray(dims)

@@ -1,0 +1,177 @@
+"""What a KPM fit solves in each subspace, and how it chooses C: the fit's plan.
+
+The KPM papers (Blanchard, Massart, Vert & Zwald 2004; Zwald & Blanchard 2005) minimise the
+unregularised hinge risk over ``S_D`` (``formulation='paper'``: the hinge LP of
+:mod:`kpm.hinge.lp_path`). Beyond them, ``formulation='svm'`` fits the soft-margin SVM
+restricted to ``S_D`` (:mod:`kpm.hinge.svm_path`), with C chosen by the same
+cross-validation as D: jointly, or first C by the CV error of the SVM at the largest D, then
+D at that C (``c_selection``). The user guide ("Beyond the papers") gives the reasons and
+the measurements.
+
+:class:`FitPlan` is an estimator's ``selection``, ``formulation``, ``C`` and ``c_selection``
+resolved once, at the start of ``fit``; the rest of the fit reads the plan. The functions on
+feature columns take any columns ``Z`` and a ``scale`` per column such that ``Z * scale`` are
+the SVM's features: the exact KPM's eigenvectors with ``scale = sqrt(lambda)``, the
+Nyström KPM's eigenfunctions with ``scale = sqrt(lambda / m)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kpm.hinge.svm_path import C_PATH_MAX_SWEEPS, MAX_SWEEPS, TOL, svm_c_path, svm_paths
+from kpm.machine.engine import FoldCurves, FullPath, curve_sums, predict_codes
+from kpm.machine.rules import CV, SelectionRule, as_rule
+from kpm.validation import check_positive_grid
+
+__all__ = [
+    "FORMULATIONS",
+    "C_SELECTIONS",
+    "DEFAULT_C",
+    "TWO_STAGE_MAX_SWEEPS",
+    "SVM_SOLVER",
+    "FitPlan",
+    "plan_fit",
+    "c_selection_curve",
+    "SVMFullPath",
+    "svm_fold_curves",
+    "svm_c_errors",
+]
+
+#: The estimators' ``formulation`` values: the paper's hinge LP in S_D, the SVM in S_D, or
+#: ``'auto'`` (the SVM where D is chosen by cross-validation, the LP otherwise).
+FORMULATIONS = ("auto", "paper", "svm")
+#: How ``formulation='svm'`` chooses C: jointly with D, or first C at the largest D, then D.
+C_SELECTIONS = ("joint", "two-stage")
+#: The C grid of each C rule when ``C=None``: the two-stage rule compares each C on one model
+#: (the SVM at the largest D), so it can search as wide a grid as a CV-tuned SVC; the joint
+#: rule compares every (D, C) pair, and over a wide grid small-D, large-C models win its CV
+#: by chance (see the user guide, "Beyond the papers").
+DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
+             "two-stage": tuple(float(c) for c in np.logspace(-2, 3, 11))}
+#: ``c_selection='two-stage'``: sweeps of the dual coordinate descent per grid D at most, for
+#: stage one's single D per C and for stage two's path: its wide C grid reaches C = 1000, where
+#: the joint rule's 20 sweeps per D leave the dual far from converged (user guide, "Beyond the
+#: papers").
+TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
+#: The SVM solver's settings, for the records of the reproductions.
+SVM_SOLVER = {"tol": TOL, "max_sweeps": MAX_SWEEPS, "two_stage_max_sweeps": TWO_STAGE_MAX_SWEEPS}
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """An estimator's model-selection parameters, resolved once per fit.
+
+    Attributes
+    ----------
+    rule : SelectionRule
+        The rule that chooses D (``selection`` as an object of :mod:`kpm.machine.rules`).
+    formulation : {'paper', 'svm'}
+        What each subspace solves (``'auto'`` resolved).
+    Cs : ndarray or None
+        ``formulation='svm'``: the sorted C values; None for the paper's LP.
+    c_selection : {'two-stage', 'joint'}
+        How the SVM's C is chosen with CV.
+    """
+
+    rule: SelectionRule
+    formulation: str
+    Cs: np.ndarray | None
+    c_selection: str
+
+    @property
+    def two_stage(self) -> bool:
+        """Whether C is chosen first, by stage one's CV error at the largest D."""
+        return self.formulation == "svm" and self.rule.needs_cv and self.c_selection == "two-stage"
+
+    @property
+    def max_sweeps(self) -> int:
+        """Sweeps per grid D of the SVM paths: more with the two-stage rule's wide C grid."""
+        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else MAX_SWEEPS
+
+
+def plan_fit(est, *, lp_only=False) -> FitPlan:
+    """The :class:`FitPlan` of a KPM estimator's (validated) parameters ``selection``,
+    ``penalty``, ``slope_factor``, ``formulation``, ``C`` and ``c_selection``.
+
+    ``formulation='auto'`` is the SVM where D is chosen by cross-validation (which then
+    chooses C too) and the paper's LP for every other rule and wherever the caller needs the
+    LP (``lp_only``). The C grid (``C=None``: :data:`DEFAULT_C` of the C rule) may hold
+    several values only with the CV rule: the penalty and slope rules compare training
+    risks, which always favour the largest C.
+    """
+    rule = as_rule(est.selection, est.penalty, est.slope_factor)
+    formulation = est.formulation
+    if formulation == "auto":
+        formulation = "svm" if isinstance(rule, CV) and not lp_only else "paper"
+    Cs = None
+    if formulation == "svm":
+        Cs = check_positive_grid(DEFAULT_C[est.c_selection] if est.C is None else est.C, "C")
+        if len(Cs) > 1 and not isinstance(rule, CV):
+            raise ValueError(
+                f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
+                f"selection must be 'cv' (got {est.selection!r}); give one C to use another rule"
+            )
+    return FitPlan(rule, formulation, Cs, est.c_selection)
+
+
+def c_selection_curve(Cs, stage_one):
+    """``c_selection_curve_``: stage one's pooled CV error per C of ``c_selection='two-stage'``,
+    from ``stage_one = [(kernel index, errors per C), ...]`` (None without stage one)."""
+    if not stage_one:
+        return None
+    return {
+        "kernel": np.repeat([i for i, _ in stage_one], len(Cs)),
+        "C": np.tile(np.asarray(Cs, dtype=float), len(stage_one)),
+        "cv_error": np.concatenate([e for _, e in stage_one]),
+    }
+
+
+@dataclass
+class SVMFullPath:
+    """The full-data SVM paths of one C on the columns ``Z * scale``: a ``(grid, Y) ->
+    FullPath`` solver for :class:`kpm.machine.engine.KernelPaths` (``row_block``: the
+    clipped risks summed over blocks of rows)."""
+
+    Z: np.ndarray
+    scale: np.ndarray
+    C: float
+    max_sweeps: int = MAX_SWEEPS
+    row_block: int | None = None
+
+    def __call__(self, grid, Y):
+        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, max_sweeps=self.max_sweeps)
+        return FullPath.from_paths(paths, self.Z, grid, Y, row_block=self.row_block)
+
+
+def svm_fold_curves(fold, Cs, n_grid, *, max_sweeps=MAX_SWEEPS, block=8192):
+    """A CV fold's :class:`~kpm.machine.engine.FoldCurves` for every C of ``Cs``: the SVM
+    paths on the fold's training features, their validation errors and clipped training
+    risks on the fold's grid, padded to ``n_grid`` points (sums over blocks of ``block``
+    rows). ``fold`` is a :class:`kpm.machine.folds.Fold`."""
+    Z_tr, Y_tr = fold.train
+    Z_va, Y_va, codes_va = fold.val
+    curves = []
+    for C in Cs:
+        paths = svm_paths(Z_tr, fold.scale, Y_tr, C, fold.grid, max_sweeps=max_sweeps)
+        errors, _ = curve_sums(paths, Z_va, Y_va, codes_va, np.arange(len(codes_va)), block)
+        _, clipped = curve_sums(paths, Z_tr, Y_tr, None, np.arange(len(Y_tr)), block)
+        curves.append(FoldCurves.from_paths(paths, errors, clipped / len(Y_tr), n_grid, fold.where))
+    return curves
+
+
+def svm_c_errors(fold, Cs, *, max_sweeps=TWO_STAGE_MAX_SWEEPS):
+    """Stage one of ``c_selection='two-stage'`` on a CV fold: the misclassified validation
+    points of the SVM on all the fold's columns (its largest D) for every C of the increasing
+    ``Cs`` (:func:`kpm.hinge.svm_path.svm_c_path` per one-vs-rest problem, warm along C)."""
+    Z_tr, Y_tr = fold.train
+    Z_va, _, codes_va = fold.val
+    s = np.asarray(fold.scale, dtype=float)
+    Phi_va = Z_va * s
+    F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
+    for c in range(Y_tr.shape[1]):
+        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, max_sweeps=max_sweeps)
+        F[:, :, c] = Phi_va @ W.T + b
+    return (predict_codes(F) != codes_va[:, None]).sum(axis=0)

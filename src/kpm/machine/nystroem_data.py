@@ -1,0 +1,288 @@
+"""The Nyström KPM's basis and its training data in memory.
+
+* :func:`nystroem_eigenfunctions` -- the Nyström extension (Williams & Seeger 2001) of the
+  eigenvectors of the landmark Gram matrix ``K(Z, Z) = U Λ Uᵀ`` (uncentred, as in the KPM
+  of Blanchard, Massart, Vert & Zwald 2004): ``φ_j(x) = sqrt(m) / λ_j Σ_l U_lj k(z_l, x)``,
+  normalised to unit mean square on the landmarks; ``φ_j`` converges to the eigenfunction
+  of the kernel integral operator of which the exact KPM's Gram eigenvectors are the n-point
+  version. The features of the training points are ``F = K(X, Z) P`` with ``P = sqrt(m)
+  U_D Λ_D^{-1}``, computed block by block (:func:`feature_block`).
+* :class:`NystroemBasis` -- landmarks, kernel, eigenfunctions and the D grid.
+* :class:`InMemoryData` -- the features, targets, class codes and CV folds in memory: the
+  fold source of the Nyström KPM's cross-validation (:mod:`kpm.machine.folds`) and the
+  row source of its constraint generation; :class:`kpm.machine.dask_data.DaskRows` has the
+  same methods for features on Dask workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kpm.hinge.constraint_generation import ConstraintGenerationPath
+from kpm.hinge.lp_path import grow_path
+from kpm.exceptions import LPSolverError
+from kpm.machine.engine import FoldCurves, FullPath, curve_sums
+from kpm.machine.folds import Fold
+from kpm.spectral import RANK_RTOL, eigen_basis
+from kpm.validation import (
+    Real,
+    check_int,
+    check_kernel_matrix,
+    check_param,
+    check_samples,
+    warn_if_degenerate_kernel,
+)
+
+__all__ = [
+    "nystroem_eigenfunctions",
+    "feature_block",
+    "NystroemBasis",
+    "InMemoryData",
+    "ConstraintGenerationFullPath",
+    "ROW_BLOCK",
+]
+
+#: Rows of decision values evaluated at once (all D of the grid); 8192 raised the peak memory
+#: of a fit with n = 3e5 by 0.3 GiB (blocks of MBs allocated in the fold threads).
+ROW_BLOCK = 1024
+
+
+def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None):
+    """Approximate eigenfunctions from the landmark Gram matrix.
+
+    The Nyström extension (Williams & Seeger 2001) of the eigenvectors of ``K(Z, Z)``,
+    from its :class:`kpm.spectral.EigenBasis` (uncentred, cut at the package's rank
+    tolerance): ``phi_j(x) = sqrt(m) / lambda_j * sum_l U_lj k(z_l, x)``, normalised to
+    unit mean square on the landmarks.
+
+    Parameters
+    ----------
+    kernel : kpm.kernels.Kernel
+        A kernel on feature vectors (not ``'precomputed'``).
+    Z : array-like (m, n_features)
+        The landmarks.
+    max_components : int, optional
+        Most eigenfunctions returned (default: all up to the rank).
+    rank_tol : float in (0, 1), optional
+        Relative rank tolerance replacing :data:`kpm.spectral.RANK_RTOL` (the default):
+        eigenvalues at or below ``rank_tol * λ_1``, or at the rounding level
+        ``m eps max|K(Z, Z)|``, are dropped.
+
+    Returns
+    -------
+    eigenvalues : ndarray (r,)
+        Eigenvalues of ``K(Z, Z)`` above the rank cut (decreasing), at most
+        ``max_components`` of them.
+    projection : ndarray (m, r)
+        ``P = sqrt(m) U Λ^{-1}``: the features of x are ``K(x, Z) @ P``.
+
+    Warns
+    -----
+    DegenerateKernelWarning
+        When ``K(Z, Z)`` is numerically the identity or constant (a kernel width far
+        from the scale of the data).
+    """
+    from kpm.kernels import Kernel
+
+    if not isinstance(kernel, Kernel) or kernel.is_precomputed:
+        raise ValueError(
+            "kernel must be a kpm.kernels.Kernel on feature vectors (see kpm.make_kernel), got "
+            f"{kernel!r}"
+        )
+    rank_tol = check_param(rank_tol, "rank_tol", [Real(0, 1, "neither"), None])
+    Z = check_samples(Z, "Z")
+    m = len(Z)
+    k = m if max_components is None else min(m, check_int(max_components, "max_components"))
+    Wm = kernel(Z, Z)
+    if kernel.user_defined:  # the built-in kernels are symmetric by construction
+        Wm = check_kernel_matrix(Wm, f"the landmark kernel matrix K(Z, Z) of the {kernel.name} kernel")
+    warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
+    # only the top k (LAPACK subset eigh)
+    basis = eigen_basis(Wm, None if k == m else k, solver="dense", rtol=RANK_RTOL if rank_tol is None else rank_tol)
+    if not basis.eigenvalues[0] > 0:
+        raise ValueError("the landmark kernel matrix K(Z, Z) has no positive eigenvalue")
+    basis = basis.truncate()
+    lam = basis.eigenvalues
+    return lam, basis.eigenvectors * (np.sqrt(m) / lam)[None, :]
+
+
+def feature_block(Xb, Z, P, kernel):
+    """``K(Xb, Z) @ P`` (kernel values checked: overflow is a clear error)."""
+    return kernel.matvec(Xb, P, Z)
+
+
+def feature_block_f(Xb, Z, P, kernel):
+    """:func:`feature_block` in Fortran order (the constraint generation slices columns)."""
+    return np.asfortranarray(feature_block(Xb, Z, P, kernel))
+
+
+@dataclass
+class NystroemBasis:
+    """Landmarks, kernel and Nyström eigenfunctions (``K(x, Z) @ projection``) with the D grid."""
+
+    indices: np.ndarray
+    landmarks: np.ndarray
+    kernel: object
+    eigenvalues: np.ndarray
+    projection: np.ndarray
+    grid: np.ndarray
+
+    @property
+    def svm_scale(self):
+        """``sqrt(lambda_j / m)``: the eigenfunction columns scaled by it have the Nyström
+        kernel ``K(x, Z) U Λ^{-1} U^T K(Z, x')`` as their inner product (``formulation='svm'``)."""
+        return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / len(self.indices))
+
+    def features(self, X, rows):
+        """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order)."""
+        n = X.shape[0]
+        F = np.empty((n, self.projection.shape[1]), order="F")
+        for start in range(0, n, rows):
+            sl = slice(start, min(start + rows, n))
+            F[sl] = feature_block(X[sl], self.landmarks, self.projection, self.kernel)
+        return F
+
+
+def grow_paths(solvers, columns, grid):
+    """One path per solver (one-vs-rest problem) on the grid, grown by the KPM's path loop
+    (:func:`kpm.hinge.lp_path.grow_path`)."""
+    return [grow_path(s, columns, grid, n_samples=s.n_samples) for s in solvers]
+
+
+@dataclass
+class InMemoryData:
+    """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
+    memory, with the D grid, the SVM's feature scale and the constraint generation's
+    settings (``cg_options``, keyword arguments of
+    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`)."""
+
+    F: np.ndarray
+    Y: np.ndarray
+    codes: np.ndarray
+    splits: list | None
+    grid: np.ndarray
+    scale: np.ndarray
+    cg_options: dict = field(default_factory=dict)
+
+    @property
+    def n(self):
+        return self.F.shape[0]
+
+    @property
+    def columns(self):
+        return self.F
+
+    @property
+    def n_problems(self):
+        return self.Y.shape[1]
+
+    @property
+    def n_folds(self):
+        return 0 if self.splits is None else len(self.splits)
+
+    def val_sizes(self):
+        return None if self.splits is None else [len(va) for _, va in self.splits]
+
+    def solvers(self, fold=None):
+        """Constraint-generation path solvers of every problem (a fold's training points)."""
+        rows = None if fold is None else self.splits[fold][0]
+        return [ConstraintGenerationPath(self.F, self.Y[:, c], rows=rows, **self.cg_options)
+                for c in range(self.n_problems)]
+
+    def fold_sizes(self, fold):
+        """Training and validation points of a fold."""
+        return len(self.splits[fold][0]), len(self.splits[fold][1])
+
+    def fold_curve_sums(self, paths, fold):
+        """Misclassified validation points and ``n_train *`` the clipped training risk of a
+        fold's paths on their grid."""
+        train, val = self.splits[fold]
+        errors, _ = curve_sums(paths, self.F, self.Y, self.codes, val, ROW_BLOCK)
+        _, clipped = curve_sums(paths, self.F, self.Y, None, train, ROW_BLOCK)
+        return errors, clipped
+
+    def full_path(self, paths, grid, Y):
+        return FullPath.from_paths(paths, self.F, grid, Y, row_block=ROW_BLOCK)
+
+    def fold(self, k):
+        """Fold ``k``'s :class:`~kpm.machine.folds.Fold`: its training and validation rows of
+        the features (the landmarks' eigenfunctions, not re-decomposed)."""
+        tr, va = self.splits[k]
+        return Fold((self.F[tr], self.Y[tr]), (self.F[va], self.Y[va], self.codes[va]), self.scale, self.grid,
+                    f"fold {k}", ROW_BLOCK)
+
+    def lp_curves(self, k):
+        """Fold ``k``'s curves of the papers' LP by constraint generation (:func:`lp_fold_curves`)."""
+        return lp_fold_curves(self, k)
+
+
+def lp_fold_curves(data, k):
+    """The papers' LP paths of fold ``k`` on its training points, by constraint generation,
+    and their curves: the validation errors and the clipped training risks on the grid
+    (``data``: :class:`InMemoryData` or :class:`kpm.machine.dask_data.DaskRows`). The paths
+    end where no LP solver solves a dimension (the curves say where, ``failures`` why)."""
+    grid = data.grid
+    solvers = data.solvers(k)
+    try:
+        paths = grow_paths(solvers, data.columns, grid)
+    except LPSolverError as exc:
+        raise LPSolverError(
+            f"NystroemKPM: no LP solver solved the smallest dimension D={grid[0]} of "
+            f"cross-validation fold {k}: {exc}"
+        ) from exc
+    errors, clipped = data.fold_curve_sums(paths, k)
+    curves = FoldCurves.from_paths(paths, errors, clipped / data.fold_sizes(k)[0], len(grid), f"fold {k}")
+    curves.working_set = sum(len(s.cg.working_set) for s in solvers)
+    return curves
+
+
+@dataclass
+class ConstraintGenerationFullPath:
+    """The full-data LP paths by constraint generation on the training data (in memory or on
+    Dask workers): a ``(grid, Y) -> FullPath`` solver for
+    :class:`kpm.machine.engine.KernelPaths`; keeps the last solvers (their statistics become
+    ``lp_stats_``)."""
+
+    data: object
+    solvers: list = field(default_factory=list)
+
+    def __call__(self, grid, Y):
+        self.solvers = self.data.solvers()
+        paths = grow_paths(self.solvers, self.data.columns, grid)
+        return self.data.full_path(paths, grid, Y)
+
+
+def lp_stats(solvers, folds):
+    """``lp_stats_`` of the papers' LP: working sets, rounds, certificate gaps and iterations
+    of the full-data path (lists over its dimensions; one list per one-vs-rest problem with
+    several classes), and the folds' seconds and working-set sizes."""
+    keys = ("n_working", "n_aggregated", "n_rounds", "gap", "simplex_iterations")
+    per_problem = {key: [[getattr(r, key) for r in s.results] for s in solvers] for key in keys}
+    stats = {key: v[0] if len(v) == 1 else v for key, v in per_problem.items()}
+    stats["cv_fold_seconds"] = [f.seconds for f in folds or []]
+    stats["cv_fold_working_set"] = [f.working_set for f in folds or []]
+    return stats
+
+
+def svm_stats(paths, folds):
+    """``lp_stats_`` of ``formulation='svm'``: the dual coordinate descent's sweeps over the
+    points at each D of the full-data path (one list per one-vs-rest problem with several
+    classes), and the folds' seconds."""
+    sweeps = [p.iterations.tolist() for p in paths]
+    return {"sweeps": sweeps[0] if len(sweeps) == 1 else sweeps,
+            "cv_fold_seconds": [f.seconds for f in folds or []]}
+
+
+def cv_error_table(kp, val_sizes, n):
+    """``(cv_errors_, cv_error_)``: each fold's validation error rate and the pooled CV error
+    on the grid, NaN from the first dimension a fold's paths did not reach; None without CV."""
+    if kp.folds is None:
+        return None, None
+    n_grid = len(kp.grid)
+    per_fold = np.vstack([
+        np.where(np.arange(n_grid) < f.n_valid, f.errors / nv, np.nan) for f, nv in zip(kp.folds, val_sizes)
+    ])
+    ok = np.arange(n_grid) < min(f.n_valid for f in kp.folds)
+    return per_fold, np.where(ok, sum(f.errors for f in kp.folds) / n, np.nan)
