@@ -657,7 +657,7 @@ def _fit_kernel(X, c, q, max_iter, tol, **kw):
     from kpm.denoising.denoise import KernelPCADenoiser
 
     t = time.perf_counter()
-    kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, tol=tol,
+    kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, preimage_tol=tol,
                            **kw).fit(X)
     return kd, time.perf_counter() - t
 
