@@ -118,7 +118,6 @@ shape ``(n_machines, n_vectors)``, one machine is binary, several are one-vs-res
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -130,7 +129,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from kpm.kernels import Kernel, make_kernel
-from kpm.validation import warn_if_degenerate_kernel, warn_if_degenerate_model
+from kpm.spectral.basis import RANK_RTOL, numerical_rank, rounding_level
+from kpm.validation import (
+    Boolean,
+    Integer,
+    Options,
+    RandomState,
+    Real,
+    check_option,
+    validate_params,
+    warn_if_degenerate_kernel,
+    warn_if_degenerate_model,
+)
 
 __all__ = [
     "ReducedSetSVC",
@@ -147,23 +157,27 @@ _COEF_FITS = ("feature-space", "train")
 
 
 # --------------------------------------------------------------------------- numerics
-def _solve_psd(K, rhs, rcond=1e-12):
-    """``K^{-1} rhs`` for a symmetric PSD ``K``; the pseudo-inverse when it is singular."""
+def _solve_psd(K, rhs):
+    """``K^{-1} rhs`` for a symmetric PSD ``K``; the pseudo-inverse cut at the numerical rank
+    (:func:`kpm.spectral.numerical_rank`) when ``K`` is singular to the rank tolerance."""
     K = np.asarray(K, dtype=float)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", linalg.LinAlgWarning)
             c, low = linalg.cho_factor(K, lower=True, check_finite=False)
-        # reject numerically singular factors (duplicates): the pseudo-inverse is the
-        # paper's prescription then
+        # the squared pivots of the factor bound the spectrum: a ratio above the rank
+        # tolerance leaves K nonsingular; below it (duplicates), the pseudo-inverse is the
+        # paper's prescription
         d = np.abs(np.diag(c))
-        if d.min() > np.sqrt(rcond) * d.max():
+        if d.min() ** 2 > RANK_RTOL * d.max() ** 2:
             return linalg.cho_solve((c, low), rhs, check_finite=False)
     except (linalg.LinAlgError, linalg.LinAlgWarning):
         pass
     w, V = linalg.eigh(K, check_finite=False)
-    keep = w > rcond * max(w.max(), 0.0)
-    return V[:, keep] @ ((V[:, keep].T @ rhs) / (w[keep][:, None] if np.ndim(rhs) == 2 else w[keep]))
+    w, V = w[::-1], V[:, ::-1]
+    r = numerical_rank(w, floor=rounding_level(len(K), float(np.max(np.abs(K)))))
+    U = V[:, :r]
+    return U @ ((U.T @ rhs) / (w[:r][:, None] if np.ndim(rhs) == 2 else w[:r]))
 
 
 def _unit_scale(K):
@@ -879,11 +893,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     l1_weights : {'uniform', 'inverse'}, default='inverse'
         Weights ``c_i`` of the shrinkage penalty (``'inverse'``: ``mean|alpha|/|alpha_i|``).
     preimage_max_iter : int, default=300
-        Fixed-point iterations per pre-image (``'construct'``).
-    tol : float, default=1e-6
-        Fixed-point step tolerance in kernel widths (``'construct'``, see
-        :func:`kpm.denoising.preimage.gaussian_fixed_point`); construction stops early if
-        ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
+        Iterations per pre-image: of the fixed-point iteration (``'construct'``) or of
+        L-BFGS (``'burges'``).
+    preimage_tol : float > 0, default=1e-6
+        Step tolerance of the fixed-point pre-image iteration in kernel widths
+        (``'construct'``, see :func:`kpm.denoising.preimage.gaussian_fixed_point`);
+        construction stops early if ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).
     gradient_maxiter : int, default=0
@@ -960,6 +975,23 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     0.960 0.957
     """
 
+    _parameter_constraints = {
+        "n_vectors": [Integer(1), Real(0, 1, "right")],
+        "method": [Options(*METHODS)],
+        "prefit": [Boolean()],
+        "threshold": [Options(*_THRESHOLDS)],
+        "shared_vectors": [Boolean(), Options("auto")],
+        "l1_weights": [Options("uniform", "inverse")],
+        "preimage_max_iter": [Integer(1)],
+        "preimage_tol": [Real(0, None, "neither")],
+        "n_restarts": [Integer(1)],
+        "gradient_maxiter": [Integer(0)],
+        "data_fit_maxiter": [Integer(0)],
+        "validation_fraction": [Real(0, 1, "left")],
+        "coef_fit": [Options(*_COEF_FITS)],
+        "random_state": [RandomState()],
+    }
+
     def __init__(
         self,
         estimator=None,
@@ -971,7 +1003,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         shared_vectors="auto",
         l1_weights="inverse",
         preimage_max_iter=300,
-        tol=1e-6,
+        preimage_tol=1e-6,
         n_restarts=3,
         gradient_maxiter=0,
         data_fit_maxiter=0,
@@ -987,7 +1019,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.shared_vectors = shared_vectors
         self.l1_weights = l1_weights
         self.preimage_max_iter = preimage_max_iter
-        self.tol = tol
+        self.preimage_tol = preimage_tol
         self.n_restarts = n_restarts
         self.gradient_maxiter = gradient_maxiter
         self.data_fit_maxiter = data_fit_maxiter
@@ -995,46 +1027,11 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.coef_fit = coef_fit
         self.random_state = random_state
 
-    # ------------------------------------------------------------ validation
-    def _check_params(self):
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
-        if self.threshold not in _THRESHOLDS:
-            raise ValueError(f"unknown threshold {self.threshold!r}; expected one of {_THRESHOLDS}")
-        if self.coef_fit not in _COEF_FITS:
-            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {self.coef_fit!r}")
-        if self.shared_vectors not in (True, False, "auto"):
-            raise ValueError(f"shared_vectors must be True, False or 'auto', got {self.shared_vectors!r}")
-        if self.l1_weights not in ("uniform", "inverse"):
-            raise ValueError(f"l1_weights must be 'uniform' or 'inverse', got {self.l1_weights!r}")
-        nv = self.n_vectors
-        if isinstance(nv, bool) or not isinstance(nv, numbers.Real):
-            raise ValueError(f"n_vectors must be a positive int or a fraction in (0, 1], got {nv!r}")
-        if isinstance(nv, numbers.Integral):
-            if nv <= 0:
-                raise ValueError(f"n_vectors must be >= 1, got {nv}")
-        elif not (0 < nv <= 1):
-            raise ValueError(
-                f"n_vectors as a float is a fraction of the support vectors and must be in (0, 1], got {nv}"
-            )
-        for name in ("preimage_max_iter", "n_restarts"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        for name in ("gradient_maxiter", "data_fit_maxiter"):
-            g = getattr(self, name)
-            if isinstance(g, bool) or not isinstance(g, numbers.Integral) or g < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {g!r}")
-        vf = self.validation_fraction
-        if isinstance(vf, bool) or not isinstance(vf, numbers.Real) or not 0 <= vf < 1:
-            raise ValueError(f"validation_fraction must be a number in [0, 1), got {vf!r}")
-        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
-
     def _target(self, n_sv):
-        nv = self.n_vectors
-        if isinstance(nv, numbers.Integral):
-            return int(nv)
+        """The budget of a machine with ``n_sv`` support vectors (``n_vectors`` validated)."""
+        nv = self._n_vectors
+        if isinstance(nv, int):
+            return nv
         return max(1, int(np.ceil(nv * n_sv - 1e-9)))
 
     # ------------------------------------------------------------------- fit
@@ -1053,7 +1050,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
+        params = validate_params(self)
+        self._n_vectors = params["n_vectors"]
         if self.prefit:
             if self.estimator is None:
                 raise ValueError("prefit=True needs a fitted estimator (SVC, list of SVC or expansion)")
@@ -1164,8 +1162,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "reduced_coef_")
-        if threshold not in ("mean", "error", "keep"):
-            raise ValueError(f"threshold must be 'mean', 'error' or 'keep', got {threshold!r}")
+        threshold = check_option(threshold, "threshold", ("mean", "error", "keep"))
         X = validate_data(self, X, dtype=float, reset=False)
         y = np.asarray(y)
         if y.shape != (len(X),):
@@ -1191,8 +1188,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "reduced_coef_")
-        if coef_fit not in _COEF_FITS:
-            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {coef_fit!r}")
+        coef_fit = check_option(coef_fit, "coef_fit", _COEF_FITS)
         X = validate_data(self, X, dtype=float, reset=False)
         exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
         if coef_fit == "train":
@@ -1260,8 +1256,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         """One budget of distinct vectors for all machines, optimal coefficients each."""
         kernel = exp.kernel
         used = np.flatnonzero(np.any(exp.A != 0, axis=0))
-        nv = self.n_vectors
-        m = int(nv) if isinstance(nv, numbers.Integral) else max(1, int(np.ceil(nv * len(used) - 1e-9)))
+        nv = self._n_vectors
+        m = self._target(len(used))
         if m >= len(used):
             warnings.warn(
                 f"n_vectors={nv} is not smaller than the {len(used)} distinct support "
@@ -1279,7 +1275,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         else:
             Z, B = _construct_shared(
                 kernel, Xs, A, m, solver="burges" if self.method == "burges" else "fixed-point",
-                max_iter=self.preimage_max_iter, tol=self.tol, n_restarts=self.n_restarts,
+                max_iter=self.preimage_max_iter, tol=self.preimage_tol, n_restarts=self.n_restarts,
                 rng=check_random_state(self.random_state),
             )
             if self.gradient_maxiter > 0:
@@ -1324,13 +1320,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 if self.method == "burges":
                     Z, beta = _construct_shared(
                         kernel, Xs, alpha[None, :], m, solver="burges",
-                        max_iter=self.preimage_max_iter, tol=self.tol,
+                        max_iter=self.preimage_max_iter, tol=self.preimage_tol,
                         n_restarts=self.n_restarts, rng=rng,
                     )
                     beta = beta[0]
                 else:
                     Z, beta = _construct_single(
-                        kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.tol,
+                        kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.preimage_tol,
                         n_restarts=self.n_restarts, rng=rng,
                     )
                 if self.gradient_maxiter > 0:
