@@ -68,10 +68,12 @@ from kpm.spectral.eigensolvers import (
     top_eigh,
 )
 from kpm.validation import (
+    Callable,
     check_bool,
     check_int,
     check_kernel_matrix,
     check_option,
+    check_param,
     check_psd_spectrum,
     check_real,
 )
@@ -411,8 +413,7 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
     solver = check_eigen_solver(solver)
     if solver == "dense":
         raise ValueError("operator_basis needs a partial solver: 'auto', 'arpack' or 'randomized'")
-    if not callable(matmat):
-        raise ValueError(f"matmat must be a callable V -> K @ V, got {type(matmat).__name__}")
+    check_param(matmat, "matmat", [Callable()])
     col_means = total_mean = None
     if center:
         col_means = np.asarray(matmat(np.ones((n, 1))), dtype=float).ravel() / n

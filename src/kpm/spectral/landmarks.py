@@ -63,9 +63,7 @@ def _check_kernel(kernel, method):
             f"landmarks={method!r} evaluates the kernel: pass kernel= (a kpm.kernels.Kernel, e.g. "
             "from kpm.kernels.make_kernel)"
         )
-    if not isinstance(kernel, Kernel):
-        raise ValueError(f"kernel must be a kpm.kernels.Kernel, got {type(kernel).__name__}")
-    return kernel
+    return check_param(kernel, "kernel", [InstanceOf(Kernel, "a kpm.kernels.Kernel")])
 
 
 def select_landmarks(X, n_landmarks, method="uniform", random_state=None, *, kernel=None):

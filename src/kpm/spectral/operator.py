@@ -41,7 +41,15 @@ from kpm.exceptions import KernelMemoryError
 from kpm.kernels import Kernel
 from kpm.spectral.landmarks import select_landmarks
 from kpm.spectral.basis import RANK_RTOL, EigenBasis, landmark_map, numerical_rank, rounding_level
-from kpm.validation import check_bool, check_int, check_kernel_values, check_option, check_real
+from kpm.validation import (
+    InstanceOf,
+    check_bool,
+    check_int,
+    check_kernel_values,
+    check_option,
+    check_param,
+    check_real,
+)
 
 __all__ = ["KernelOperator", "matrix_free_basis", "PRECISIONS", "DEFAULT_EIGEN_TOL"]
 
@@ -94,8 +102,7 @@ class KernelOperator:
 
     def __init__(self, kernel, X, *, center=False, precision="mixed", n_jobs=None,
                  n_landmarks=None):
-        if not isinstance(kernel, Kernel):
-            raise ValueError(f"kernel must be a kpm Kernel, got {type(kernel).__name__}")
+        check_param(kernel, "kernel", [InstanceOf(Kernel, "a kpm Kernel")])
         for flag, what in (("is_precomputed", "a precomputed kernel matrix"),
                            ("raw_input", "a kernel on non-numeric inputs"),
                            ("user_defined", "a callable kernel")):
