@@ -9,103 +9,32 @@ beta'K^z beta`` is computable from kernels alone (Schölkopf et al. 1999, §V).
 
 Methods
 -------
+The derivations, the shared budget, the fit to the decision values and the threshold rules
+are in :doc:`/user_guide/reduced_sets`.
+
 ``'select'``
     One-at-a-time removal of expansion vectors with optimal readjustment of the others
-    (Schölkopf et al. 1999, §V-C). With the current set T, its inverse Gram matrix ``G = (K_TT)^{-1}`` and the
-    optimal coefficients ``beta = G K_{T,S} alpha``, removing pattern n and re-optimising
-    the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
-    the paper's ``alpha_n^2/(K^{-1})_nn``). The cheapest pattern is removed and ``G`` is
-    *downdated* by a rank-one step ``G <- G_{-n,-n} - G_{-n,n} G_{n,-n} / G_nn``; it is
-    refactorised only when the removed pivot was numerically degenerate (a duplicate or
-    near-duplicate pattern), to stop round-off from accumulating. ``O(n^2)`` per step.
+    (Schölkopf et al. 1999, §V-C): the cheapest removal costs ``beta_n^2 / G_nn`` with
+    ``G`` the inverse Gram matrix of the current set, downdated by rank-one steps.
 ``'select-l1'``
-    Shrinkage selection: ``min_beta (alpha-beta)'K(alpha-beta) + lambda sum_i c_i |beta_i|``,
-    a lasso with design ``L'`` where ``K = L L'``. One machine at a time it is solved by the
-    LARS-lasso path on the Gram form (:func:`sklearn.linear_model.lars_path_gram` with
-    ``Gram = (L')'L' = K``, ``Xy = K alpha``), which is the same problem as the lasso on the
-    Cholesky factor but never needs the factor (it also works when ``K`` is singular, e.g.
-    with duplicate patterns) and visits every support size, so ``m`` is hit exactly: the
-    knot with the largest support ``<= m`` is taken. With ``shared_vectors=True`` the
-    machines of a multi-class system share their expansion vectors: a multi-task lasso
-    (:func:`sklearn.linear_model.lasso_path` with a 2-D target, i.e. ``MultiTaskLasso``)
-    on ``X = L'`` (Cholesky of ``K + eps I``), ``Y = L' A'`` penalising each pattern's row of
-    coefficients across the machines. *Difference from the paper*: scikit-learn's
-    multi-task penalty is the row's Euclidean norm, the paper penalises its maximum
-    modulus; both are zero exactly when the pattern is unused by every machine, which is
-    what the selection needs. In all cases the selected patterns then get the optimal
-    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Schölkopf et al. 1999, Proposition in §V-B).
-    Weights ``c_i``: ``'uniform'`` (``c_i = 1``) or ``'inverse'``
-    (``c_i = mean_j |alpha_j| / |alpha_i|``, the paper's choice that shrinks small
-    coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
+    Shrinkage selection ``min_beta (alpha-beta)'K(alpha-beta) + lambda sum_i c_i |beta_i|``
+    (the LARS-lasso path on the Gram form; a multi-task lasso when the machines share their
+    vectors), then optimal coefficients on the selected patterns.
 ``'construct'``
-    Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
-    fixed-point pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`; Schölkopf et al. 1999, §IV-B) of the
-    current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
-    vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
-    The start of each fixed-point run is the support vector where the residual's value
-    ``|<residual, phi(x_i)>|`` is largest (the quantity a new unit-norm term reduces the
-    error by), plus ``n_restarts - 1`` random support vectors; the best end point is kept.
-    Optionally (``gradient_maxiter > 0``) a final joint descent over ``(z, beta)`` of
-    ``||Psi - Psi'||^2`` with :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient),
-    followed by optimal ``beta`` for the final ``z``.
+    Reduced-set construction for the Gaussian kernel: each new ``z_j`` is the fixed-point
+    pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`) of the current residual,
+    then all coefficients are recomputed optimally; optionally a joint L-BFGS descent over
+    ``(z, beta)`` (``gradient_maxiter``).
 ``'burges'``
-    Burges' (1996) reduced-set method, the baseline of Schölkopf et al. (1999): the same
-    one-term-at-a-time construction, but each ``z_j`` (with its coefficient) found by
-    unconstrained gradient descent (L-BFGS, at most ``preimage_max_iter`` iterations) on
-    the residual error from ``n_restarts`` random starts (drawn from a Gaussian with the
-    support vectors' per-feature mean and standard deviation; from the support vector
-    where the residual is largest if the kernel underflows at all of them), the best kept;
-    Burges' second phase is the joint descent over all ``(z, beta)`` (``gradient_maxiter``).
-    *Difference from Burges*: after each new vector all coefficients are recomputed
-    optimally (the Proposition above), as in the construction.
+    Burges' (1996) method: each ``z_j`` by L-BFGS from random starts, optimal coefficients
+    after each new vector, the joint descent as second phase.
 
-Shared budget (several machines)
---------------------------------
-A multi-class system is several machines ``Psi_p`` (one-vs-one: scikit-learn's ``SVC``
-has ``K(K-1)/2`` machines over one pool of support vectors; one-vs-rest: ``K`` machines).
-Its cost per test point is the number of *distinct* expansion vectors. With
-``shared_vectors`` (the default for a one-vs-one ``SVC``) the budget ``n_vectors`` counts
-distinct vectors, all machines use all of them, each with its own optimal coefficients
-``B = (K^z)^{-1} K^{zx} A'``, and the criterion is the total error
-``sum_p ||Psi_p - Psi'_p||^2``:
-
-* ``'select'`` removes the pattern whose removal costs least summed over the machines,
-  ``sum_p beta_pn^2 / G_nn`` (the machines share ``G``);
-* ``'select-l1'`` is the multi-task lasso described above;
-* ``'construct'`` adds, one at a time, the ``z`` maximising the total error decrease
-  ``sum_p <R_p, phi(z)>^2`` over the machines' residuals ``R_p`` by a fixed-point
-  iteration (``z = sum_i w_i k(z, x_i) x_i / sum_i w_i k(z, x_i)`` with
-  ``w = sum_p <R_p, phi(z)> c_p``, the one-machine iteration with the residuals weighted
-  by their overlap with ``phi(z)``; steps halved until the decrease grows), then
-  recomputes every machine's coefficients; ``'burges'`` finds the same ``z`` by L-BFGS
-  from random starts; the joint descent then runs over the shared ``z`` and all
-  machines' coefficients.
-
-Fitting the decision values on the training set (beyond the paper)
--------------------------------------------------------------------
-The criterion ``||Psi - Psi'||^2`` weighs all directions of feature space alike, while
-classification only needs ``f`` where the data are (the closing remark of Schölkopf et al.
-1999). Two options use the training set ``X``: ``coef_fit='train'`` keeps the vectors and
-fits each machine's coefficients and offset to its original decision values on ``X`` by
-least squares; ``data_fit_maxiter > 0`` (Gaussian kernel) then runs a joint L-BFGS descent
-over the vectors, coefficients and offsets of all machines on the same least-squares
-criterion ``sum_{x, p} (f_p(x) - g_p(x) - b_p)^2`` (Burges' second phase with the data term
-instead of ``||Psi - Psi'||^2``), every machine keeping the vectors it uses, with early
-stopping on a held-out ``validation_fraction`` of ``X``.
-
-Threshold
----------
-The kernel expansion changes, so the offset ``b`` is re-estimated on the training set
-(``threshold``): ``'mean'`` (default when training data are given) sets
-``b' = mean_i (f(x_i) - g(x_i))`` where ``f`` is the original decision function and ``g``
-the reduced expansion without offset: the least-squares fit of the reduced decision values
-to the original ones over the training distribution. This is the natural criterion for an
-*approximation* of ``f`` (the paper's closing remark: what matters for classification is
-the approximation of ``f`` under the data distribution, not ``||Psi - Psi'||`` alone) and
-keeps the ten one-vs-rest machines on the common scale their argmax needs.
-``'error'`` minimises the training error of the binary machine (its 0/1 labels: positive
-class against the others, for one-vs-one machines only the two classes' samples); among
-the minimisers, the one closest to the ``'mean'`` value. ``'keep'`` keeps the original ``b``.
+With ``shared_vectors`` the machines of a multi-class system share one budget of distinct
+vectors (the cost per test point), each with its own optimal coefficients, and the
+criterion is the total error ``sum_p ||Psi_p - Psi'_p||^2``. Beyond the paper,
+``coef_fit='train'`` and ``data_fit_maxiter`` fit the original decision values on the
+training set instead of ``Psi``. The offsets are re-estimated on the training set
+(``threshold``: ``'mean'``, ``'error'`` or ``'keep'``).
 
 Inputs accepted
 ---------------
@@ -878,12 +807,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         all machines). A budget at least the number of support vectors keeps the original
         expansion, with a warning.
     method : {'select', 'select-l1', 'construct', 'burges'}, default='select'
-        See the module docstring.
+        See the module docstring and :doc:`/user_guide/reduced_sets`.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted.
     threshold : {'auto', 'mean', 'error', 'keep'}, default='auto'
-        How the offset of each reduced machine is recomputed on the training set (module
-        docstring); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
+        How the offset of each reduced machine is recomputed on the training set
+        (:doc:`/user_guide/reduced_sets`); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
     shared_vectors : bool or 'auto', default='auto'
         Whether the machines of a multi-machine system (one-vs-one ``SVC``, list of one-vs-
         rest machines, expansion with several rows) share one budget of expansion vectors,
