@@ -35,17 +35,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, check_n_components, raw_input_kernel
-from kpm.validation import (
-    Integer,
-    Options,
-    RandomState,
-    Real,
-    check_bool,
-    check_estimator_data,
-    check_int,
-    validate_params,
-    warn_if_degenerate_kernel,
-)
+from kpm.validation import Integer, Options, RandomState, Real, validate_params
+from kpm.validation import check_bool, check_estimator_data, check_int, warn_if_degenerate_kernel
 from kpm.spectral.eigensolvers import center_cross_gram
 from kpm.kernels import RBFKernel
 from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis, numerical_rank
