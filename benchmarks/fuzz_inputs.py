@@ -240,7 +240,7 @@ def _targets():
         {"n_components": [2, 3, None], "sigma": [1.0, "median"], "random_state": [0],
          "whiten": [False, True], "centered": [True, False]},
         _BAD_KERNEL_PARAMS + (("n_components", 0), ("n_components", -2), ("n_components", 2.5),
-                              ("n_components", "all"), ("tol", -1.0), ("tol", float("nan")),
+                              ("n_components", "all"), ("rank_tol", -1.0), ("rank_tol", float("nan")),
                               ("eigen_solver", "foo"), ("centered", "yes"), ("whiten", 2),
                               ("n_landmarks", 0), ("n_landmarks", 1.5))))
     T.append(_estimator_target(
@@ -248,12 +248,12 @@ def _targets():
         {"n_components": [1, 2], "random_state": [0], "init": ["max_norm", "pca"]},
         (("n_components", 0), ("n_components", -1), ("n_components", 1.5), ("init", "foo"),
          ("max_iter", -5), ("max_iter", 0), ("max_iter", 2.5), ("flip_check", "no"),
-         ("center", 3), ("random_state", "x")), kernel_params=False))
+         ("centered", 3), ("random_state", "x")), kernel_params=False))
     T.append(_estimator_target(
         "KernelPCAL1", kpm.KernelPCAL1, "unsup", numeric + ("predict", "precomputed", "callable"),
         {"n_components": [1, 2], "sigma": [1.0, "median"], "random_state": [0]},
         _BAD_KERNEL_PARAMS + (("n_components", 0), ("n_components", 2.5), ("init", "foo"),
-                              ("max_iter", -5), ("tol", -1.0), ("eigen_solver", "foo"),
+                              ("max_iter", -5), ("rank_tol", -1.0), ("eigen_solver", "foo"),
                               ("flip_check", "no"))))
     T.append(_estimator_target(
         "KernelProjectionMachine", kpm.KernelProjectionMachine, "clf",
@@ -270,7 +270,7 @@ def _targets():
     T.append(_estimator_target(
         "RelevantDimension", kpm.RelevantDimension, "unsup_y", sup + ("precomputed", "callable"),
         {**sig, "random_state": [0], "null_space": ["exclude", "noise"]},
-        _BAD_KERNEL_PARAMS + (("max_dim", 0), ("max_dim", -1), ("max_dim", 1.5),
+        _BAD_KERNEL_PARAMS + (("max_components", 0), ("max_components", -1), ("max_components", 1.5),
                               ("null_space", "foo"), ("eigen_solver", "foo"))))
     T.append(_estimator_target(
         "KernelPCRRegressor", kpm.KernelPCRRegressor, "reg", sup + ("precomputed", "callable"),
@@ -288,7 +288,7 @@ def _targets():
         {"n_components": [2, 3], "sigma": [1.0, "median"], "random_state": [0],
          "preimage": ["fixed-point", "fixed-point", "gradient"]},
         _BAD_KERNEL_PARAMS + (("n_components", 0), ("n_components", 1.5), ("preimage", "foo"),
-                              ("preimage_max_iter", 0), ("preimage_max_iter", -1), ("tol", -1.0),
+                              ("preimage_max_iter", 0), ("preimage_max_iter", -1), ("preimage_tol", -1.0),
                               ("restart", "foo"), ("alpha", -1.0), ("alpha", float("nan")),
                               ("eigen_solver", "foo"), ("kernel", "precomputed"))))
     T.append(_estimator_target(
@@ -308,7 +308,7 @@ def _targets():
          "kernel": ["rbf", "rbf", "linear"]},
         (("n_vectors", 0), ("n_vectors", -1), ("n_vectors", 1.5), ("n_vectors", float("nan")),
          ("n_vectors", "x"), ("method", "foo"), ("threshold", "foo"), ("l1_weights", "foo"),
-         ("preimage_max_iter", 0), ("tol", -1.0), ("n_restarts", 0), ("gradient_maxiter", -1),
+         ("preimage_max_iter", 0), ("preimage_tol", -1.0), ("n_restarts", 0), ("gradient_maxiter", -1),
          ("shared_vectors", "x"), ("random_state", "x")), kernel_params=False))
     T.append(_estimator_target(
         "NystroemKPM", kpm.NystroemKPM, "clf", sup + ("labels", "callable"),
@@ -423,8 +423,8 @@ def _function_targets():
         ("rank_tol", float("nan")), ("sigma", 0.0)))
     fn("select_kernel", lambda d: {"scores": np.array([s.neg_log_likelihood for s in relevance.select_kernel(
         [{"kernel": "rbf", "sigma": s} for s in (0.5, 1.0, 2.0)], d["X"], d["y"], **d["params"])])},
-       with_params({"max_dim": [None, 5]}), numeric + ("invalid_y",),
-       (("max_dim", 0), ("max_dim", -1), ("max_dim", 1.5)))
+       with_params({"max_components": [None, 5]}), numeric + ("invalid_y",),
+       (("max_components", 0), ("max_components", -1), ("max_components", 1.5)))
     fn("check_samples", lambda d: {"X": V.check_samples(d["X"])})
     fn("check_kernel_matrix", lambda d: {"K": V.check_kernel_matrix(d["X"])},
        lambda rng: {**make_kernel_data(rng), "params": {}}, ("kernel_matrix", "layout_k"))
@@ -443,7 +443,7 @@ def _function_targets():
        lambda d: {"d": relevance.relevant_dimension_from_contributions(d["X"], **d["params"])},
        contrib_data, ("vector", "bad_params"),
        (("total", float("nan")), ("total", -1.0), ("total", float("inf")), ("n", 0), ("n", -3), ("n", 2.5),
-        ("max_dim", 0), ("max_dim", -1), ("max_dim", 1.5)))
+        ("max_components", 0), ("max_components", -1), ("max_components", 1.5)))
 
     def curve_data(rng):
         m = int(rng.integers(3, 15))

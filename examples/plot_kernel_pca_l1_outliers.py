@@ -29,7 +29,7 @@ for frac in fractions:
     Yin = Y[:n_in] - Y[:n_in].mean(axis=0)
     u = np.linalg.svd(Yin, full_matrices=False)[2][0]  # inliers' first kernel PC
     w2 = np.linalg.svd(Y, full_matrices=False)[2][0]
-    w1 = PCAL1(1, center=False, random_state=0).fit(Y).components_[0]
+    w1 = PCAL1(1, centered=False, random_state=0).fit(Y).components_[0]
     for name, w in (("kernel PCA", w2), ("kernel PCA-L1", w1)):
         angles[name].append(np.degrees(np.arccos(min(1.0, abs(w @ u)))))
 

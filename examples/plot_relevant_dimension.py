@@ -22,7 +22,7 @@ fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)
 for ax, sigma in zip(axes, (0.05, 0.4, 5.0)):
     model = RelevantDimension(sigma=sigma).fit(X, y)
     plot_relevance(model, ax=ax)
-    ax.set_title(f"σ = {sigma}: d̂ = {model.dim_}, "
+    ax.set_title(f"σ = {sigma}: d̂ = {model.n_components_}, "
                  f"-log ℓ = {model.min_neg_log_likelihood_:.2f}")
 fig.tight_layout()
 plt.show()

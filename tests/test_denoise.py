@@ -93,8 +93,8 @@ def test_gradient_and_fixed_point_denoisers_agree():
     rng = np.random.default_rng(3)
     _, X = _circle(rng, 150, 0.1)
     _, T = _circle(rng, 30, 0.1)
-    a = KernelPCADenoiser(n_components=6, gamma=2.0, tol=1e-9, preimage_max_iter=3000).fit(X)
-    b = KernelPCADenoiser(n_components=6, gamma=2.0, preimage="gradient", tol=1e-8).fit(X)
+    a = KernelPCADenoiser(n_components=6, gamma=2.0, preimage_tol=1e-9, preimage_max_iter=3000).fit(X)
+    b = KernelPCADenoiser(n_components=6, gamma=2.0, preimage="gradient", preimage_tol=1e-8).fit(X)
     (Za, ia), (Zb, ib) = a.denoise(T, return_info=True), b.denoise(T, return_info=True)
     np.testing.assert_allclose(Za, Zb, atol=1e-4)
     np.testing.assert_allclose(ia.objective, ib.objective, atol=1e-8)
@@ -131,7 +131,7 @@ def test_non_convergence_is_warned_and_reported():
     rng = np.random.default_rng(6)
     _, X = _circle(rng, 100, 0.1)
     _, T = _circle(rng, 10, 0.1)
-    den = KernelPCADenoiser(n_components=4, gamma=1.0, preimage_max_iter=1, tol=1e-12).fit(X)
+    den = KernelPCADenoiser(n_components=4, gamma=1.0, preimage_max_iter=1, preimage_tol=1e-12).fit(X)
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         _, info = den.denoise(T, return_info=True)
     assert not info.converged.any()
@@ -165,12 +165,26 @@ def test_bad_input():
         den.transform(X[:, :2])
     with pytest.raises(ValueError, match="features"):
         LinearPCADenoiser(2).fit(X).transform(X[:, :2])
-    with pytest.raises(ValueError, match="preimage"):
+    with pytest.raises(ValueError, match=r"preimage must be one of \('fixed-point', 'gradient', 'learned'\), got 'newton'"):
         KernelPCADenoiser(preimage="newton").fit(X)
     with pytest.raises(ValueError, match="precomputed"):
         KernelPCADenoiser(kernel="precomputed").fit(X @ X.T)
-    with pytest.raises(ValueError, match="n_components"):
+    with pytest.raises(ValueError, match="n_components must be >= 1, got 0"):
         KernelPCADenoiser(n_components=0).fit(X)
+    with pytest.raises(ValueError, match="n_components must be an integer >= 1 or None, got 2.7"):
+        LinearPCADenoiser(n_components=2.7).fit(X)
+    with pytest.raises(ValueError, match="preimage_tol must be > 0, got 0.0"):
+        KernelPCADenoiser(preimage_tol=0.0).fit(X)
+    with pytest.raises(ValueError, match="preimage_max_iter must be an integer >= 1, got 2.7"):
+        KernelPCADenoiser(preimage_max_iter=2.7).fit(X)
+    with pytest.raises(ValueError, match=r"restart must be one of \('nearest', 'best'\), got 'random'"):
+        KernelPCADenoiser(restart="random").fit(X)
+    with pytest.raises(ValueError, match="alpha must be >= 0, got -1.0"):
+        KernelPCADenoiser(preimage="learned", alpha=-1.0).fit(X)
+    with pytest.raises(ValueError, match="n_components must be an integer >= 1, got 1.5"):
+        den.denoise(X, n_components=1.5)
+    with pytest.raises(ValueError, match="return_info must be True or False, got 'yes'"):
+        den.denoise(X, return_info="yes")
     with pytest.raises(ValueError, match="fitted"):
         den.denoise(X, n_components=5)
     with pytest.raises(ValueError, match="gradient"):

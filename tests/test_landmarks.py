@@ -93,8 +93,10 @@ def test_clear_errors():
         rpcholesky(kern, X, 41)
     with pytest.raises(ValueError, match="n_landmarks must be"):
         rpcholesky(kern, X, 0)
-    with pytest.raises(ValueError, match="random_state"):
+    with pytest.raises(ValueError, match="random_state must be None, an integer >= 0, a numpy Generator or a RandomState, got 'x'"):
         select_landmarks(X, 5, "rpcholesky", random_state="x", kernel=kern)
+    with pytest.raises(ValueError, match="random_state must be >= 0, got -1"):
+        select_landmarks(X, 5, random_state=-1)
     with pytest.raises(ValueError, match="square"):
         rpcholesky(make_kernel("precomputed"), X, 3)
     with pytest.raises(ValueError, match="needs numeric feature vectors"):

@@ -146,7 +146,7 @@ def test_kernel_pca_l1_resists_outliers_in_feature_space():
     Yin = Y[:n_in] - Y[:n_in].mean(axis=0)
     u = np.linalg.svd(Yin, full_matrices=False)[2][0]  # inlier kernel PC 1
     w_l2 = np.linalg.svd(Y, full_matrices=False)[2][0]  # kernel PCA on all points
-    w_l1 = PCAL1(1, center=False, random_state=0).fit(Y).components_[0]
+    w_l1 = PCAL1(1, centered=False, random_state=0).fit(Y).components_[0]
     a2, a1 = _angle_deg(w_l2, u), _angle_deg(w_l1, u)
     # measured: kernel PCA's first axis is the outlier cluster (~90 degrees from the inlier
     # axis), kernel PCA-L1's stays within ~22 degrees
@@ -225,8 +225,18 @@ def test_scale_invariance_at_any_magnitude(X):
 
 
 def test_estimator_parameters_named(X):
-    with pytest.raises(ValueError, match="center must be True or False"):
-        PCAL1(center=1).fit(X)
+    with pytest.raises(ValueError, match="centered must be True or False"):
+        PCAL1(centered=1).fit(X)
+    with pytest.raises(ValueError, match=r"random_state must be None, an integer in \[0, 2\*\*32 - 1\]"):
+        PCAL1(random_state="seed").fit(X)
+    with pytest.raises(ValueError, match=r"eigen_solver must be one of \('auto', 'dense', 'nystroem'\), got 'arpack'"):
+        KernelPCAL1(2, eigen_solver="arpack").fit(X)
+    with pytest.raises(ValueError, match="rank_tol must be >= 0, got -1e-10"):
+        KernelPCAL1(rank_tol=-1e-10).fit(X)
+    with pytest.raises(ValueError, match="n_landmarks must be an integer >= 1 or None, got 2.5"):
+        KernelPCAL1(n_landmarks=2.5).fit(X)
+    with pytest.raises(ValueError, match="max_iter must be >= 1, got 0"):
+        KernelPCAL1(max_iter=0).fit(X)
     with pytest.raises(ValueError, match="flip_check must be True or False"):
         PCAL1(flip_check=None).fit(X)
     with pytest.raises(ValueError, match="n_components must be an integer"):

@@ -53,7 +53,7 @@ def test_relevant_default_uses_relevant_dimension():
     y = f + 0.3 * rng.standard_normal(len(f))
     m = KernelPCRRegressor(sigma=1.0).fit(X, y)
     r = RelevantDimension(sigma=1.0).fit(X, y)
-    assert m.n_components_ == m.relevant_dim_ == r.dim_
+    assert m.n_components_ == m.relevant_dim_ == r.n_components_
     assert np.mean((m.predict(X) - f) ** 2) < 0.05
 
 
@@ -198,14 +198,16 @@ def test_overflow_and_zero_kernels_are_clear_errors(capfd):
 @pytest.mark.parametrize(
     "kw, match",
     [
-        (dict(n_components=2.0), "n_components must be a positive integer, 'relevant' or 'cv'"),
-        (dict(n_components=True), "n_components must be a positive integer"),
+        (dict(n_components=2.0), r"n_components must be an integer >= 1 or one of \('relevant', 'cv'\), got 2.0"),
+        (dict(n_components=True), r"n_components must be an integer >= 1 or one of \('relevant', 'cv'\), got True"),
         (dict(max_components=0), "max_components must be >= 1"),
         (dict(max_components=3.5), "max_components must be an integer"),
         (dict(null_space="keep"), "null_space must be one of"),
-        (dict(cv=1.5), "cv must be an integer >= 2 or a CV splitter"),
-        (dict(cv=True), "cv must be an integer >= 2"),
+        (dict(cv=1.5), "cv must be an integer >= 2 or a cross-validation splitter, got 1.5"),
+        (dict(cv=True), "cv must be an integer >= 2 or a cross-validation splitter, got True"),
         (dict(cv_rule="max"), "cv_rule must be one of"),
+        (dict(cv_loss="zero_one"), r"cv_loss must be one of \('auto', 'squared'\), got 'zero_one'"),
+        (dict(eigen_solver="lapack"), "eigen_solver must be one of"),
     ],
 )
 def test_bad_parameters_named(kw, match):
@@ -222,3 +224,13 @@ def test_bad_random_state_is_a_clear_error(cls):
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match="random_state must be None, an integer"):
         cls(sigma=1.0, n_components="cv", random_state=-1).fit(X, y)
+
+
+def test_cv_takes_an_iterable_of_splits():
+    # cv is a splitter as scikit-learn's check_cv takes it: a list of (train, test) pairs
+    # gives the folds of the splitter that made it
+    X, f, _ = _data(n=60)
+    listed = KernelPCRRegressor("cv", sigma=1.0, cv=list(KFold(3).split(X)), max_components=10).fit(X, f)
+    split = KernelPCRRegressor("cv", sigma=1.0, cv=KFold(3), max_components=10).fit(X, f)
+    assert listed.n_components_ == split.n_components_
+    np.testing.assert_array_equal(listed.cv_errors_, split.cv_errors_)

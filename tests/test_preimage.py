@@ -167,12 +167,24 @@ def test_bad_input(problem):
         gaussian_fixed_point(C, X, 0.2, z0[:, :-1])
     with pytest.raises(ValueError, match="gamma"):
         gaussian_fixed_point(C, X, -1.0, z0)
-    with pytest.raises(ValueError, match="restart"):
+    with pytest.raises(ValueError, match=r"restart must be one of \('nearest', 'best'\) or an array of start points, got 'random'"):
         gaussian_fixed_point(C, X, 0.2, z0, restart="random")
-    with pytest.raises(ValueError, match="max_iter"):
+    with pytest.raises(ValueError, match="max_iter must be >= 1, got 0"):
         gaussian_fixed_point(C, X, 0.2, z0, max_iter=0)
-    with pytest.raises(ValueError, match="tol"):
+    with pytest.raises(ValueError, match="max_iter must be an integer >= 1, got 2.7"):
+        gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, max_iter=2.7)
+    with pytest.raises(ValueError, match="tol must be > 0, got 0"):
         gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, tol=0)
+    with pytest.raises(ValueError, match="max_restarts must be >= 0, got -1"):
+        gaussian_fixed_point(C, X, 0.2, z0, max_restarts=-1)
+    with pytest.raises(ValueError, match=r"denominator_tol must be < 1, got 1.0"):
+        gaussian_fixed_point(C, X, 0.2, z0, denominator_tol=1.0)
+    with pytest.raises(ValueError, match="gamma must be finite, got inf"):
+        gaussian_fixed_point(C, X, np.inf, z0)
+    with pytest.raises(ValueError, match="safeguard must be True or False, got 'yes'"):
+        gaussian_fixed_point(C, X, 0.2, z0, safeguard="yes")
+    with pytest.raises(ValueError, match="history must be True or False, got 1"):
+        gradient_preimage(C, X, make_kernel("rbf", gamma=0.2), z0, history=1)
     with pytest.raises(ValueError, match="differentiable"):
         gradient_preimage(C, X, make_kernel(lambda A, B: A @ B.T), z0)
 

@@ -206,7 +206,7 @@ def test_bad_parameters(data):
         KernelProjection(6, kernel="linear").fit(X)  # 4 features -> rank 4
     with pytest.raises(ValueError, match="n_components=6 is larger than the rank"):
         KernelProjection(6, kernel="linear", eigen_solver="randomized").fit(X)
-    with pytest.raises(ValueError, match="fraction"):
+    with pytest.raises(ValueError, match="n_components must be < 1, got 1.5"):
         KernelProjection(1.5).fit(X)
     with pytest.raises(ValueError, match="sigma"):
         KernelProjection(kernel="rbf", sigma=-1.0).fit(X)
@@ -220,8 +220,8 @@ def test_bad_parameters(data):
         KernelProjection(3, n_landmarks=0).fit(X)
     with pytest.raises(ValueError, match="integer or float n_components"):
         KernelProjection(None, eigen_solver="arpack").fit(X)
-    with pytest.raises(ValueError, match="tol"):
-        KernelProjection(tol=-1.0).fit(X)
+    with pytest.raises(ValueError, match="rank_tol must be >= 0, got -1.0"):
+        KernelProjection(rank_tol=-1.0).fit(X)
     with pytest.raises(ValueError, match="unknown kernel"):
         KernelProjection(kernel="nope").fit(X)
     for name in ("centered", "residual", "whiten"):
@@ -229,12 +229,20 @@ def test_bad_parameters(data):
             KernelProjection(**{name: 1}).fit(X)
     with pytest.raises(ValueError, match="n_landmarks must be an integer"):
         KernelProjection(3, n_landmarks=10.0).fit(X)
-    with pytest.raises(ValueError, match="n_components must be None"):
+    with pytest.raises(ValueError, match=r"n_components must be an integer >= 1, a real number in \(0, 1\) or None, got '3'"):
         KernelProjection("3").fit(X)
-    with pytest.raises(ValueError, match="fraction.*must be > 0"):
+    with pytest.raises(ValueError, match="n_components must be > 0, got 0.0"):
         KernelProjection(0.0).fit(X)
-    with pytest.raises(ValueError, match="tol must be finite"):
-        KernelProjection(tol=np.nan).fit(X)
+    with pytest.raises(ValueError, match="rank_tol must be finite"):
+        KernelProjection(rank_tol=np.nan).fit(X)
+    with pytest.raises(ValueError, match=r"rank_tol must be < 1, got 1.0"):
+        KernelProjection(rank_tol=1.0).fit(X)
+    with pytest.raises(ValueError, match=r"landmarks must be one of \('uniform', 'kmeans\+\+', 'rpcholesky'\)"):
+        KernelProjection(landmarks="grid").fit(X)
+    with pytest.raises(ValueError, match=r"random_state must be None, an integer in \[0, 2\*\*32 - 1\]"):
+        KernelProjection(random_state=-1).fit(X)
+    with pytest.raises(ValueError, match="eigen_tol must be < 1, got 2.0"):
+        KernelProjection(3, eigen_solver="arpack", eigen_tol=2.0).fit(X)
     with pytest.raises(ValueError, match="kernel_params must be a dict"):
         KernelProjection(kernel_params=3).fit(X)
 

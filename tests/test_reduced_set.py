@@ -241,16 +241,26 @@ def test_thresholds(moons, threshold):
 # ----------------------------------------------------------------- bad input
 def test_bad_input(moons):
     X, y, svc = moons
-    with pytest.raises(ValueError, match="n_vectors must be >= 1"):
+    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1 or a real number in \(0, 1\], got 0"):
         reduce_svc(svc, 0)
-    with pytest.raises(ValueError, match="n_vectors"):
+    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1 or a real number in \(0, 1\], got -3"):
         reduce_svc(svc, -3)
-    with pytest.raises(ValueError, match="fraction"):
+    with pytest.raises(ValueError, match="n_vectors must be <= 1, got 1.5"):
         reduce_svc(svc, 1.5)
     with pytest.raises(NotFittedError, match="not fitted"):
         reduce_svc(SVC(), 5)
-    with pytest.raises(ValueError, match="unknown method"):
+    with pytest.raises(ValueError, match=r"method must be one of \('select', 'select-l1', 'construct', 'burges'\), got 'nope'"):
         reduce_svc(svc, 5, method="nope")
+    with pytest.raises(ValueError, match="preimage_tol must be > 0, got 0"):
+        reduce_svc(svc, 5, method="construct", preimage_tol=0)
+    with pytest.raises(ValueError, match="preimage_max_iter must be an integer >= 1, got 2.7"):
+        reduce_svc(svc, 5, method="construct", preimage_max_iter=2.7)
+    with pytest.raises(ValueError, match="prefit must be True or False, got 1"):
+        ReducedSetSVC(svc, 5, prefit=1).fit(X, y)
+    with pytest.raises(ValueError, match="gradient_maxiter must be >= 0, got -1"):
+        reduce_svc(svc, 5, gradient_maxiter=-1)
+    with pytest.raises(ValueError, match=r"random_state must be None, an integer in \[0, 2\*\*32 - 1\]"):
+        reduce_svc(svc, 5, random_state=-1)
     poly = SVC(kernel="poly", degree=2).fit(X, y)
     with pytest.raises(ValueError, match="construct.*RBF"):
         reduce_svc(poly, 5, method="construct")
@@ -555,7 +565,7 @@ def test_burges_reduces_the_error_and_needs_an_rbf_kernel(moons):
     poly = SVC(kernel="poly", degree=2).fit(X, y)
     with pytest.raises(ValueError, match="burges.*RBF"):
         reduce_svc(poly, 3, method="burges")
-    with pytest.raises(ValueError, match="shared_vectors"):
+    with pytest.raises(ValueError, match=r"shared_vectors must be True or False or 'auto', got 'yes'"):
         reduce_svc(svc, 3, shared_vectors="yes")
 
 

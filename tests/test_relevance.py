@@ -32,7 +32,7 @@ def test_recovers_known_dimension_from_eigenvectors(k):
     X = rng.uniform(-2, 2, size=(150, 2))
     y = _eigen_labels(X, 1.0, k, noise=1.0, seed=k)
     model = RelevantDimension(sigma=1.0).fit(X, y)
-    assert model.dim_ == k
+    assert model.n_components_ == k
     assert model.sigma1_sq_ > 50 * model.sigma2_sq_
 
 
@@ -44,7 +44,7 @@ def test_recovers_dimension_of_smooth_function_of_leading_eigenfunctions():
     X = rng.standard_normal((n, 6)) * np.array([5.0, 4.0, 1.0, 0.8, 0.6, 0.5])
     y = 0.4 * X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n)
     model = RelevantDimension(kernel="linear").fit(X, y)
-    assert model.dim_ == 2
+    assert model.n_components_ == 2
 
 
 def test_two_component_formula_matches_definition():
@@ -69,8 +69,8 @@ def test_partial_eigensolver_gives_same_dimension():
     y = _eigen_labels(X, 0.3, 4, noise=1.0, seed=2)
     full = RelevantDimension(sigma=0.3).fit(X, y)
     assert full.rank_ == 200
-    part = RelevantDimension(sigma=0.3, max_dim=30, eigen_solver="dense").fit(X, y)
-    assert part.dim_ == full.dim_ == 4
+    part = RelevantDimension(sigma=0.3, max_components=30, eigen_solver="dense").fit(X, y)
+    assert part.n_components_ == full.n_components_ == 4
     assert np.allclose(part.neg_log_likelihood_[:30], full.neg_log_likelihood_[:30])
 
 
@@ -84,7 +84,7 @@ def test_duplicated_inputs_do_not_create_spurious_dimension():
     m = RelevantDimension(sigma=0.3).fit(Xd, yd)
     assert m.rank_ <= 80
     assert m.n_directions_ == m.rank_
-    assert m.dim_ < m.rank_ - 5
+    assert m.n_components_ < m.rank_ - 5
 
 
 def test_transform_of_training_points_is_empirical_kernel_map():
@@ -93,7 +93,7 @@ def test_transform_of_training_points_is_empirical_kernel_map():
     y = np.sin(X[:, 0])
     m = RelevantDimension(sigma=1.0).fit(X, y)
     Z = m.transform(X)
-    d = m.dim_
+    d = m.n_components_
     assert np.allclose(Z, m.eigenvectors_[:, :d] * np.sqrt(m.eigenvalues_[:d]), atol=1e-8)
 
 
@@ -105,7 +105,7 @@ def test_select_kernel_ranks_the_generating_kernel_first():
     ranking = select_kernel(cands, X, y)
     assert [r.rank for r in ranking] == [1, 2, 3]
     assert ranking[0].candidate == {"kernel": "rbf", "sigma": 1.0}
-    assert ranking[0].dim == 5
+    assert ranking[0].n_components == 5
     nll = [r.neg_log_likelihood for r in ranking]
     assert nll == sorted(nll)
     # Kernel objects and names work as candidates too
@@ -130,10 +130,14 @@ def test_bad_input():
     y[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         RelevantDimension().fit(X, y)
-    with pytest.raises(ValueError, match="max_dim"):
-        RelevantDimension(max_dim=25).fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="max_dim"):
-        RelevantDimension(max_dim=0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match=r"max_components=25 is larger than n - 1 = 19 \(n = 20 training samples\)"):
+        RelevantDimension(max_components=25).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="max_components must be >= 1, got 0"):
+        RelevantDimension(max_components=0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match=r"null_space must be one of \('exclude', 'noise'\), got 'keep'"):
+        RelevantDimension(null_space="keep").fit(X, X[:, 0])
+    with pytest.raises(ValueError, match=r"random_state must be None, an integer in \[0, 2\*\*32 - 1\]"):
+        RelevantDimension(max_components=3, random_state=-1).fit(X, X[:, 0])
 
 
 def test_string_input_with_weighted_degree_kernel():
@@ -143,9 +147,9 @@ def test_string_input_with_weighted_degree_kernel():
     m = RelevantDimension(kernel=WeightedDegreeKernel(3)).fit(S, y)
     K = weighted_degree_kernel(S, S, 3)
     p = RelevantDimension(kernel="precomputed").fit(K, y)
-    assert m.dim_ == p.dim_
+    assert m.n_components_ == p.n_components_
     assert np.allclose(m.neg_log_likelihood_, p.neg_log_likelihood_)
-    assert m.transform(S[:5]).shape == (5, m.dim_)
+    assert m.transform(S[:5]).shape == (5, m.n_components_)
     with pytest.raises(ValueError, match="equal length"):
         m.transform(np.array(["ACG", "ACGT"]))
     with pytest.raises(ValueError, match="strings"):
@@ -181,7 +185,7 @@ def test_null_space_option():
     assert ex.rank_ == no.rank_ == 6
     assert ex.n_directions_ == 6 and no.n_directions_ == 200
     assert len(ex.neg_log_likelihood_) == 5 and len(no.neg_log_likelihood_) == 6
-    assert 1 <= no.dim_ <= 6
+    assert 1 <= no.n_components_ <= 6
     with pytest.raises(ValueError, match="null_space"):
         RelevantDimension(null_space="keep").fit(X, y)
 
@@ -193,19 +197,19 @@ def _rbf_data(n=40, seed=9):
     return X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n)
 
 
-@pytest.mark.parametrize("max_dim", [None, 5])
-def test_non_psd_precomputed_rejected(max_dim):
+@pytest.mark.parametrize("max_components", [None, 5])
+def test_non_psd_precomputed_rejected(max_components):
     # were accepted (non-PSD) or reported as "rank 0" (negative definite)
     X, y = _rbf_data()
     K = make_kernel("rbf", sigma=1.0)(X)
     A = np.random.default_rng(0).standard_normal(K.shape)
     with pytest.raises(ValueError, match="precomputed kernel matrix is not positive semi-definite: it has the eigenvalue"):
-        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K + (A + A.T), y)
+        RelevantDimension(kernel="precomputed", max_components=max_components).fit(K + (A + A.T), y)
     with pytest.raises(ValueError, match="not positive semi-definite.*negated or a distance matrix"):
-        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(-K, y)
+        RelevantDimension(kernel="precomputed", max_components=max_components).fit(-K, y)
     with pytest.raises(ValueError, match="not symmetric"):
-        RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K + 1e-3 * np.triu(K), y)
-    m = RelevantDimension(kernel="precomputed", max_dim=max_dim).fit(K, y)
+        RelevantDimension(kernel="precomputed", max_components=max_components).fit(K + 1e-3 * np.triu(K), y)
+    m = RelevantDimension(kernel="precomputed", max_components=max_components).fit(K, y)
     with pytest.raises(ValueError, match="features|one column per training sample"):
         m.transform(K[:, :5])
 
@@ -224,8 +228,8 @@ def test_select_kernel_checks_and_names_each_candidate():
     with pytest.raises(ValueError, match="candidates must be a sequence"):
         select_kernel(3, X, y)
     assert len(select_kernel(WeightedDegreeKernel(2), np.array(["ACGT", "ACGA", "TCGA", "TTGA"]), [1.0, 0.5, -1.0, 2.0])) == 1
-    with pytest.raises(ValueError, match="max_dim"):
-        select_kernel(["rbf"], X, y, max_dim=-1)
+    with pytest.raises(ValueError, match="max_components must be >= 1, got -1"):
+        select_kernel(["rbf"], X, y, max_components=-1)
 
 
 def test_identical_samples_and_rank_one_kernels():
@@ -254,8 +258,8 @@ def test_contributions_function_validates_its_input():
     with pytest.raises(ValueError, match="got 12 contributions for n=5"):
         relevant_dimension_from_contributions(s, n=5)
     for bad in (0, True, 1.5):
-        with pytest.raises(ValueError, match="max_dim"):
-            relevant_dimension_from_contributions(s, max_dim=bad)
+        with pytest.raises(ValueError, match="max_components must be"):
+            relevant_dimension_from_contributions(s, max_components=bad)
     with pytest.raises(ValueError, match="real numbers"):
         relevant_dimension_from_contributions(np.array(["a", "b"]))
     with pytest.raises(ValueError, match="1-D or 2-D"):
@@ -267,9 +271,9 @@ def test_contributions_function_validates_its_input():
 def test_bad_parameters_named():
     X, y = _rbf_data()
     with pytest.raises(ValueError, match="eigen_solver must be one of"):
-        RelevantDimension(max_dim=3, eigen_solver="lapack").fit(X, y)
-    with pytest.raises(ValueError, match="max_dim must be an integer"):
-        RelevantDimension(max_dim=3.0).fit(X, y)
+        RelevantDimension(max_components=3, eigen_solver="lapack").fit(X, y)
+    with pytest.raises(ValueError, match="max_components must be an integer >= 1 or None, got 3.0"):
+        RelevantDimension(max_components=3.0).fit(X, y)
     with pytest.raises(ValueError, match="y must be numeric"):
         RelevantDimension().fit(X, np.array(["a", "b"] * 20))
     m = RelevantDimension().fit(X, y)

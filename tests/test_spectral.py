@@ -225,7 +225,7 @@ def test_bad_input_gives_clear_errors():
 ESTIMATORS = [
     (KernelProjectionMachine, {"max_components": 5}),
     (KernelPCADenoiser, {"n_components": 3}),
-    (RelevantDimension, {"max_dim": 5}),
+    (RelevantDimension, {"max_components": 5}),
     (KernelPCRRegressor, {"max_components": 5, "n_components": 3}),
     (KernelPCRClassifier, {"max_components": 5, "n_components": 3}),
 ]

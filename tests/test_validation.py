@@ -442,7 +442,7 @@ def _layout_cases():
         PCAL1(init="random", random_state=0),
         KernelPCAL1(2, sigma="median", random_state=0),
         RelevantDimension(),
-        RelevantDimension(max_dim=6, eigen_solver="arpack", random_state=0),
+        RelevantDimension(max_components=6, eigen_solver="arpack", random_state=0),
         KernelPCRRegressor(),
         KernelPCRRegressor("cv", random_state=0),
         KernelPCRClassifier(),

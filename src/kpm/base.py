@@ -30,7 +30,10 @@ class KernelParamsMixin:
     """Builds the :class:`~kpm.kernels.Kernel` of an estimator from its parameters.
 
     The estimator must define ``kernel`` and may define ``sigma``, ``gamma``,
-    ``degree``, ``coef0`` and ``kernel_params`` (scikit-learn style parameters).
+    ``degree``, ``coef0`` and ``kernel_params`` (scikit-learn style parameters). These are
+    checked by :func:`kpm.kernels.make_kernel` when the kernel is built (what they may be
+    depends on the kernel family: ``sigma`` is an RBF width, ``degree`` a polynomial's), so
+    an estimator's ``_parameter_constraints`` declare its other parameters only.
     """
 
     def _make_kernel(self, X=None) -> Kernel:

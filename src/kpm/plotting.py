@@ -99,11 +99,13 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
 
     Parameters
     ----------
-    model : fitted RelevantDimension (or any object with ``s_``, ``dim_``,
-        ``sigma1_sq_`` and ``sigma2_sq_``, e.g. a fitted kernel PCR estimator)
+    model : fitted RelevantDimension or kernel PCR estimator
+        Any object with ``s_``, ``sigma1_sq_``, ``sigma2_sq_`` and the model's cut
+        ``d_hat``: ``relevant_dim_`` (kernel PCR, whose ``n_components_`` may differ), else
+        ``n_components_`` (:class:`~kpm.RelevantDimension`).
     ax : matplotlib Axes, optional
     max_index : int, optional
-        Plot only the first ``max_index`` contributions (default ``min(n, 4 dim_ + 50)``).
+        Plot only the first ``max_index`` contributions (default ``min(n, 4 d_hat + 50)``).
     log : bool, default=True
         Logarithmic y axis.
 
@@ -111,7 +113,8 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
     -------
     ax : matplotlib Axes
     """
-    for attr in ("s_", "dim_", "sigma1_sq_", "sigma2_sq_"):
+    cut = "relevant_dim_" if hasattr(model, "relevant_dim_") else "n_components_"
+    for attr in ("s_", cut, "sigma1_sq_", "sigma2_sq_"):
         if not hasattr(model, attr):
             raise ValueError(f"plot_relevance needs a fitted model with attribute {attr!r}")
     max_index = check_int(max_index, "max_index", minimum=1, allow_none=True)
@@ -120,7 +123,7 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
         _, ax = _pyplot().subplots(figsize=(6, 3.5))
     s = np.asarray(model.s_)
     a = np.sqrt((s**2).sum(axis=1)) if s.ndim == 2 else np.abs(s)
-    d = int(model.dim_)
+    d = int(getattr(model, cut))
     m = min(len(a), 4 * d + 50 if max_index is None else max_index)
     idx = np.arange(1, m + 1)
     ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i| = |u_i^\top y|$")

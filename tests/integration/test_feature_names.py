@@ -38,9 +38,9 @@ def test_names_and_pandas_output(est, names):
 
 def test_relevant_dimension_names():
     rd = RelevantDimension(sigma=2.0).fit(X, y)
-    assert list(rd.get_feature_names_out()) == [f"relevantdimension{i}" for i in range(rd.dim_)]
+    assert list(rd.get_feature_names_out()) == [f"relevantdimension{i}" for i in range(rd.n_components_)]
     Z = rd.set_output(transform="pandas").transform(X)
-    assert Z.shape == (60, rd.dim_) and Z.columns[0] == "relevantdimension0"
+    assert Z.shape == (60, rd.n_components_) and Z.columns[0] == "relevantdimension0"
 
 
 def test_pipeline_feature_names():

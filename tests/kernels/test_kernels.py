@@ -81,6 +81,9 @@ def test_memory_budget_refuses_large_matrix():
         (dict(kernel="imq", c=-2.0), "c must be > 0"),
         (dict(kernel="linear", sigma=1.0), "sigma is an RBF width"),
         (dict(kernel="rbf", kernel_params={"foo": 1}), "unknown parameters"),
+        (dict(kernel="rbf", sigma="wide"), "sigma must be a real number > 0 or 'median', got 'wide'"),
+        (dict(kernel="rbf", gamma="auto"), "gamma must be a real number > 0 or 'scale', got 'auto'"),
+        (dict(kernel=3), "kernel must be a string, a callable or a kpm Kernel, got 3"),
     ],
 )
 def test_bad_parameters(kwargs, match):

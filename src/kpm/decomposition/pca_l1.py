@@ -32,13 +32,25 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, validate_kernel_input
 from kpm.decomposition.projection import KernelProjection, fit_coordinates
 from kpm.spectral.basis import RANK_RTOL
-from kpm.validation import check_bool, check_estimator_data, check_int, check_option, check_samples
+from kpm.validation import (
+    Boolean,
+    Integer,
+    Options,
+    RandomState,
+    Real,
+    check_bool,
+    check_estimator_data,
+    check_int,
+    check_option,
+    check_random_state,
+    check_samples,
+    validate_params,
+)
 
 __all__ = ["PCAL1", "KernelPCAL1", "pca_l1_component", "l1_dispersion"]
 
@@ -222,16 +234,23 @@ def _polarity_iteration(X, init, max_iter, flip_check, rs):
     return w, np.asarray(history), n_iter, converged
 
 
-def _check_common(est, n_samples, n_features, what="min(n_samples, n_features)"):
-    nc = check_int(est.n_components, "n_components", minimum=1, allow_none=True)
-    if nc is not None and nc > min(n_samples, n_features):
+#: the constraints of the PCA-L1 iteration's parameters, shared by PCAL1 and KernelPCAL1
+_PCA_L1_CONSTRAINTS = {
+    "n_components": [Integer(1), None],
+    "init": [Options(*_INITS)],
+    "max_iter": [Integer(1)],
+    "flip_check": [Boolean()],
+    "random_state": [RandomState()],
+}
+
+
+def _check_rank_bound(n_components, n_samples, n_features, what="min(n_samples, n_features)"):
+    """``n_components`` (validated) against the bound ``min(n_samples, n_features)`` of the rank."""
+    if n_components is not None and n_components > min(n_samples, n_features):
         raise ValueError(
-            f"n_components={nc} is larger than {what} = {min(n_samples, n_features)}, "
+            f"n_components={n_components} is larger than {what} = {min(n_samples, n_features)}, "
             "an upper bound of the rank of the data"
         )
-    check_option(est.init, "init", _INITS)
-    check_int(est.max_iter, "max_iter", minimum=1)
-    check_bool(est.flip_check, "flip_check")
 
 
 def _fit_pca_l1(est, Xc, n_components, rs):
@@ -246,7 +265,7 @@ def _fit_pca_l1(est, Xc, n_components, rs):
                 break
             raise ValueError(
                 f"n_components={est.n_components} is larger than the rank {j} of the "
-                f"{'centred ' if getattr(est, 'center', True) else ''}data"
+                f"{'centred ' if getattr(est, 'centered', True) else ''}data"
             )
         w, hist, n_it, conv = pca_l1_component(
             Xd, init=est.init, max_iter=est.max_iter, flip_check=est.flip_check, random_state=rs
@@ -277,7 +296,7 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     n_components : int or None, default=None
         Number of components, found greedily with deflation. ``None``: up to
         ``min(n_samples, n_features)``, stopping early at the rank of the data.
-    center : bool, default=True
+    centered : bool, default=True
         Subtract the mean before fitting (and in :meth:`transform`).
     init : {'max_norm', 'pca', 'random'}, default='max_norm'
         Starting vector of each component: the (deflated) sample of largest norm, as
@@ -295,7 +314,7 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     components_ : ndarray (n_components_, n_features)
         Orthonormal PCA-L1 directions, in order.
     mean_ : ndarray (n_features,)
-        Training mean (zeros if ``center=False``).
+        Training mean (zeros if ``centered=False``).
     dispersion_history_ : list of ndarray
         Per component, the L1 dispersion (of the deflated data) after each iteration;
         non-decreasing.
@@ -325,18 +344,20 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     [[0.13 0.99]]
     """
 
+    _parameter_constraints = {**_PCA_L1_CONSTRAINTS, "centered": [Boolean()]}
+
     def __init__(
         self,
         n_components=None,
         *,
-        center=True,
+        centered=True,
         init="max_norm",
         max_iter=1000,
         flip_check=True,
         random_state=None,
     ):
         self.n_components = n_components
-        self.center = center
+        self.centered = centered
         self.init = init
         self.max_iter = max_iter
         self.flip_check = flip_check
@@ -354,13 +375,14 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        params = validate_params(self)
         X = check_estimator_data(self, X, min_samples=2)
         n, d = X.shape
-        _check_common(self, n, d)
-        check_bool(self.center, "center")
-        self.mean_ = X.mean(axis=0) if self.center else np.zeros(d)
-        k = self.n_components if self.n_components is not None else min(n, d)
-        _fit_pca_l1(self, X - self.mean_, k, check_random_state(self.random_state))
+        nc = params["n_components"]
+        _check_rank_bound(nc, n, d)
+        self.mean_ = X.mean(axis=0) if self.centered else np.zeros(d)
+        k = nc if nc is not None else min(n, d)
+        _fit_pca_l1(self, X - self.mean_, k, check_random_state(params["random_state"]))
         return self
 
     @property
@@ -394,8 +416,8 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         Number of L1 components (``None``: up to the rank).
     kernel, sigma, gamma, degree, coef0, kernel_params
         Kernel, as in :class:`kpm.decomposition.projection.KernelProjection`.
-    tol : float, default=1e-10
-        Relative eigenvalue tolerance of the projection.
+    rank_tol : float in [0, 1), default=1e-10
+        Relative eigenvalue tolerance of the projection (``KernelProjection``'s ``rank_tol``).
     eigen_solver : {'auto', 'dense', 'nystroem'}, default='auto'
         Solver of the projection (the full rank is needed, hence no partial solver).
     n_landmarks : int, optional
@@ -433,6 +455,14 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     array(['kernelpcal10', 'kernelpcal11'], dtype=object)
     """
 
+    _parameter_constraints = {
+        **_PCA_L1_CONSTRAINTS,
+        "rank_tol": [Real(0, 1, "left")],
+        # the full-rank map: no partial eigensolver
+        "eigen_solver": [Options("auto", "dense", "nystroem")],
+        "n_landmarks": [Integer(1), None],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -443,7 +473,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         degree=3,
         coef0=1.0,
         kernel_params=None,
-        tol=RANK_RTOL,
+        rank_tol=RANK_RTOL,
         eigen_solver="auto",
         n_landmarks=None,
         init="max_norm",
@@ -458,7 +488,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
-        self.tol = tol
+        self.rank_tol = rank_tol
         self.eigen_solver = eigen_solver
         self.n_landmarks = n_landmarks
         self.init = init
@@ -478,8 +508,7 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         -------
         self
         """
-        check_option(self.eigen_solver, "eigen_solver (kernel PCA-L1 needs the full-rank map)",
-                     ("auto", "dense", "nystroem"))
+        params = validate_params(self)
         X = validate_kernel_input(self, X, reset=True, min_samples=2)
         self.projection_ = KernelProjection(
             None,
@@ -489,16 +518,17 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
             degree=self.degree,
             coef0=self.coef0,
             kernel_params=self.kernel_params,
-            tol=self.tol,
+            rank_tol=self.rank_tol,
             eigen_solver=self.eigen_solver,
             n_landmarks=self.n_landmarks,
             random_state=self.random_state,
         )
         Y = fit_coordinates(self.projection_, X, owner="KernelPCAL1")
         n, r = Y.shape
-        _check_common(self, n, r, what="the rank of the centred kernel matrix")
-        k = self.n_components if self.n_components is not None else r
-        _fit_pca_l1(self, Y, k, check_random_state(self.random_state))
+        nc = params["n_components"]
+        _check_rank_bound(nc, n, r, what="the rank of the centred kernel matrix")
+        k = nc if nc is not None else r
+        _fit_pca_l1(self, Y, k, check_random_state(params["random_state"]))
         if self.projection_.landmark_indices_ is None:
             self.dual_coef_ = self.projection_.dual_coef_ @ self.components_.T
         else:

@@ -3,7 +3,7 @@
 The mapped training data ``phi(x_1) .. phi(x_n)`` (centred in feature space by
 default) span an r-dimensional subspace P of the feature space, r being the rank
 of the centred kernel matrix ``K~ = H K H``. With ``K~ = U Lambda U^T`` (the
-eigenvalues above ``tol * lambda_max``), the columns of
+eigenvalues above ``rank_tol * lambda_max``), the columns of
 ``Phi U Lambda^{-1/2}`` are an orthonormal basis of P, and
 
 * the coordinates of the training data are ``Y = Lambda^{1/2} U^T`` (r x n), so
@@ -23,8 +23,6 @@ method (Kwak's Algorithm 1, step 5).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
@@ -35,11 +33,15 @@ from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
 from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
 from kpm.validation import (
-    check_bool,
-    check_int,
+    Boolean,
+    Integer,
+    InstanceOf,
+    Options,
+    RandomState,
+    Real,
     check_kernel_matrix,
-    check_option,
-    check_real,
+    check_param,
+    validate_params,
     warn_if_degenerate_kernel,
 )
 
@@ -54,7 +56,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     """Explicit coordinates in kernel feature space (Kwak's nonlinear projection trick).
 
     Fit eigendecomposes the (centred) kernel matrix, ``K~ = U Lambda U^T``, and keeps
-    the eigenpairs with ``lambda > tol * lambda_max``; :meth:`transform` maps a point to
+    the eigenpairs with ``lambda > rank_tol * lambda_max``; :meth:`transform` maps a point to
     ``y(x) = Lambda^{-1/2} U^T k~(x)``, and :meth:`fit_transform` returns the training
     coordinates ``Y^T = U Lambda^{1/2}`` (so that ``Y^T Y = K~``).
 
@@ -85,11 +87,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     centered : bool, default=True
         Centre the data in feature space (Kwak Section III-A). If False, ``K`` itself
         is decomposed.
-    tol : float, default=1e-10
-        Relative eigenvalue tolerance: eigenvalues ``<= tol * lambda_max`` count as zero
+    rank_tol : float in [0, 1), default=1e-10
+        Relative eigenvalue tolerance: eigenvalues ``<= rank_tol * lambda_max`` count as zero
         (they define the numerical rank and are never inverted, so duplicate points or
         low-rank kernels give finite coordinates), and so do eigenvalues at the rounding
-        level ``n eps max|K|`` of the kernel values, whatever ``tol``. The default is the
+        level ``n eps max|K|`` of the kernel values, whatever ``rank_tol``. The default is the
         package's rank tolerance ``kpm.spectral.RANK_RTOL`` (see :mod:`kpm.spectral`).
     residual : bool, default=False
         Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
@@ -128,8 +130,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         exact to rounding). ``'arpack'``: ARPACK's relative tolerance, every pair satisfies
         ``||K~ u - lambda u|| <= eigen_tol * lambda``; ``'randomized'`` and
         ``'matrix-free'``: ``||K~ u - lambda u|| <= eigen_tol * lambda_1``. The eigenvalues
-        are then exact to about ``eigen_tol**2 * lambda_1`` (measured: 3e-15 relative at
-        n = 500, where the residuals are 7e-12).
+        are then exact to about ``eigen_tol**2 * lambda_1`` (:doc:`/user_guide/feature_map`).
 
     Attributes
     ----------
@@ -146,7 +147,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     rank_ : int
         Numerical rank of the centred kernel matrix when the whole spectrum was computed
         (``n_components=None``, dense solver); otherwise the number of computed
-        eigenvalues above ``tol * lambda_max``, a lower bound.
+        eigenvalues above ``rank_tol * lambda_max``, a lower bound.
     X_fit_ : ndarray (n_samples, n_features) or None
         Training data (None for a precomputed kernel).
     kernel_ : kpm.kernels.Kernel
@@ -217,7 +218,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         coef0=1.0,
         kernel_params=None,
         centered=True,
-        tol=RANK_RTOL,
+        rank_tol=RANK_RTOL,
         residual=False,
         whiten=False,
         eigen_solver="auto",
@@ -234,7 +235,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.centered = centered
-        self.tol = tol
+        self.rank_tol = rank_tol
         self.residual = residual
         self.whiten = whiten
         self.eigen_solver = eigen_solver
@@ -243,59 +244,57 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.random_state = random_state
         self.eigen_tol = eigen_tol
 
+    _parameter_constraints = {
+        "n_components": [Integer(1), Real(0, 1, "neither"), None],
+        "centered": [Boolean()],
+        "rank_tol": [Real(0, 1, "left")],
+        "residual": [Boolean()],
+        "whiten": [Boolean()],
+        "eigen_solver": [Options(*_EIGEN_SOLVERS)],
+        "n_landmarks": [Integer(1), None],
+        "landmarks": [Options(*LANDMARK_RULES)],
+        "random_state": [RandomState()],
+        "eigen_tol": [Real(0, 1, "neither"), None],
+    }
+
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
-        nc = self.n_components
-        if isinstance(nc, numbers.Integral) and not isinstance(nc, bool):
-            check_int(nc, "n_components", minimum=1)
-            if nc > n:
-                raise ValueError(
-                    f"n_components={nc} is larger than the number of training samples {n} "
-                    "(and hence than the rank of the kernel matrix)"
-                )
-        elif isinstance(nc, numbers.Real) and not isinstance(nc, bool):
-            check_real(
-                nc, "a float n_components (the fraction of the spectrum to keep)",
-                low=0.0, high=1.0, low_open=True, high_open=True,
-            )
-        elif nc is not None:
+        """The declared constraints, then the rules between parameters and with n."""
+        params = validate_params(self)
+        nc = params["n_components"]
+        if isinstance(nc, int) and nc > n:
             raise ValueError(
-                f"n_components must be None, a positive int or a float in (0, 1), got {nc!r}"
+                f"n_components={nc} is larger than the number of training samples {n} "
+                "(and hence than the rank of the kernel matrix)"
             )
-        check_real(self.tol, "tol", low=0.0, high=1.0, high_open=True)
-        check_option(self.eigen_solver, "eigen_solver", _EIGEN_SOLVERS)
-        check_int(self.n_landmarks, "n_landmarks", minimum=1, allow_none=True)
         if self.n_landmarks is not None and self.eigen_solver not in ("auto", "nystroem"):
             raise ValueError(
                 f"n_landmarks is used by the Nyström variant only; it cannot be combined "
                 f"with eigen_solver={self.eigen_solver!r}"
             )
-        check_real(self.eigen_tol, "eigen_tol", low=0.0, high=1.0, low_open=True, high_open=True,
-                   allow_none=True)
         if self.eigen_tol is not None and self.eigen_solver in ("dense", "nystroem"):
             raise ValueError(
                 f"eigen_tol is the tolerance of the iterative solvers ('arpack', 'randomized', "
                 f"'matrix-free', or 'auto' choosing one); eigen_solver={self.eigen_solver!r} has none"
             )
-        check_option(self.landmarks, "landmarks", LANDMARK_RULES)
+        self._params = params
         if self.landmarks != "uniform" and self._solver(n) != "nystroem":
             raise ValueError(
                 f"landmarks={self.landmarks!r} is used by the Nyström variant only: give "
                 "n_landmarks or eigen_solver='nystroem'"
             )
-        for name in ("centered", "residual", "whiten"):
-            check_bool(getattr(self, name), name)
+        return params
 
     def _solver(self, n):
         if self.eigen_solver == "nystroem" or (
             self.eigen_solver == "auto" and self.n_landmarks is not None
         ):
             return "nystroem"
-        nc = self.n_components
+        nc = self._params["n_components"]
         if self.eigen_solver == "auto":
-            fraction = nc is not None and not isinstance(nc, numbers.Integral)
-            return resolve_solver("auto", n, None if nc is None or fraction else int(nc), grow=fraction)
-        if self.eigen_solver == "matrix-free" and not isinstance(nc, numbers.Integral):
+            fraction = isinstance(nc, float)
+            return resolve_solver("auto", n, None if fraction else nc, grow=fraction)
+        if self.eigen_solver == "matrix-free" and not isinstance(nc, int):
             raise ValueError(
                 "eigen_solver='matrix-free' computes a given number of leading eigenpairs: give "
                 f"an integer n_components, got {nc!r}"
@@ -363,19 +362,19 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         # diagonal of the decomposed matrix (for float n_components and the residual), from
         # the column means that centring computes anyway (one pass less over K)
         diag = np.diag(K).copy()
-        nc = self.n_components
-        fraction = isinstance(nc, numbers.Real) and not isinstance(nc, numbers.Integral)
+        nc = self._params["n_components"]
+        fraction = isinstance(nc, float)
         # the matrix decomposed, in errors about a user-supplied one
         name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
         rs = check_random_state(self.random_state)
         if fraction and solver != "dense":
             # trace(H K H) = trace(K) - 1^T K 1 / n
             mass = float(diag.sum()) - (n * float(K.mean()) if self.centered else 0.0)
-            basis = self._grow_partial(K, solver, rs, float(nc), mass, n, name)
+            basis = self._grow_partial(K, solver, rs, nc, mass, n, name)
         else:
             # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
             # centred in place
-            basis = self._basis(K, None if nc is None or fraction else int(nc), solver, rs, name,
+            basis = self._basis(K, None if fraction else nc, solver, rs, name,
                                 copy=False)
         diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
         del K
@@ -384,7 +383,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         k = self._n_kept(
             basis, float(diag_c.sum()),
             f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
-            f"tol={self.tol:g} times the largest)",
+            f"rank_tol={self.rank_tol:g} times the largest)",
         )
         self._basis_ = basis = basis.truncate(k)
         w, U = basis.eigenvalues, basis.eigenvectors
@@ -407,15 +406,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         sample = X if n <= 1000 else X[np.sort(rs.choice(n, 1000, replace=False))]
         warn_if_degenerate_kernel(self.kernel_(sample), f"{where} (a sample of the kernel matrix)",
                                   stacklevel=5)
-        basis, info = matrix_free_basis(self.kernel_, X, int(self.n_components),
-                                        center=self.centered, eigen_tol=self._eigen_tol(), rtol=self.tol,
+        basis, info = matrix_free_basis(self.kernel_, X, self._params["n_components"],
+                                        center=self.centered, eigen_tol=self._eigen_tol(), rtol=self.rank_tol,
                                         random_state=rs)
         diag = self.kernel_.diag(X)
         diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0
         k = self._n_kept(basis, None, f"{'centred ' if self.centered else ''}kernel matrix "
-                         f"(eigenvalues above tol={self.tol:g} times the largest)")
+                         f"(eigenvalues above rank_tol={self.rank_tol:g} times the largest)")
         self._basis_ = basis = basis.truncate(k)
         self.ritz_residuals_ = info["residuals"][:k]
         self.eigen_solver_info_ = info
@@ -428,14 +427,14 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     def _basis(self, K, n_components, solver, rs, name, copy):
         """:func:`kpm.spectral.eigen_basis` with this estimator's settings."""
         return eigen_basis(K, n_components, center=self.centered, solver=solver, random_state=rs,
-                           rtol=self.tol, copy=copy, name=name, eigen_tol=self._eigen_tol())
+                           rtol=self.rank_tol, copy=copy, name=name, eigen_tol=self._eigen_tol())
 
     def _eigen_tol(self):
         """The iterative solvers' tolerance: ``eigen_tol``, by default ``DEFAULT_EIGEN_TOL``."""
         return DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
 
     def _n_kept(self, basis, mass, matrix):
-        """Set ``rank_`` (the basis's rank: eigenvalues above ``tol`` times the largest and
+        """Set ``rank_`` (the basis's rank: eigenvalues above ``rank_tol`` times the largest and
         above the rounding level) and return the number of components kept by
         ``n_components`` (None: the rank; an int, at most the rank; a float: that fraction
         of ``mass``, the total variance, default the sum of the eigenvalues up to the
@@ -456,13 +455,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 f"so {what}"
             )
         self.rank_ = rank
-        nc = self.n_components
+        nc = self._params["n_components"]
         if nc is None:
             return rank
-        if isinstance(nc, numbers.Integral):
+        if isinstance(nc, int):
             if nc > rank:
-                raise ValueError(f"n_components={int(nc)} is larger than the rank {rank} of the {matrix}")
-            return int(nc)
+                raise ValueError(f"n_components={nc} is larger than the rank {rank} of the {matrix}")
+            return nc
         csum = np.cumsum(np.clip(w[:rank], 0, None))
         if mass is None:
             mass = csum[-1]
@@ -494,7 +493,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 Kmm = check_kernel_matrix(Kmm, f"the landmark block of the {what}", psd=False)
         warn_if_degenerate_kernel(Kmm, f"{where} (landmark kernel matrix)", stacklevel=5)
         Kxz = self._landmark_kernel(X, precomputed, idx)
-        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.tol, landmark_indices=idx,
+        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.rank_tol, landmark_indices=idx,
                                name=None if what is None else f"the landmark block of the {what}")
         k = self._n_kept(basis, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
         self._basis_ = basis = basis.truncate(k)
@@ -615,9 +614,7 @@ def fit_coordinates(projection, X, *, owner="KernelProjection"):
     -------
     Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
     """
-    if not isinstance(projection, KernelProjection):
-        raise ValueError(f"projection must be a KernelProjection, got {type(projection).__name__}")
-    if not isinstance(owner, str):
-        raise ValueError(f"owner must be a str, got {type(owner).__name__}")
+    check_param(projection, "projection", [InstanceOf(KernelProjection, "a KernelProjection")])
+    check_param(owner, "owner", [InstanceOf(str, "a str")])
     Yt, diag_c = projection._fit(X, owner)
     return projection._finish(Yt, diag_c)

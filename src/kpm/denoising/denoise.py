@@ -25,7 +25,6 @@ first principal components).
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -36,10 +35,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, check_n_components, raw_input_kernel
-from kpm.validation import check_estimator_data, check_random_state, warn_if_degenerate_kernel
+from kpm.validation import Integer, Options, RandomState, Real, validate_params
+from kpm.validation import check_bool, check_estimator_data, check_int, warn_if_degenerate_kernel
 from kpm.spectral.eigensolvers import center_cross_gram
 from kpm.kernels import RBFKernel
-from kpm.spectral.basis import check_eigen_solver, eigen_basis, numerical_rank
+from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis, numerical_rank
 from kpm.denoising.preimage import (
     DIFFERENTIABLE_KERNELS,
     gaussian_fixed_point,
@@ -52,21 +52,11 @@ __all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
 _PREIMAGES = ("fixed-point", "gradient", "learned")
 
 
-def _check_components_param(n_components):
-    if n_components is None:
-        return None
-    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
-        raise ValueError(f"n_components must be a positive integer or None, got {n_components!r}")
-    if n_components < 1:
-        raise ValueError(f"n_components must be >= 1, got {n_components}")
-    return int(n_components)
-
-
 def _resolve_components(n_components, fitted, name="n_components"):
     """Number of components to use at denoising time (at most the fitted number)."""
     if n_components is None:
         return fitted
-    q = _check_components_param(n_components)
+    q = check_int(n_components, name, minimum=1)
     if q > fitted:
         raise ValueError(
             f"{name}={q} is larger than the {fitted} components fitted; refit with a larger "
@@ -129,12 +119,12 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     preimage_max_iter : int, default=500
         Iteration cap of the pre-image solver (run by :meth:`transform`; fit does not
         iterate). Named ``max_iter`` before version 0.2.
-    tol : float, default=1e-6
+    preimage_tol : float > 0, default=1e-6
         Tolerance of the pre-image solver (fixed-point: step in kernel widths;
         gradient: relative reduction of the gradient's infinity norm).
     restart : {'nearest', 'best'}, default='nearest'
         Restart rule of the fixed-point iteration when its denominator vanishes.
-    alpha : float, default=1.0
+    alpha : float >= 0, default=1.0
         Ridge parameter of the learned inverse (``preimage='learned'`` only).
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
@@ -197,6 +187,17 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
     0.072 -> 0.017
     """
 
+    _parameter_constraints = {
+        "n_components": [Integer(1), None],
+        "preimage": [Options(*_PREIMAGES)],
+        "preimage_max_iter": [Integer(1)],
+        "preimage_tol": [Real(0, None, "neither")],
+        "restart": [Options("nearest", "best")],
+        "alpha": [Real(0, None)],
+        "eigen_solver": [Options(*EIGEN_SOLVERS)],
+        "random_state": [RandomState()],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -209,7 +210,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         kernel_params=None,
         preimage="fixed-point",
         preimage_max_iter=500,
-        tol=1e-6,
+        preimage_tol=1e-6,
         restart="nearest",
         alpha=1.0,
         eigen_solver="auto",
@@ -224,7 +225,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         self.kernel_params = kernel_params
         self.preimage = preimage
         self.preimage_max_iter = preimage_max_iter
-        self.tol = tol
+        self.preimage_tol = preimage_tol
         self.restart = restart
         self.alpha = alpha
         self.eigen_solver = eigen_solver
@@ -248,10 +249,9 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
                 f"kernel {self.kernel!r} takes non-numeric input (e.g. strings): denoising needs "
                 "pre-images in a numeric input space"
             )
+        params = validate_params(self)
         X = check_estimator_data(self, X, min_samples=2)
-        if self.preimage not in _PREIMAGES:
-            raise ValueError(f"preimage must be one of {_PREIMAGES}, got {self.preimage!r}")
-        n_components = _check_components_param(self.n_components)
+        n_components = params["n_components"]
         if self.kernel == "precomputed":
             raise ValueError(
                 "kernel='precomputed' cannot be used for denoising: pre-images live in input space"
@@ -267,15 +267,6 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
                 f"preimage='gradient' needs a kernel with analytic gradients {DIFFERENTIABLE_KERNELS}, "
                 f"got {kernel.name!r}; use preimage='learned'"
             )
-        mi = self.preimage_max_iter
-        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
-            raise ValueError(f"preimage_max_iter must be a positive integer, got {mi!r}")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        check_eigen_solver(self.eigen_solver)
-        if self.restart not in ("nearest", "best"):
-            raise ValueError(f"restart must be 'nearest' or 'best', got {self.restart!r}")
-        check_random_state(self.random_state)
         n = X.shape[0]
         if n_components is not None:
             # the centred Gram matrix has rank at most n - 1
@@ -398,6 +389,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
             are returned; ``info.converged`` flags them).
         """
         check_is_fitted(self)
+        return_info = check_bool(return_info, "return_info")
         X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
         G, sq_norm = self._projection(X, q)
@@ -416,19 +408,20 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
             return (Z, info) if return_info else Z
         if self.preimage == "fixed-point":
             Z, raw = gaussian_fixed_point(
-                G, self.X_fit_, self.kernel_.gamma, X, max_iter=self.preimage_max_iter, tol=self.tol,
-                restart=self.restart, ctc=sq_norm,
+                G, self.X_fit_, self.kernel_.gamma, X, max_iter=self.preimage_max_iter,
+                tol=self.preimage_tol, restart=self.restart, ctc=sq_norm,
             )
         else:
             Z, raw = gradient_preimage(
-                G, self.X_fit_, self.kernel_, X, max_iter=self.preimage_max_iter, tol=self.tol, ctc=sq_norm
+                G, self.X_fit_, self.kernel_, X, max_iter=self.preimage_max_iter, tol=self.preimage_tol,
+                ctc=sq_norm,
             )
         info = PreimageInfo(n_iter=raw["n_iter"], converged=raw["converged"], objective=raw["objective"])
         n_bad = int(np.sum(~info.converged))
         if n_bad:
             warnings.warn(
                 f"{n_bad} of {len(X)} pre-images did not converge (preimage={self.preimage!r}, "
-                f"preimage_max_iter={self.preimage_max_iter}, tol={self.tol}); the best iterates are returned (see "
+                f"preimage_max_iter={self.preimage_max_iter}, preimage_tol={self.preimage_tol}); the best iterates are returned (see "
                 "denoise(..., return_info=True))",
                 ConvergenceWarning,
                 stacklevel=2,
@@ -492,6 +485,8 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     0.0098 -> 0.0022
     """
 
+    _parameter_constraints = {"n_components": [Integer(1), None]}
+
     def __init__(self, n_components=None):
         self.n_components = n_components
 
@@ -507,8 +502,8 @@ class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        n_components = validate_params(self)["n_components"]
         X = check_estimator_data(self, X, min_samples=2)
-        n_components = _check_components_param(self.n_components)
         n, d = X.shape
         if n_components is not None:
             check_n_components(n_components, min(n - 1, d))

@@ -31,15 +31,13 @@ restarts) and ``objective`` (``rho_j`` at the returned point, from kernels).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from kpm.kernels import Kernel, make_kernel
 from kpm.kernels import squared_distances as _sq_dists
-from kpm.validation import check_samples
+from kpm.validation import InstanceOf, Options, check_bool, check_int, check_param, check_real, check_samples
 
 __all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]
 
@@ -80,24 +78,6 @@ def _check_inputs(coefs, points, z0):
             f"z0 must have shape (n_targets, n_features) = ({m}, {points.shape[1]}), got {z0.shape}"
         )
     return coefs, points, z0, single
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _check_nonneg_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def _check_tol(tol):
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
-        raise ValueError(f"tol must be a positive finite number, got {tol!r}")
-    return float(tol)
 
 
 def _ctc(kernel: Kernel, coefs, points, ctc):
@@ -253,20 +233,21 @@ def gaussian_fixed_point(
     from all points does not underflow to ``0/0``.
     """
     coefs, points, z0, single = _check_inputs(coefs, points, z0)
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
-    gamma = float(gamma)
-    max_iter = _check_positive_int("max_iter", max_iter)
-    max_restarts = _check_nonneg_int("max_restarts", max_restarts)
-    tol = _check_tol(tol)
-    if not (isinstance(denominator_tol, numbers.Real) and 0 <= denominator_tol < 1):
-        raise ValueError(f"denominator_tol must be in [0, 1), got {denominator_tol!r}")
+    gamma = check_real(gamma, "gamma", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    max_restarts = check_int(max_restarts, "max_restarts", minimum=0)
+    tol = check_real(tol, "tol", low=0.0, low_open=True)
+    denominator_tol = check_real(denominator_tol, "denominator_tol", low=0.0, high=1.0, high_open=True)
+    scaled = check_bool(scaled, "scaled")
+    safeguard = check_bool(safeguard, "safeguard")
+    history = check_bool(history, "history")
+    return_info = check_bool(return_info, "return_info")
     m, n = coefs.shape
     restart_points = None
     if isinstance(restart, str):
-        if restart not in ("nearest", "best"):
-            raise ValueError(f"restart must be 'nearest', 'best' or an array of start points, got {restart!r}")
-        kind = restart
+        # a string names a rule (an array of start points is checked below)
+        kind = check_param(restart, "restart",
+                           [Options("nearest", "best"), InstanceOf(np.ndarray, "an array of start points")])
     else:
         restart_points = _check_matrix("restart", restart)
         if restart_points.shape != z0.shape:
@@ -533,8 +514,10 @@ def gradient_preimage(
         raise ValueError(
             f"the gradient pre-image needs a differentiable kernel {DIFFERENTIABLE_KERNELS}, got {kernel.name!r}"
         )
-    max_iter = _check_positive_int("max_iter", max_iter)
-    tol = _check_tol(tol)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    tol = check_real(tol, "tol", low=0.0, low_open=True)
+    history = check_bool(history, "history")
+    return_info = check_bool(return_info, "return_info")
     ctc = _ctc(kernel, coefs, points, ctc)
     m, d = z0.shape
     X_sq = np.einsum("ij,ij->i", points, points)

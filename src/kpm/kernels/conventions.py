@@ -24,7 +24,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from kpm.validation import check_generator, check_int, check_samples
+from kpm.validation import (
+    Callable,
+    InstanceOf,
+    Options,
+    Real,
+    check_generator,
+    check_int,
+    check_param,
+    check_samples,
+)
 from kpm.kernels.base import Kernel, check_kernel_param, kernel_class, kernel_names
 from kpm.kernels.callable import CallableKernel
 
@@ -60,8 +69,7 @@ def rbf_gamma(sigma, gamma, c, X):
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
         if sigma is not None:
             if isinstance(sigma, str):
-                if sigma != "median":
-                    raise ValueError(f"sigma must be a positive number or 'median', got {sigma!r}")
+                check_param(sigma, "sigma", [Real(0, None, "neither"), Options("median")])
                 if X is None:
                     raise ValueError("sigma='median' needs the training data")
                 sigma = median_sigma(X)
@@ -76,7 +84,7 @@ def rbf_gamma(sigma, gamma, c, X):
                 raise ValueError("the default RBF width (gamma='scale') needs the training data")
             return scale_gamma(X)
     if isinstance(gamma, str):
-        raise ValueError(f"gamma must be a positive number or 'scale', got {gamma!r}")
+        check_param(gamma, "gamma", [Real(0, None, "neither"), Options("scale")])
     return check_kernel_param("gamma", gamma, positive=True)
 
 
@@ -154,13 +162,11 @@ def make_kernel(
     """
     if isinstance(kernel, Kernel):
         return kernel
-    if kernel_params is not None and not isinstance(kernel_params, Mapping):
-        raise ValueError(f"kernel_params must be a dict of kernel parameters or None, got {kernel_params!r}")
+    check_param(kernel_params, "kernel_params", [InstanceOf(Mapping, "a dict of kernel parameters"), None])
     params = dict(kernel_params or {})
     if callable(kernel):
         return CallableKernel(func=kernel, func_kwargs=tuple(sorted(params.items())))
-    if not isinstance(kernel, str):
-        raise ValueError(f"kernel must be a string, a callable or a kpm Kernel, got {kernel!r}")
+    check_param(kernel, "kernel", [InstanceOf(str, "a string"), Callable(), InstanceOf(Kernel, "a kpm Kernel")])
     family = kernel_class(kernel)
     if family is None or family is CallableKernel:
         raise ValueError(f"unknown kernel {kernel!r}; expected one of {kernel_names()} or a callable")

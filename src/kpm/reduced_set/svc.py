@@ -9,103 +9,32 @@ beta'K^z beta`` is computable from kernels alone (Schölkopf et al. 1999, §V).
 
 Methods
 -------
+The derivations, the shared budget, the fit to the decision values and the threshold rules
+are in :doc:`/user_guide/reduced_sets`.
+
 ``'select'``
     One-at-a-time removal of expansion vectors with optimal readjustment of the others
-    (Schölkopf et al. 1999, §V-C). With the current set T, its inverse Gram matrix ``G = (K_TT)^{-1}`` and the
-    optimal coefficients ``beta = G K_{T,S} alpha``, removing pattern n and re-optimising
-    the others costs exactly ``beta_n^2 / G_nn`` (for the first removal ``beta = alpha``:
-    the paper's ``alpha_n^2/(K^{-1})_nn``). The cheapest pattern is removed and ``G`` is
-    *downdated* by a rank-one step ``G <- G_{-n,-n} - G_{-n,n} G_{n,-n} / G_nn``; it is
-    refactorised only when the removed pivot was numerically degenerate (a duplicate or
-    near-duplicate pattern), to stop round-off from accumulating. ``O(n^2)`` per step.
+    (Schölkopf et al. 1999, §V-C): the cheapest removal costs ``beta_n^2 / G_nn`` with
+    ``G`` the inverse Gram matrix of the current set, downdated by rank-one steps.
 ``'select-l1'``
-    Shrinkage selection: ``min_beta (alpha-beta)'K(alpha-beta) + lambda sum_i c_i |beta_i|``,
-    a lasso with design ``L'`` where ``K = L L'``. One machine at a time it is solved by the
-    LARS-lasso path on the Gram form (:func:`sklearn.linear_model.lars_path_gram` with
-    ``Gram = (L')'L' = K``, ``Xy = K alpha``), which is the same problem as the lasso on the
-    Cholesky factor but never needs the factor (it also works when ``K`` is singular, e.g.
-    with duplicate patterns) and visits every support size, so ``m`` is hit exactly: the
-    knot with the largest support ``<= m`` is taken. With ``shared_vectors=True`` the
-    machines of a multi-class system share their expansion vectors: a multi-task lasso
-    (:func:`sklearn.linear_model.lasso_path` with a 2-D target, i.e. ``MultiTaskLasso``)
-    on ``X = L'`` (Cholesky of ``K + eps I``), ``Y = L' A'`` penalising each pattern's row of
-    coefficients across the machines. *Difference from the paper*: scikit-learn's
-    multi-task penalty is the row's Euclidean norm, the paper penalises its maximum
-    modulus; both are zero exactly when the pattern is unused by every machine, which is
-    what the selection needs. In all cases the selected patterns then get the optimal
-    coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` (Schölkopf et al. 1999, Proposition in §V-B).
-    Weights ``c_i``: ``'uniform'`` (``c_i = 1``) or ``'inverse'``
-    (``c_i = mean_j |alpha_j| / |alpha_i|``, the paper's choice that shrinks small
-    coefficients first; multi-machine: ``|alpha_i|`` is the largest modulus over machines).
+    Shrinkage selection ``min_beta (alpha-beta)'K(alpha-beta) + lambda sum_i c_i |beta_i|``
+    (the LARS-lasso path on the Gram form; a multi-task lasso when the machines share their
+    vectors), then optimal coefficients on the selected patterns.
 ``'construct'``
-    Reduced-set construction for the Gaussian kernel: for ``j = 1..m``, ``z_j`` is the
-    fixed-point pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`; Schölkopf et al. 1999, §IV-B) of the
-    current residual ``Psi - sum_{l<j} beta_l phi(z_l)``, an expansion over the support
-    vectors and the earlier ``z``; after each step all ``beta`` are recomputed optimally.
-    The start of each fixed-point run is the support vector where the residual's value
-    ``|<residual, phi(x_i)>|`` is largest (the quantity a new unit-norm term reduces the
-    error by), plus ``n_restarts - 1`` random support vectors; the best end point is kept.
-    Optionally (``gradient_maxiter > 0``) a final joint descent over ``(z, beta)`` of
-    ``||Psi - Psi'||^2`` with :func:`scipy.optimize.minimize` (L-BFGS-B, analytic gradient),
-    followed by optimal ``beta`` for the final ``z``.
+    Reduced-set construction for the Gaussian kernel: each new ``z_j`` is the fixed-point
+    pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`) of the current residual,
+    then all coefficients are recomputed optimally; optionally a joint L-BFGS descent over
+    ``(z, beta)`` (``gradient_maxiter``).
 ``'burges'``
-    Burges' (1996) reduced-set method, the baseline of Schölkopf et al. (1999): the same
-    one-term-at-a-time construction, but each ``z_j`` (with its coefficient) found by
-    unconstrained gradient descent (L-BFGS, at most ``preimage_max_iter`` iterations) on
-    the residual error from ``n_restarts`` random starts (drawn from a Gaussian with the
-    support vectors' per-feature mean and standard deviation; from the support vector
-    where the residual is largest if the kernel underflows at all of them), the best kept;
-    Burges' second phase is the joint descent over all ``(z, beta)`` (``gradient_maxiter``).
-    *Difference from Burges*: after each new vector all coefficients are recomputed
-    optimally (the Proposition above), as in the construction.
+    Burges' (1996) method: each ``z_j`` by L-BFGS from random starts, optimal coefficients
+    after each new vector, the joint descent as second phase.
 
-Shared budget (several machines)
---------------------------------
-A multi-class system is several machines ``Psi_p`` (one-vs-one: scikit-learn's ``SVC``
-has ``K(K-1)/2`` machines over one pool of support vectors; one-vs-rest: ``K`` machines).
-Its cost per test point is the number of *distinct* expansion vectors. With
-``shared_vectors`` (the default for a one-vs-one ``SVC``) the budget ``n_vectors`` counts
-distinct vectors, all machines use all of them, each with its own optimal coefficients
-``B = (K^z)^{-1} K^{zx} A'``, and the criterion is the total error
-``sum_p ||Psi_p - Psi'_p||^2``:
-
-* ``'select'`` removes the pattern whose removal costs least summed over the machines,
-  ``sum_p beta_pn^2 / G_nn`` (the machines share ``G``);
-* ``'select-l1'`` is the multi-task lasso described above;
-* ``'construct'`` adds, one at a time, the ``z`` maximising the total error decrease
-  ``sum_p <R_p, phi(z)>^2`` over the machines' residuals ``R_p`` by a fixed-point
-  iteration (``z = sum_i w_i k(z, x_i) x_i / sum_i w_i k(z, x_i)`` with
-  ``w = sum_p <R_p, phi(z)> c_p``, the one-machine iteration with the residuals weighted
-  by their overlap with ``phi(z)``; steps halved until the decrease grows), then
-  recomputes every machine's coefficients; ``'burges'`` finds the same ``z`` by L-BFGS
-  from random starts; the joint descent then runs over the shared ``z`` and all
-  machines' coefficients.
-
-Fitting the decision values on the training set (beyond the paper)
--------------------------------------------------------------------
-The criterion ``||Psi - Psi'||^2`` weighs all directions of feature space alike, while
-classification only needs ``f`` where the data are (the closing remark of Schölkopf et al.
-1999). Two options use the training set ``X``: ``coef_fit='train'`` keeps the vectors and
-fits each machine's coefficients and offset to its original decision values on ``X`` by
-least squares; ``data_fit_maxiter > 0`` (Gaussian kernel) then runs a joint L-BFGS descent
-over the vectors, coefficients and offsets of all machines on the same least-squares
-criterion ``sum_{x, p} (f_p(x) - g_p(x) - b_p)^2`` (Burges' second phase with the data term
-instead of ``||Psi - Psi'||^2``), every machine keeping the vectors it uses, with early
-stopping on a held-out ``validation_fraction`` of ``X``.
-
-Threshold
----------
-The kernel expansion changes, so the offset ``b`` is re-estimated on the training set
-(``threshold``): ``'mean'`` (default when training data are given) sets
-``b' = mean_i (f(x_i) - g(x_i))`` where ``f`` is the original decision function and ``g``
-the reduced expansion without offset: the least-squares fit of the reduced decision values
-to the original ones over the training distribution. This is the natural criterion for an
-*approximation* of ``f`` (the paper's closing remark: what matters for classification is
-the approximation of ``f`` under the data distribution, not ``||Psi - Psi'||`` alone) and
-keeps the ten one-vs-rest machines on the common scale their argmax needs.
-``'error'`` minimises the training error of the binary machine (its 0/1 labels: positive
-class against the others, for one-vs-one machines only the two classes' samples); among
-the minimisers, the one closest to the ``'mean'`` value. ``'keep'`` keeps the original ``b``.
+With ``shared_vectors`` the machines of a multi-class system share one budget of distinct
+vectors (the cost per test point), each with its own optimal coefficients, and the
+criterion is the total error ``sum_p ||Psi_p - Psi'_p||^2``. Beyond the paper,
+``coef_fit='train'`` and ``data_fit_maxiter`` fit the original decision values on the
+training set instead of ``Psi``. The offsets are re-estimated on the training set
+(``threshold``: ``'mean'``, ``'error'`` or ``'keep'``).
 
 Inputs accepted
 ---------------
@@ -118,7 +47,6 @@ shape ``(n_machines, n_vectors)``, one machine is binary, several are one-vs-res
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -130,7 +58,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from kpm.kernels import Kernel, make_kernel
-from kpm.validation import warn_if_degenerate_kernel, warn_if_degenerate_model
+from kpm.spectral.basis import RANK_RTOL, numerical_rank, rounding_level
+from kpm.validation import (
+    Boolean,
+    Integer,
+    Options,
+    RandomState,
+    Real,
+    check_option,
+    validate_params,
+    warn_if_degenerate_kernel,
+    warn_if_degenerate_model,
+)
 
 __all__ = [
     "ReducedSetSVC",
@@ -147,23 +86,27 @@ _COEF_FITS = ("feature-space", "train")
 
 
 # --------------------------------------------------------------------------- numerics
-def _solve_psd(K, rhs, rcond=1e-12):
-    """``K^{-1} rhs`` for a symmetric PSD ``K``; the pseudo-inverse when it is singular."""
+def _solve_psd(K, rhs):
+    """``K^{-1} rhs`` for a symmetric PSD ``K``; the pseudo-inverse cut at the numerical rank
+    (:func:`kpm.spectral.numerical_rank`) when ``K`` is singular to the rank tolerance."""
     K = np.asarray(K, dtype=float)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", linalg.LinAlgWarning)
             c, low = linalg.cho_factor(K, lower=True, check_finite=False)
-        # reject numerically singular factors (duplicates): the pseudo-inverse is the
-        # paper's prescription then
+        # the squared pivots of the factor bound the spectrum: a ratio above the rank
+        # tolerance leaves K nonsingular; below it (duplicates), the pseudo-inverse is the
+        # paper's prescription
         d = np.abs(np.diag(c))
-        if d.min() > np.sqrt(rcond) * d.max():
+        if d.min() ** 2 > RANK_RTOL * d.max() ** 2:
             return linalg.cho_solve((c, low), rhs, check_finite=False)
     except (linalg.LinAlgError, linalg.LinAlgWarning):
         pass
     w, V = linalg.eigh(K, check_finite=False)
-    keep = w > rcond * max(w.max(), 0.0)
-    return V[:, keep] @ ((V[:, keep].T @ rhs) / (w[keep][:, None] if np.ndim(rhs) == 2 else w[keep]))
+    w, V = w[::-1], V[:, ::-1]
+    r = numerical_rank(w, floor=rounding_level(len(K), float(np.max(np.abs(K)))))
+    U = V[:, :r]
+    return U @ ((U.T @ rhs) / (w[:r][:, None] if np.ndim(rhs) == 2 else w[:r]))
 
 
 def _unit_scale(K):
@@ -864,12 +807,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         all machines). A budget at least the number of support vectors keeps the original
         expansion, with a warning.
     method : {'select', 'select-l1', 'construct', 'burges'}, default='select'
-        See the module docstring.
+        See the module docstring and :doc:`/user_guide/reduced_sets`.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted.
     threshold : {'auto', 'mean', 'error', 'keep'}, default='auto'
-        How the offset of each reduced machine is recomputed on the training set (module
-        docstring); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
+        How the offset of each reduced machine is recomputed on the training set
+        (:doc:`/user_guide/reduced_sets`); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
     shared_vectors : bool or 'auto', default='auto'
         Whether the machines of a multi-machine system (one-vs-one ``SVC``, list of one-vs-
         rest machines, expansion with several rows) share one budget of expansion vectors,
@@ -879,11 +822,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     l1_weights : {'uniform', 'inverse'}, default='inverse'
         Weights ``c_i`` of the shrinkage penalty (``'inverse'``: ``mean|alpha|/|alpha_i|``).
     preimage_max_iter : int, default=300
-        Fixed-point iterations per pre-image (``'construct'``).
-    tol : float, default=1e-6
-        Fixed-point step tolerance in kernel widths (``'construct'``, see
-        :func:`kpm.denoising.preimage.gaussian_fixed_point`); construction stops early if
-        ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
+        Iterations per pre-image: of the fixed-point iteration (``'construct'``) or of
+        L-BFGS (``'burges'``).
+    preimage_tol : float > 0, default=1e-6
+        Step tolerance of the fixed-point pre-image iteration in kernel widths
+        (``'construct'``, see :func:`kpm.denoising.preimage.gaussian_fixed_point`);
+        construction stops early if ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).
     gradient_maxiter : int, default=0
@@ -960,6 +904,23 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     0.960 0.957
     """
 
+    _parameter_constraints = {
+        "n_vectors": [Integer(1), Real(0, 1, "right")],
+        "method": [Options(*METHODS)],
+        "prefit": [Boolean()],
+        "threshold": [Options(*_THRESHOLDS)],
+        "shared_vectors": [Boolean(), Options("auto")],
+        "l1_weights": [Options("uniform", "inverse")],
+        "preimage_max_iter": [Integer(1)],
+        "preimage_tol": [Real(0, None, "neither")],
+        "n_restarts": [Integer(1)],
+        "gradient_maxiter": [Integer(0)],
+        "data_fit_maxiter": [Integer(0)],
+        "validation_fraction": [Real(0, 1, "left")],
+        "coef_fit": [Options(*_COEF_FITS)],
+        "random_state": [RandomState()],
+    }
+
     def __init__(
         self,
         estimator=None,
@@ -971,7 +932,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         shared_vectors="auto",
         l1_weights="inverse",
         preimage_max_iter=300,
-        tol=1e-6,
+        preimage_tol=1e-6,
         n_restarts=3,
         gradient_maxiter=0,
         data_fit_maxiter=0,
@@ -987,7 +948,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.shared_vectors = shared_vectors
         self.l1_weights = l1_weights
         self.preimage_max_iter = preimage_max_iter
-        self.tol = tol
+        self.preimage_tol = preimage_tol
         self.n_restarts = n_restarts
         self.gradient_maxiter = gradient_maxiter
         self.data_fit_maxiter = data_fit_maxiter
@@ -995,46 +956,11 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.coef_fit = coef_fit
         self.random_state = random_state
 
-    # ------------------------------------------------------------ validation
-    def _check_params(self):
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
-        if self.threshold not in _THRESHOLDS:
-            raise ValueError(f"unknown threshold {self.threshold!r}; expected one of {_THRESHOLDS}")
-        if self.coef_fit not in _COEF_FITS:
-            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {self.coef_fit!r}")
-        if self.shared_vectors not in (True, False, "auto"):
-            raise ValueError(f"shared_vectors must be True, False or 'auto', got {self.shared_vectors!r}")
-        if self.l1_weights not in ("uniform", "inverse"):
-            raise ValueError(f"l1_weights must be 'uniform' or 'inverse', got {self.l1_weights!r}")
-        nv = self.n_vectors
-        if isinstance(nv, bool) or not isinstance(nv, numbers.Real):
-            raise ValueError(f"n_vectors must be a positive int or a fraction in (0, 1], got {nv!r}")
-        if isinstance(nv, numbers.Integral):
-            if nv <= 0:
-                raise ValueError(f"n_vectors must be >= 1, got {nv}")
-        elif not (0 < nv <= 1):
-            raise ValueError(
-                f"n_vectors as a float is a fraction of the support vectors and must be in (0, 1], got {nv}"
-            )
-        for name in ("preimage_max_iter", "n_restarts"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        for name in ("gradient_maxiter", "data_fit_maxiter"):
-            g = getattr(self, name)
-            if isinstance(g, bool) or not isinstance(g, numbers.Integral) or g < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {g!r}")
-        vf = self.validation_fraction
-        if isinstance(vf, bool) or not isinstance(vf, numbers.Real) or not 0 <= vf < 1:
-            raise ValueError(f"validation_fraction must be a number in [0, 1), got {vf!r}")
-        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
-
     def _target(self, n_sv):
-        nv = self.n_vectors
-        if isinstance(nv, numbers.Integral):
-            return int(nv)
+        """The budget of a machine with ``n_sv`` support vectors (``n_vectors`` validated)."""
+        nv = self._n_vectors
+        if isinstance(nv, int):
+            return nv
         return max(1, int(np.ceil(nv * n_sv - 1e-9)))
 
     # ------------------------------------------------------------------- fit
@@ -1053,7 +979,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
+        params = validate_params(self)
+        self._n_vectors = params["n_vectors"]
         if self.prefit:
             if self.estimator is None:
                 raise ValueError("prefit=True needs a fitted estimator (SVC, list of SVC or expansion)")
@@ -1164,8 +1091,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "reduced_coef_")
-        if threshold not in ("mean", "error", "keep"):
-            raise ValueError(f"threshold must be 'mean', 'error' or 'keep', got {threshold!r}")
+        threshold = check_option(threshold, "threshold", ("mean", "error", "keep"))
         X = validate_data(self, X, dtype=float, reset=False)
         y = np.asarray(y)
         if y.shape != (len(X),):
@@ -1191,8 +1117,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "reduced_coef_")
-        if coef_fit not in _COEF_FITS:
-            raise ValueError(f"coef_fit must be one of {_COEF_FITS}, got {coef_fit!r}")
+        coef_fit = check_option(coef_fit, "coef_fit", _COEF_FITS)
         X = validate_data(self, X, dtype=float, reset=False)
         exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
         if coef_fit == "train":
@@ -1260,8 +1185,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         """One budget of distinct vectors for all machines, optimal coefficients each."""
         kernel = exp.kernel
         used = np.flatnonzero(np.any(exp.A != 0, axis=0))
-        nv = self.n_vectors
-        m = int(nv) if isinstance(nv, numbers.Integral) else max(1, int(np.ceil(nv * len(used) - 1e-9)))
+        nv = self._n_vectors
+        m = self._target(len(used))
         if m >= len(used):
             warnings.warn(
                 f"n_vectors={nv} is not smaller than the {len(used)} distinct support "
@@ -1279,7 +1204,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         else:
             Z, B = _construct_shared(
                 kernel, Xs, A, m, solver="burges" if self.method == "burges" else "fixed-point",
-                max_iter=self.preimage_max_iter, tol=self.tol, n_restarts=self.n_restarts,
+                max_iter=self.preimage_max_iter, tol=self.preimage_tol, n_restarts=self.n_restarts,
                 rng=check_random_state(self.random_state),
             )
             if self.gradient_maxiter > 0:
@@ -1324,13 +1249,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 if self.method == "burges":
                     Z, beta = _construct_shared(
                         kernel, Xs, alpha[None, :], m, solver="burges",
-                        max_iter=self.preimage_max_iter, tol=self.tol,
+                        max_iter=self.preimage_max_iter, tol=self.preimage_tol,
                         n_restarts=self.n_restarts, rng=rng,
                     )
                     beta = beta[0]
                 else:
                     Z, beta = _construct_single(
-                        kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.tol,
+                        kernel, Xs, alpha, m, max_iter=self.preimage_max_iter, tol=self.preimage_tol,
                         n_restarts=self.n_restarts, rng=rng,
                     )
                 if self.gradient_maxiter > 0:

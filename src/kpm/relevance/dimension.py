@@ -21,7 +21,7 @@ Deviation from the slides: n is the number of directions with a nonzero eigenval
 not the number of samples. In the
 null space of a singular K the eigenvector order is arbitrary, and duplicated inputs
 with equal labels give contributions exactly 0 there, which would make the model
-pick a spurious d just below n (we saw d = 977 of 1000 on splice with a narrow RBF).
+pick a spurious d just below n (:doc:`/user_guide/relevance` shows a case).
 For a nonsingular K nothing changes. Among
 candidate kernels, the one with the smallest ``-log l(d_hat)`` separates signal
 from noise best (:func:`select_kernel`). The sum of all ``s_i^2`` is ``||y||^2``
@@ -57,12 +57,16 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.kernels import Kernel, make_kernel
-from kpm.spectral.basis import RANK_RTOL, check_eigen_solver, eigen_basis, numerical_rank
+from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, numerical_rank
 from kpm.validation import (
+    Integer,
+    Options,
+    RandomState,
     check_int,
     check_option,
     check_real,
     check_samples,
+    validate_params,
     warn_if_degenerate_kernel,
 )
 
@@ -113,8 +117,9 @@ def model_directions(w, s, total_all, n, null_space="exclude", *, rank=None):
 NULL_SPACE_OPTIONS = ("exclude", "noise")
 
 
-def cap_dim(max_dim, max_cut):
-    return max_cut if max_dim is None else min(int(max_dim), max_cut)
+def cap_dim(max_components, max_cut):
+    """The largest cut d of the model: ``max_cut``, or ``max_components`` (validated) below it."""
+    return max_cut if max_components is None else min(max_components, max_cut)
 
 
 def rank_error(rank, degeneracy, what):
@@ -129,7 +134,7 @@ def rank_error(rank, degeneracy, what):
     return ValueError(f"the kernel matrix has numerical rank {rank} ({why}): {what}")
 
 
-def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None):
+def relevant_dimension_from_contributions(s, *, total=None, n=None, max_components=None):
     """Fit the two-component model to contributions ``s_i`` (Braun, Buhmann & Müller).
 
     Parameters
@@ -142,7 +147,7 @@ def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None
         leading m < n contributions are given; defaults to the sum of ``s^2``.
     n : int, optional
         The number of directions (samples). Defaults to ``m``.
-    max_dim : int, optional
+    max_components : int, optional
         Largest d considered (default ``min(m, n - 1)``).
 
     Returns
@@ -161,7 +166,7 @@ def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None
         raise ValueError(f"the two-component model needs at least 2 directions, got n={n}")
     if m > n:
         raise ValueError(f"got {m} contributions for n={n} directions")
-    max_dim = check_int(max_dim, "max_dim", minimum=1, allow_none=True)
+    max_components = check_int(max_components, "max_components", minimum=1, allow_none=True)
     csum_all = float(s2.sum())
     if total is None:
         total = csum_all
@@ -172,7 +177,7 @@ def relevant_dimension_from_contributions(s, *, total=None, n=None, max_dim=None
                 f"total={total!r} is below the sum of the squared contributions given "
                 f"({csum_all!r}); total is the sum over all n directions"
             )
-    D = min(m, n - 1) if max_dim is None else min(max_dim, m, n - 1)
+    D = min(m, n - 1) if max_components is None else min(max_components, m, n - 1)
     csum = np.cumsum(s2)[:D]
     d = np.arange(1, D + 1, dtype=float)
     head = csum
@@ -226,7 +231,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         Polynomial / sigmoid parameters.
     kernel_params : dict, optional
         Extra kernel parameters.
-    max_dim : int, optional
+    max_components : int, optional
         Largest dimension considered. ``None``: all ``d = 1 .. n-1`` (needs the full
         eigendecomposition). A smaller value uses a partial eigensolver; the tail
         variance is then computed from ``||y||^2`` minus the leading contributions
@@ -238,17 +243,18 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         in the noise component with the cut d limited to the rank ('noise', closer to the
         slides, which use all n directions). No effect when K is nonsingular.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
-        Eigensolver (the registry of :mod:`kpm.spectral`) when ``max_dim`` is given;
+        Eigensolver (the registry of :mod:`kpm.spectral`) when ``max_components`` is given;
         without it the whole spectrum is computed by LAPACK.
     random_state : int, RandomState or None
         Seeds the partial eigensolvers.
 
     Attributes
     ----------
-    dim_ : int
-        The estimated relevant dimension ``d_hat``.
+    n_components_ : int
+        The estimated relevant dimension ``d_hat``: the number of kernel PCA directions
+        :meth:`transform` maps to.
     s_ : ndarray (m,)
-        Contributions ``u_i^T y`` (m = n, or ``max_dim + 1`` with a partial solve).
+        Contributions ``u_i^T y`` (m = n, or ``max_components + 1`` with a partial solve).
     neg_log_likelihood_ : ndarray (D,)
         ``-log l(d)`` for ``d = 1 .. D`` (index ``d - 1``).
     min_neg_log_likelihood_ : float
@@ -287,11 +293,18 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     >>> X = rng.uniform(-3, 3, (200, 1))
     >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(200)
     >>> rd = RelevantDimension(sigma=1.0).fit(X, y)
-    >>> rd.dim_                       # kernel PCA directions that carry the label
+    >>> rd.n_components_              # kernel PCA directions that carry the label
     6
     >>> rd.transform(X[:3]).shape
     (3, 6)
     """
+
+    _parameter_constraints = {
+        "max_components": [Integer(1), None],
+        "null_space": [Options(*NULL_SPACE_OPTIONS)],
+        "eigen_solver": [Options(*EIGEN_SOLVERS)],
+        "random_state": [RandomState()],
+    }
 
     def __init__(
         self,
@@ -302,7 +315,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         degree=3,
         coef0=1.0,
         kernel_params=None,
-        max_dim=None,
+        max_components=None,
         null_space="exclude",
         eigen_solver="auto",
         random_state=None,
@@ -313,7 +326,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
-        self.max_dim = max_dim
+        self.max_components = max_components
         self.null_space = null_space
         self.eigen_solver = eigen_solver
         self.random_state = random_state
@@ -336,16 +349,20 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
 
     def _fit(self, X, y, where):
         """:meth:`fit`; ``where`` names the model in warnings (see :func:`select_kernel`)."""
+        params = validate_params(self)
         X, y = validate_kernel_input_y(self, X, y, y_numeric=True)
         n = len(y)
         if n < 3:
             raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
-        max_dim = check_int(self.max_dim, "max_dim", minimum=1, maximum=n - 1, allow_none=True)
-        check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
-        check_eigen_solver(self.eigen_solver)
+        max_components = params["max_components"]
+        if max_components is not None and max_components > n - 1:
+            raise ValueError(
+                f"max_components={max_components} is larger than n - 1 = {n - 1} "
+                f"(n = {n} training samples)"
+            )
         K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, where, stacklevel=4)
-        m = None if max_dim is None else min(n, max_dim + 1)
+        m = None if max_components is None else min(n, max_components + 1)
         basis = eigen_basis(K, m, solver="dense" if m is None else self.eigen_solver,
                             random_state=self.random_state, name=name)
         w, U = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors  # clipped: rounding noise
@@ -358,7 +375,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
                 rank, degeneracy, "the two-component model needs at least 2 directions with nonzero eigenvalue"
             )
         dim, nll, s1, s2 = relevant_dimension_from_contributions(
-            s_used, total=total, n=n_used, max_dim=cap_dim(max_dim, max_cut)
+            s_used, total=total, n=n_used, max_components=cap_dim(max_components, max_cut)
         )
         self.rank_ = rank
         self.n_directions_ = n_used
@@ -368,7 +385,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         self.eigenvectors_ = U
         self.s_ = s
         self.neg_log_likelihood_ = nll
-        self.dim_ = dim
+        self.n_components_ = dim
         self.min_neg_log_likelihood_ = float(nll[dim - 1])
         self.sigma1_sq_ = float(s1[dim - 1])
         self.sigma2_sq_ = float(s2[dim - 1])
@@ -377,10 +394,10 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     @property
     def _n_features_out(self):
         """Output columns (``get_feature_names_out``: relevantdimension0, ...)."""
-        return self.dim_
+        return self.n_components_
 
     def transform(self, X):
-        """Coordinates of X on the first ``dim_`` kernel PCA directions.
+        """Coordinates of X on the first ``n_components_`` kernel PCA directions.
 
         ``kappa(x)^T u_i / sqrt(lambda_i)`` (the empirical kernel map of the
         uncentred K; training points map to the rows of ``U_d Lambda_d^{1/2}``).
@@ -392,15 +409,15 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
 
         Returns
         -------
-        Z : ndarray (n_samples, dim_)
+        Z : ndarray (n_samples, n_components_)
         """
         check_is_fitted(self)
         X = validate_kernel_input(self, X, reset=False)
         Kx = cross_gram(self.kernel_, X, self.X_fit_)
-        w = self.eigenvalues_[: self.dim_]
+        w = self.eigenvalues_[: self.n_components_]
         live = np.arange(len(w)) < self.rank_  # directions above the rank cut
         scale = np.where(live, 1.0 / np.sqrt(np.where(live, w, 1.0)), 0.0)
-        return (Kx @ self.eigenvectors_[:, : self.dim_]) * scale
+        return (Kx @ self.eigenvectors_[:, : self.n_components_]) * scale
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -419,7 +436,7 @@ class KernelScore:
     index: int  # position in the candidate list
     candidate: Any
     kernel: Kernel
-    dim: int
+    n_components: int  # the candidate's relevant dimension d_hat
     neg_log_likelihood: float
     sigma1_sq: float
     sigma2_sq: float
@@ -440,7 +457,7 @@ def _candidate_kernel(candidate, X) -> Kernel:
     )
 
 
-def select_kernel(candidates, X, y, *, max_dim=None):
+def select_kernel(candidates, X, y, *, max_components=None):
     """Rank candidate kernels by the likelihood of the two-component model at d_hat.
 
     Braun, Buhmann & Müller: the best kernel is the one with the smallest ``-log l(d_hat)``:
@@ -458,7 +475,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
         Training inputs (strings when every candidate validates its own input).
     y : array-like (n_samples,)
         Targets or ±1 labels.
-    max_dim : int, optional
+    max_components : int, optional
         As in :class:`RelevantDimension`.
 
     Returns
@@ -483,7 +500,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
     >>> from kpm import select_kernel
     >>> X, y = make_moons(200, noise=0.2, random_state=0)
     >>> ranking = select_kernel([{"kernel": "rbf", "sigma": s} for s in (0.1, 0.3, 1.0, 3.0)], X, y)
-    >>> [(r.candidate["sigma"], r.dim) for r in ranking]  # best first, with its dimension
+    >>> [(r.candidate["sigma"], r.n_components) for r in ranking]  # best first, with its dimension
     [(0.3, 17), (0.1, 83), (1.0, 17), (3.0, 3)]
     """
     candidates = _candidate_list(candidates)
@@ -493,7 +510,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
         try:
             Xc = X if accepts_raw_input(cand) else _as_float(X)
             kern = _candidate_kernel(cand, Xc)
-            est = RelevantDimension(kernel=kern, max_dim=max_dim)._fit(Xc, y, where)
+            est = RelevantDimension(kernel=kern, max_components=max_components)._fit(Xc, y, where)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from exc
         scores.append((est.min_neg_log_likelihood_, i, cand, est))
@@ -507,7 +524,7 @@ def select_kernel(candidates, X, y, *, max_dim=None):
                 index=i,
                 candidate=cand,
                 kernel=est.kernel_,
-                dim=est.dim_,
+                n_components=est.n_components_,
                 neg_log_likelihood=float(nll),
                 sigma1_sq=est.sigma1_sq_,
                 sigma2_sq=est.sigma2_sq_,

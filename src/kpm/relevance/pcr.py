@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -48,11 +48,13 @@ from kpm.relevance.dimension import (
     rank_error,
     relevant_dimension_from_contributions,
 )
-from kpm.spectral.basis import check_eigen_solver, eigen_basis
+from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis
 from kpm.validation import (
-    check_int,
-    check_option,
-    check_random_state,
+    Integer,
+    Options,
+    RandomState,
+    Splitter,
+    validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
 )
@@ -96,34 +98,27 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
+    _parameter_constraints = {
+        "n_components": [Integer(1), Options("relevant", "cv")],
+        "cv": [Integer(2), Splitter()],
+        "max_components": [Integer(1), None],
+        "cv_loss": [Options("auto", "squared")],
+        "cv_rule": [Options("min", "one_se")],
+        "null_space": [Options(*NULL_SPACE_OPTIONS)],
+        "eigen_solver": [Options(*EIGEN_SOLVERS)],
+        "random_state": [RandomState()],
+    }
+
     # ------------------------------------------------------------ helpers
     def _check_params(self, n):
-        nc = self.n_components
-        if isinstance(nc, str):
-            check_option(nc, "n_components", ("relevant", "cv"))
-        else:
-            try:
-                check_int(nc, "n_components", minimum=1)
-            except ValueError:
-                raise ValueError(
-                    f"n_components must be a positive integer, 'relevant' or 'cv', got {nc!r}"
-                ) from None
-            if nc > n - 1:
-                raise ValueError(
-                    f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
-                )
-        check_int(self.max_components, "max_components", minimum=1, allow_none=True)
-        allowed = ("auto", "zero_one", "squared") if self._is_classifier else ("auto", "squared")
-        check_option(self.cv_loss, "cv_loss", allowed)
-        check_option(self.cv_rule, "cv_rule", ("min", "one_se"))
-        check_option(self.null_space, "null_space", NULL_SPACE_OPTIONS)
-        check_eigen_solver(self.eigen_solver)
-        check_random_state(self.random_state)
-        if not hasattr(self.cv, "split"):
-            try:
-                check_int(self.cv, "cv", minimum=2)
-            except ValueError:
-                raise ValueError(f"cv must be an integer >= 2 or a CV splitter, got {self.cv!r}") from None
+        """The declared constraints, then ``n_components`` against the n training samples."""
+        params = validate_params(self)
+        nc = params["n_components"]
+        if isinstance(nc, int) and nc > n - 1:
+            raise ValueError(
+                f"n_components={nc} is larger than n - 1 = {n - 1} (n = {n} training samples)"
+            )
+        return params
 
     def _targets(self, y):
         """Target matrix (n, c) for the regression, and bookkeeping."""
@@ -133,18 +128,21 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         """Per-sample losses of cumulative predictions pred (n_val, D, c) on rows va -> (n_val, D)."""
         raise NotImplementedError
 
-    def _splitter(self, y):
-        if hasattr(self.cv, "split"):
-            return self.cv
+    def _splitter(self, y, cv):
+        """The CV splitter of ``cv`` (validated): an int is shuffled (stratified) k-fold."""
+        if hasattr(cv, "split"):
+            return cv
+        if not isinstance(cv, int):  # an iterable of (train, test) pairs
+            return check_cv(cv)
         if self._is_classifier:
             _, counts = np.unique(y, return_counts=True)
-            if counts.min() >= self.cv:
-                return StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
-        return KFold(self.cv, shuffle=True, random_state=self.random_state)
+            if counts.min() >= cv:
+                return StratifiedKFold(cv, shuffle=True, random_state=self.random_state)
+        return KFold(cv, shuffle=True, random_state=self.random_state)
 
-    def _cv_select(self, K, Y, y):
+    def _cv_select(self, K, Y, y, cv):
         n = len(y)
-        splits = list(self._splitter(y).split(np.zeros((n, 1)), y))
+        splits = list(self._splitter(y, cv).split(np.zeros((n, 1)), y))
         fold_preds = []
         D = n
         for tr, va in splits:
@@ -191,7 +189,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         n = len(y)
         if n < 3:
             raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
-        self._check_params(n)
+        params = self._check_params(n)
         K, kernel, name = train_gram(self, X)
         degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
         m = None
@@ -207,7 +205,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         )
         if n_used >= 2:
             rel_dim, nll, s1, s2 = relevant_dimension_from_contributions(
-                s_used, total=total, n=n_used, max_dim=cap_dim(self.max_components, max_cut)
+                s_used, total=total, n=n_used, max_components=cap_dim(params["max_components"], max_cut)
             )
         else:  # rank-1 kernel matrix: one direction is all there is
             rel_dim, nll, s1, s2 = 1, np.zeros(1), np.full(1, total), np.zeros(1)
@@ -215,9 +213,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if self.n_components == "relevant":
             d = min(rel_dim, rank)
         elif self.n_components == "cv":
-            d, self.cv_errors_ = self._cv_select(K, Y, y)
+            d, self.cv_errors_ = self._cv_select(K, Y, y, params["cv"])
         else:
-            d = int(self.n_components)
+            d = params["n_components"]
             if d > rank:
                 raise ValueError(
                     f"n_components={d} is larger than the numerical rank {rank} of the kernel "
@@ -232,7 +230,6 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.s_ = s[:, 0] if s.shape[1] == 1 else s
         self.neg_log_likelihood_ = nll
         self.relevant_dim_ = rel_dim
-        self.dim_ = rel_dim
         self.sigma1_sq_ = float(s1[rel_dim - 1])
         self.sigma2_sq_ = float(s2[rel_dim - 1])
         self.n_components_ = d
@@ -264,8 +261,8 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         :class:`~kpm.kernels.WeightedDegreeKernel` are accepted.
     sigma, gamma, degree, coef0, kernel_params
         Kernel parameters.
-    cv : int or CV splitter, default=5
-        Folds for ``n_components='cv'`` (shuffled KFold seeded by ``random_state``).
+    cv : int, CV splitter or iterable of (train, test) index pairs, default=5
+        Folds for ``n_components='cv'`` (an int: shuffled KFold seeded by ``random_state``).
     max_components : int, optional
         Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
         d, allows a partial eigensolver).
@@ -292,9 +289,8 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     n_components_ : int
         The d used.
     relevant_dim_ : int
-        The relevant-dimension estimate d_hat (whatever ``n_components`` is).
-    dim_ : int
-        Alias of ``relevant_dim_`` (for :func:`kpm.plotting.plot_relevance`).
+        The relevant-dimension estimate d_hat (whatever ``n_components`` is; the split
+        :func:`kpm.plotting.plot_relevance` draws).
     s_ : ndarray
         Contributions ``U^T y``.
     neg_log_likelihood_ : ndarray
@@ -373,7 +369,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     label_noise_ : float
         Estimated label noise: the training disagreement between y and the
         class predicted by ``Π_d y`` (the "est. error rate" of Braun, Buhmann & Müller).
-    n_components_, relevant_dim_, dim_, s_, neg_log_likelihood_, sigma1_sq_,
+    n_components_, relevant_dim_, s_, neg_log_likelihood_, sigma1_sq_,
     sigma2_sq_, eigenvalues_, dual_coef_, fitted_train_, cv_errors_, kernel_,
     X_fit_, n_features_in_
         As in :class:`KernelPCRRegressor` (``cv_errors_`` is the 0-1 error, or the
@@ -399,6 +395,10 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     """
 
     _is_classifier = True
+    _parameter_constraints = {
+        **_KernelPCRBase._parameter_constraints,
+        "cv_loss": [Options("auto", "zero_one", "squared")],
+    }
 
     def _targets(self, y):
         check_classification_targets(y)

@@ -37,15 +37,11 @@ it an "eigenvalue" is rounding noise whatever the relative tolerance, which matt
 centred matrix whose spectrum is small against its entries (nearly identical samples).
 The first term is the one that acts in practice. ``1e-10`` keeps every direction whose
 features ``u^T k~ / sqrt(lambda)`` keep a relative rounding error of roughly
-``eps / sqrt(1e-10) ~ 2e-11``, and it is the tolerance the published results of the package were
-computed with (the feature map, the relevant dimension, whose model counts the
-directions up to the rank, and the denoiser); the Kernel Projection Machine used
-``n * eps * lambda_1`` before, and on its benchmark problems the cut at ``1e-10`` leaves
-every selected model and test error unchanged (its dimension grid stops at 60, below the
-rank of every training set and fold). The same rule cuts the landmark matrix of the
-Nyström variant. It is the only rank tolerance of the package: :func:`numerical_rank`
-applies it, and an estimator's ``tol`` parameter (:class:`kpm.KernelProjection`) only
-replaces ``RANK_RTOL``.
+``eps / sqrt(1e-10) ~ 2e-11`` (:doc:`/user_guide/feature_map` tells what the common cut
+changed in the published results). The same rule cuts the landmark matrix of a Nyström
+approximation (:func:`landmark_map`). It is the only rank tolerance of the package:
+:func:`numerical_rank` applies it, and an estimator's ``rank_tol`` parameter
+(:class:`kpm.KernelProjection`, :class:`kpm.KernelPCAL1`) only replaces ``RANK_RTOL``.
 
 Eigensolvers
 ------------
@@ -72,10 +68,12 @@ from kpm.spectral.eigensolvers import (
     top_eigh,
 )
 from kpm.validation import (
+    Callable,
     check_bool,
     check_int,
     check_kernel_matrix,
     check_option,
+    check_param,
     check_psd_spectrum,
     check_real,
 )
@@ -91,6 +89,7 @@ __all__ = [
     "nystroem_basis",
     "numerical_rank",
     "rounding_level",
+    "landmark_map",
     "resolve_solver",
     "check_eigen_solver",
 ]
@@ -128,6 +127,53 @@ def numerical_rank(eigenvalues, *, floor=0.0, rtol=RANK_RTOL) -> int:
     if w.size == 0 or not w[0] > max(float(floor), 0.0):
         return 0
     return int(np.count_nonzero(w > max(rtol * float(w[0]), float(floor))))
+
+
+def landmark_map(K_zz, *, rtol=RANK_RTOL, name=None):
+    """The landmark feature map of a Nyström approximation (Williams & Seeger 2001).
+
+    With ``K(Z, Z) = W S W^T`` cut at its numerical rank r (:func:`numerical_rank` with
+    the rounding level of ``K(Z, Z)``), ``M = W_r S_r^{-1/2}``: the landmark features of a
+    point x are ``f(x) = M^T kappa_Z(x)``, and ``f(x)^T f(x') = kappa_Z(x)^T K(Z, Z)^+
+    kappa_Z(x')`` is the Nyström approximation of ``k(x, x')``.
+
+    Parameters
+    ----------
+    K_zz : ndarray (m, m)
+        Kernel matrix of the landmarks, finite and symmetric.
+    rtol : float, default=RANK_RTOL
+        Relative rank tolerance (module docstring).
+    name : str, optional
+        For a user-supplied kernel, the name of ``K_zz`` in errors: it must then be
+        positive semi-definite (checked on its spectrum).
+
+    Returns
+    -------
+    M : ndarray (m, r)
+
+    Raises
+    ------
+    ValueError
+        When the rank is 0 (every landmark has a zero feature vector).
+    """
+    K_zz = np.asarray(K_zz, dtype=float)
+    if K_zz.ndim != 2 or K_zz.shape[0] != K_zz.shape[1] or K_zz.shape[0] == 0:
+        raise ValueError(f"K_zz must be a non-empty square matrix, got shape {K_zz.shape}")
+    if not np.all(np.isfinite(K_zz)):
+        raise ValueError("the landmark kernel matrix contains NaN or infinite values")
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
+    m = K_zz.shape[0]
+    magnitude = float(max(K_zz.max(), -K_zz.min()))
+    s, W = top_eigh(K_zz, None, solver="dense")
+    if name is not None:
+        check_psd_spectrum(s, name)
+    r = numerical_rank(s, floor=rounding_level(m, magnitude), rtol=rtol)
+    if r == 0:
+        raise ValueError(
+            f"the landmark kernel matrix is numerically zero (largest eigenvalue {s[0]:.3g}): "
+            "every landmark has a zero feature vector"
+        )
+    return W[:, :r] / np.sqrt(s[:r])
 
 
 def check_eigen_solver(solver, name="eigen_solver"):
@@ -367,8 +413,7 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
     solver = check_eigen_solver(solver)
     if solver == "dense":
         raise ValueError("operator_basis needs a partial solver: 'auto', 'arpack' or 'randomized'")
-    if not callable(matmat):
-        raise ValueError(f"matmat must be a callable V -> K @ V, got {type(matmat).__name__}")
+    check_param(matmat, "matmat", [Callable()])
     col_means = total_mean = None
     if center:
         col_means = np.asarray(matmat(np.ones((n, 1))), dtype=float).ravel() / n
@@ -390,12 +435,11 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
 def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=None, name=None):
     """The Nyström :class:`EigenBasis` from landmarks (Williams & Seeger 2001).
 
-    The feature vectors are projected onto the span of the landmarks' ones: with
-    ``K(Z, Z) = W S W^T`` (cut at the rank) the landmark features of x are
-    ``f(x) = S^{-1/2} W^T kappa_Z(x)``, so that ``f(x)^T f(x') = kappa_Z(x)^T K(Z, Z)^+
-    kappa_Z(x')``, the Nyström approximation of ``k(x, x')``; kernel PCA of the n points'
-    (centred) features ``F`` is then exact for that kernel, through the r x r scatter
-    matrix ``F^T F`` (memory O(n m)). With every point a landmark it is the exact basis.
+    The feature vectors are projected onto the span of the landmarks' ones, by the
+    landmark features ``f(x) = M^T kappa_Z(x)`` of :func:`landmark_map`; kernel PCA of the
+    n points' (centred) features ``F`` is then exact for the Nyström approximation of the
+    kernel, through the r x r scatter matrix ``F^T F`` (memory O(n m)). With every point a
+    landmark it is the exact basis.
 
     Parameters
     ----------
@@ -432,16 +476,8 @@ def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=
     rtol = check_real(rtol, "rtol", low=0.0, high=1.0, high_open=True)
     n = K_xz.shape[0]
     magnitude = float(max(K_zz.max(), -K_zz.min()))
-    s, W = top_eigh(K_zz, None, solver="dense")
-    if name is not None:
-        check_psd_spectrum(s, name)
-    r_m = numerical_rank(s, floor=rounding_level(m, magnitude), rtol=rtol)
-    if r_m == 0:
-        raise ValueError(
-            f"the landmark kernel matrix is numerically zero (largest eigenvalue {s[0]:.3g}): "
-            "every landmark has a zero feature vector"
-        )
-    M = W[:, :r_m] / np.sqrt(s[:r_m])
+    M = landmark_map(K_zz, rtol=rtol, name=name)
+    r_m = M.shape[1]
     F = K_xz @ M
     fbar = F.mean(axis=0) if center else np.zeros(r_m)
     F -= fbar

@@ -20,12 +20,12 @@ semi-definite, so its trace norm is its trace, ``sum_i (K_ii - K^_ii)``
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 
-from kpm.validation import check_int, check_option, check_samples
+from kpm.spectral.basis import RANK_RTOL, landmark_map
+from kpm.validation import InstanceOf, Integer, check_int, check_option, check_param, check_samples
 
 __all__ = ["LANDMARK_RULES", "select_landmarks", "rpcholesky", "nystroem_trace_error"]
 
@@ -42,17 +42,17 @@ def _is_dask_array(X) -> bool:
     return isinstance(X, da.Array)
 
 
+#: the seeds the landmark rules take
+_SEEDS = [None, Integer(0), InstanceOf(np.random.Generator, "a numpy Generator"),
+          InstanceOf(np.random.RandomState, "a RandomState")]
+
+
 def _generator(random_state):
     """A numpy Generator from None, an int, a Generator or a RandomState."""
+    random_state = check_param(random_state, "random_state", _SEEDS)
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(2**31 - 1)))
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator)):
-        if isinstance(random_state, numbers.Integral) and (isinstance(random_state, bool) or random_state < 0):
-            raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
-        return np.random.default_rng(random_state)
-    raise ValueError(
-        f"random_state must be None, an int, a numpy Generator or a RandomState, got {random_state!r}"
-    )
+    return np.random.default_rng(random_state)
 
 
 def _check_kernel(kernel, method):
@@ -63,9 +63,7 @@ def _check_kernel(kernel, method):
             f"landmarks={method!r} evaluates the kernel: pass kernel= (a kpm.kernels.Kernel, e.g. "
             "from kpm.kernels.make_kernel)"
         )
-    if not isinstance(kernel, Kernel):
-        raise ValueError(f"kernel must be a kpm.kernels.Kernel, got {type(kernel).__name__}")
-    return kernel
+    return check_param(kernel, "kernel", [InstanceOf(Kernel, "a kpm.kernels.Kernel")])
 
 
 def select_landmarks(X, n_landmarks, method="uniform", random_state=None, *, kernel=None):
@@ -232,7 +230,7 @@ def rpcholesky(kernel, X, n_landmarks, *, random_state=None):
     return np.asarray(pivots, dtype=int), F[:, :r], d
 
 
-def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=1e-12):
+def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=RANK_RTOL):
     """Relative trace-norm error of the Nyström approximation on a sample of rows.
 
     ``K - K^`` with ``K^ = K[:, S] K[S, S]^+ K[S, :]`` is positive semi-definite, so its
@@ -241,8 +239,8 @@ def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=1e-12):
     ``sum_{i in T} (K_ii - K^_ii) / sum_{i in T} K_ii``,
 
     the trace norm of the principal ``T x T`` block of ``K - K^`` relative to that of
-    ``K``. ``K[S, S]^+`` is the pseudo-inverse cut at ``rtol`` times its largest
-    eigenvalue. Costs ``|T| m`` kernel entries.
+    ``K``. ``K[S, S]^+`` is the pseudo-inverse cut at the numerical rank
+    (:func:`kpm.spectral.basis.landmark_map`). Costs ``|T| m`` kernel entries.
 
     Parameters
     ----------
@@ -253,7 +251,8 @@ def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=1e-12):
         Row indices S of the landmarks.
     sample : array-like of int, optional
         Row indices T (default: every row).
-    rtol : float, default=1e-12
+    rtol : float, default=RANK_RTOL
+        Relative rank tolerance of ``K[S, S]`` (:mod:`kpm.spectral.basis`).
 
     Returns
     -------
@@ -266,11 +265,7 @@ def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=1e-12):
     n = X.shape[0]
     S = _check_indices(landmarks, n, "landmarks")
     T = np.arange(n) if sample is None else _check_indices(sample, n, "sample")
-    w, U = np.linalg.eigh(kernel(X[S]))
-    keep = w > rtol * max(float(w[-1]), 0.0)
-    if not np.any(keep):
-        raise ValueError("the landmark kernel matrix is zero: no Nyström approximation")
-    M = U[:, keep] / np.sqrt(w[keep])
+    M = landmark_map(kernel(X[S]), rtol=rtol)
     approx = np.zeros(len(T))
     for rows, block in kernel.blocks(X[T], X[S]):
         G = block @ M

@@ -40,8 +40,16 @@ from kpm.spectral.eigensolvers import fix_signs, subspace_eigh, operator_hints
 from kpm.exceptions import KernelMemoryError
 from kpm.kernels import Kernel
 from kpm.spectral.landmarks import select_landmarks
-from kpm.spectral.basis import RANK_RTOL, EigenBasis, numerical_rank, rounding_level
-from kpm.validation import check_bool, check_int, check_kernel_values, check_option, check_real
+from kpm.spectral.basis import RANK_RTOL, EigenBasis, landmark_map, numerical_rank, rounding_level
+from kpm.validation import (
+    InstanceOf,
+    check_bool,
+    check_int,
+    check_kernel_values,
+    check_option,
+    check_param,
+    check_real,
+)
 
 __all__ = ["KernelOperator", "matrix_free_basis", "PRECISIONS", "DEFAULT_EIGEN_TOL"]
 
@@ -94,8 +102,7 @@ class KernelOperator:
 
     def __init__(self, kernel, X, *, center=False, precision="mixed", n_jobs=None,
                  n_landmarks=None):
-        if not isinstance(kernel, Kernel):
-            raise ValueError(f"kernel must be a kpm Kernel, got {type(kernel).__name__}")
+        check_param(kernel, "kernel", [InstanceOf(Kernel, "a kpm Kernel")])
         for flag, what in (("is_precomputed", "a precomputed kernel matrix"),
                            ("raw_input", "a kernel on non-numeric inputs"),
                            ("user_defined", "a callable kernel")):
@@ -248,9 +255,7 @@ class KernelOperator:
         idx = select_landmarks(self.X, m, "uniform", rs)
         Z = self.X[idx]
         with threadpool_limits(limits=1, user_api="blas"):  # small: threads only busy-wait
-            s, W = linalg.eigh(self.kernel(Z), check_finite=False)
-        keep = s > max(RANK_RTOL * s[-1], rounding_level(m, max(s[-1], 0.0)))
-        M = W[:, keep] / np.sqrt(s[keep])
+            M = landmark_map(self.kernel(Z))
         C, fsum = self._landmark_scatter(Z, M)
         fbar = fsum / self.n if self.center else np.zeros(M.shape[1])
         with threadpool_limits(limits=1, user_api="blas"):

@@ -94,7 +94,7 @@ def _outlier_experiment(quick, fractions=(0.0, 0.05, 0.10)):
         U = np.linalg.svd(Yin, full_matrices=False)[2][:2]  # inlier kernel PCs (2)
         best = np.sum((Yin @ U.T) ** 2)
         W2 = np.linalg.svd(Y, full_matrices=False)[2][:2]  # kernel PCA on all points
-        W1 = PCAL1(2, center=False, random_state=0).fit(Y).components_  # kernel PCA-L1
+        W1 = PCAL1(2, centered=False, random_state=0).fit(Y).components_  # kernel PCA-L1
         for name, W in (("kernel PCA", W2), ("kernel PCA-L1", W1)):
             rows.append(
                 {

@@ -53,10 +53,10 @@ def _plot_relevance(dataset, realization, sigma, out, data_dir):
         model = RelevantDimension(sigma=sigma).fit(sp.X_train, y)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     plot_relevance(model, ax=axes[0])
-    axes[0].set_title(f"{dataset} r{realization}: RBF σ={sigma:.3g}, d̂={model.dim_}")
+    axes[0].set_title(f"{dataset} r{realization}: RBF σ={sigma:.3g}, d̂={model.n_components_}")
     d = np.arange(1, len(model.neg_log_likelihood_) + 1)
     axes[1].plot(d, model.neg_log_likelihood_, lw=1)
-    axes[1].axvline(model.dim_, color="C3", lw=1)
+    axes[1].axvline(model.n_components_, color="C3", lw=1)
     axes[1].set_xscale("log")
     axes[1].set_xlabel("d")
     axes[1].set_ylabel(r"$-\log \ell(d)$ (up to constants)")
@@ -107,7 +107,7 @@ def register(app, reproduce):
         sigma, model, path = run_command(
             lambda: _plot_relevance(dataset, realization, sigma, out, data_dir_str(data_dir)))
         err_console().print(
-            f"{dataset} r{realization}: sigma={sigma:.4g} dim={model.dim_} "
+            f"{dataset} r{realization}: sigma={sigma:.4g} dim={model.n_components_} "
             f"sigma1^2={model.sigma1_sq_:.4g} sigma2^2={model.sigma2_sq_:.4g}; wrote {path}")
 
     @reproduce.command("braun-table")

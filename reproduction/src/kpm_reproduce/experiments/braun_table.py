@@ -159,7 +159,7 @@ def _nll_scores(K_list, y):
     out = []
     for K in K_list:
         m = RelevantDimension(kernel="precomputed").fit(K, y)
-        out.append((m.min_neg_log_likelihood_, m.dim_))
+        out.append((m.min_neg_log_likelihood_, m.n_components_))
     return out
 
 
@@ -642,13 +642,13 @@ def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None
         m = RelevantDimension(kernel="precomputed").fit(K, y)
         a = np.abs(m.s_)[: m.rank_]  # the null space of K (duplicates) is not drawn
         ax.plot(np.arange(1, len(a) + 1), a, ".", ms=2, color="0.3")
-        ax.axvline(m.dim_ + 0.5, color="C3", lw=1)
-        ax.hlines(np.sqrt(m.sigma1_sq_), 1, m.dim_, colors="C0", lw=2)
-        ax.hlines(np.sqrt(m.sigma2_sq_), m.dim_ + 1, len(a), colors="C1", lw=2)
+        ax.axvline(m.n_components_ + 0.5, color="C3", lw=1)
+        ax.hlines(np.sqrt(m.sigma1_sq_), 1, m.n_components_, colors="C0", lw=2)
+        ax.hlines(np.sqrt(m.sigma2_sq_), m.n_components_ + 1, len(a), colors="C1", lw=2)
         ax.set_xscale("log")
         ax.set_yscale("log")
         label = f"WD degree {p}" if e == "wd" else f"RBF σ={p:.3g}"
-        ax.set_title(f"{e}: {label}, d̂={m.dim_} (rank {m.rank_}/{len(y)})", fontsize=9)
+        ax.set_title(f"{e}: {label}, d̂={m.n_components_} (rank {m.rank_}/{len(y)})", fontsize=9)
         ax.set_xlabel("component i")
     axes[0].set_ylabel(r"$|u_i^\top y|$")
     fig.tight_layout()

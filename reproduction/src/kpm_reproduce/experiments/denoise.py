@@ -160,7 +160,7 @@ def gaussians_task(seed, sigma, c_factor, components, n_centres, dim, n_train, n
     qmax = max(components)
     X, T, C = _gaussian_data(seed, sigma, n_centres, dim, n_train, n_test)
     kd = KernelPCADenoiser(qmax, kernel_params={"c": c_factor * sigma**2},
-                           preimage_max_iter=max_iter, tol=tol).fit(X)
+                           preimage_max_iter=max_iter, preimage_tol=tol).fit(X)
     ld = LinearPCADenoiser(min(qmax, dim)).fit(X)
     mse_k, mse_lin, not_conv = [], [], 0
     for q in components:
@@ -657,7 +657,7 @@ def _fit_kernel(X, c, q, max_iter, tol, **kw):
     from kpm.denoising.denoise import KernelPCADenoiser
 
     t = time.perf_counter()
-    kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, tol=tol,
+    kd = KernelPCADenoiser(q, kernel_params={"c": c}, preimage_max_iter=max_iter, preimage_tol=tol,
                            **kw).fit(X)
     return kd, time.perf_counter() - t
 
@@ -1139,7 +1139,7 @@ def _curves(X, noisy, c, kq, lq, max_iter, tol):
 
     lin = LinearPCADenoiser(max(lq)).fit(X)
     kd = KernelPCADenoiser(max(kq), kernel_params={"c": c}, preimage_max_iter=max_iter,
-                           tol=tol).fit(X)
+                           preimage_tol=tol).fit(X)
     rec = {}
     for nz, Tn in noisy.items():
         rec[nz] = {"linear": {q: lin.denoise(Tn, q) for q in lq}, "kernel": {}}
