@@ -51,10 +51,11 @@ rebuilt from their originals, and none of their splits is a published one:
 * twonorm: the 7400-case twonorm sample (Breiman 1996) of Devn913/AGMR_entropy_sparse,
   each feature standardised over all rows.
 
-Standardisation means ``(F - mean) / std`` with ``std`` of ddof=1. The data files were made
-with two summation orders: NumPy's (pairwise) for twonorm, and plain sequential sums over the
-rows in file order for flare_solar's ``x_std``; for diabetis, splice and thyroid both give the
-same bits. Both are kept (:func:`standardise`), so the results are bit-identical.
+Standardisation means ``(F - mean) / std`` with ``std`` of ddof=1, over the rows in file order.
+The sums behind mean and std were taken in two ways, which differ in the last bits: pairwise
+along each column for twonorm (as NumPy does for the column-major array of a MATLAB file), one
+row after the other for the four sets read from text files. :func:`standardise` does either,
+so the results are bit-identical to the data files.
 """
 
 from __future__ import annotations
@@ -101,19 +102,25 @@ def standardise(F, summation="pairwise"):
     ----------
     F : array of shape (n, d)
     summation : {"pairwise", "sequential"}
-        ``"pairwise"``: NumPy's ``mean`` and ``std``. ``"sequential"``: both sums run over
-        the rows in order (two passes), which rounds differently in the last bits.
+        How the two sums over the rows (mean, then squared deviations) are taken; the
+        results differ in the last bits. ``"pairwise"``: NumPy's pairwise summation along
+        each column held contiguously (as ``F.mean(0)`` and ``F.std(0, ddof=1)`` do for a
+        column-major array, such as a MATLAB file's). ``"sequential"``: one row after the
+        other, in order.
     """
     F = np.asarray(F, dtype=np.float64)
     if F.ndim != 2 or F.shape[0] < 2:
         raise ValueError(f"standardise needs a 2-D array with at least 2 rows, got {F.shape}")
-    if summation == "pairwise":
-        return (F - F.mean(0)) / F.std(0, ddof=1)
-    if summation != "sequential":
-        raise ValueError(f"summation must be 'pairwise' or 'sequential', got {summation!r}")
     n = F.shape[0]
-    mean = np.cumsum(F, axis=0)[-1] / n
-    sq = np.cumsum((F - mean) ** 2, axis=0)[-1]
+    if summation == "pairwise":
+        cols = np.ascontiguousarray(F.T)              # each column contiguous
+        mean = cols.sum(axis=1) / n
+        sq = np.ascontiguousarray((cols - mean[:, None]) ** 2).sum(axis=1)
+    elif summation == "sequential":
+        mean = np.cumsum(F, axis=0)[-1] / n
+        sq = np.cumsum((F - mean) ** 2, axis=0)[-1]
+    else:
+        raise ValueError(f"summation must be 'pairwise' or 'sequential', got {summation!r}")
     return (F - mean) / np.sqrt(sq / (n - 1))
 
 
@@ -176,6 +183,9 @@ def _from_rows(name, x_rows, t_rows, extra_rows=()):
     first, inverse = index_form(x_rows, t_rows)
     mult = np.bincount(inverse)
     extra = {key: np.asarray(val)[first] for key, val in extra_rows}
+    # strings: as wide as the longest kept one (as if built from the kept rows alone)
+    extra = {key: np.array(val.tolist()) if val.dtype.kind == "U" else val
+             for key, val in extra.items()}
     return _assemble(name, np.asarray(x_rows)[first], np.asarray(t_rows)[first], mult, [], [],
                      _N_TRAIN[name], extra)
 
@@ -278,7 +288,7 @@ def _read_mat(path, columns):
         m = scipy.io.loadmat(path)
         data = np.asarray(m["data"], dtype=np.float64)
         target = np.asarray(m["target"]).ravel()
-    except (ValueError, KeyError, OSError, TypeError) as exc:
+    except Exception as exc:  # scipy raises many types for damaged or foreign files
         raise _fail(path, f"not a MAT file with arrays 'data' and 'target' ({exc})") from None
     if data.ndim != 2 or data.shape[1] != columns or len(target) != len(data):
         raise _fail(path, f"expected data (n, {columns}) and target (n,), got "
