@@ -152,3 +152,26 @@ def test_bad_flare_and_splice_files(tmp_path):
     s.write_text(sw.SPLICE_HEADER + "EI,    ID-1,                           " + "A" * 59 + "\n")
     with pytest.raises(ValueError, match="60-letter sequence"):
         cv.convert("splice", {"uci": s})
+
+
+def test_registry_pins_every_file():
+    import re
+
+    from kpm_reproduce.data import BASE_URL, DATASETS, source_files
+
+    assert set(SOURCES) == set(DATASETS) and len(DATASETS) == 14
+    keys = [sf.key for files in SOURCES.values() for sf in files.values()]
+    assert len(keys) == len(set(keys)) == 8 * 40 + 7
+    for files in SOURCES.values():
+        for sf in files.values():
+            assert re.fullmatch(r"[0-9a-f]{40}", sf.commit) and re.fullmatch(r"[0-9a-f]{64}",
+                                                                              sf.sha256)
+            assert sf.url() == f"https://raw.githubusercontent.com/{sf.repo}/{sf.commit}/{sf.path}"
+            assert sf.url("http://mirror/x/") == f"http://mirror/x/{sf.key}"
+    roles = {f"{p}_{k}_{r}" for p in ("train", "test") for k in ("data", "labels")
+             for r in range(1, 11)}
+    assert all(set(SOURCES[n]) == roles for n in sw.IDA_SETS)
+    assert BASE_URL == "https://raw.githubusercontent.com/"
+    assert source_files("thyroid") == SOURCES["thyroid"]
+    with pytest.raises(ValueError, match="unknown dataset 'nope'"):
+        source_files("nope")
