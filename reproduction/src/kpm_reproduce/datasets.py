@@ -5,10 +5,13 @@ Where the data live
 Every loader takes ``data_dir``; when it is ``None`` the directory is, in this order,
 
 1. the ``KPM_DATA`` environment variable,
-2. ``../shared/data`` beside the repository (``<repo>/../shared/data``) if it exists.
+2. ``../shared/data`` beside the repository (``<repo>/../shared/data``) if it exists,
+3. the folder ``kpm data fetch`` fills by default (:func:`kpm_reproduce.data.default_data_dir`:
+   ``data/`` in the kpm cache) if it exists.
 
-That directory holds ``raetsch/NAME.npz`` (index form, see ``raetsch/SOURCES.md``) and
-``usps/usps.npz``. The Rätsch data may also be given as Gavin Cawley's public
+That directory holds ``raetsch/NAME.npz`` (index form, see :mod:`kpm_reproduce.data.convert`)
+and ``usps/usps.npz``. ``kpm data fetch`` (or :func:`kpm_reproduce.data.fetch_data`)
+downloads them from their public sources, pinned and hash-checked, and converts them. The Rätsch data may also be given as Gavin Cawley's public
 ``benchmarks.mat`` (one MATLAB struct per data set with fields ``x``, ``t``, ``train``,
 ``test``; ``train``/``test`` hold 1-based row indices), placed at ``raetsch/benchmarks.mat``
 or ``benchmarks.mat`` in the data directory; it is used for any data set that has no
@@ -79,7 +82,7 @@ class Split:
     y_train, y_test : ndarray of int, values in {-1, +1}
     published : bool
         True when this is the published IDA split with that number; False when it is a
-        reconstructed (seeded) split, see ``raetsch/SOURCES.md``.
+        reconstructed (seeded) split, see :mod:`kpm_reproduce.data.convert`.
     """
 
     name: str
@@ -100,7 +103,8 @@ class Split:
 
 # --------------------------------------------------------------------------- data dir
 def data_dir(data_dir=None) -> Path:
-    """Resolve the data directory (argument, else ``KPM_DATA``, else ``../shared/data``).
+    """Resolve the data directory (argument, else ``KPM_DATA``, else ``../shared/data``, else
+    the folder ``kpm data fetch`` fills by default).
 
     Parameters
     ----------
@@ -123,21 +127,36 @@ def data_dir(data_dir=None) -> Path:
     elif os.environ.get("KPM_DATA"):
         d, how = Path(os.environ["KPM_DATA"]).expanduser(), "the KPM_DATA environment variable"
     else:
-        d, how = _REPO_DATA, "the default location ../shared/data beside the repository"
-        if not d.is_dir():
-            raise FileNotFoundError(
-                "no benchmark data directory found: set the KPM_DATA environment variable (or "
-                "pass --data-dir / data_dir=) to a folder holding raetsch/NAME.npz (or "
-                f"raetsch/benchmarks.mat) and usps/usps.npz; the default is {d}, which does "
-                "not exist"
-            )
+        return _default_dir()
     if not d.is_dir():
         raise FileNotFoundError(
-            f"benchmark data directory {d} (from {how}) does not exist: put raetsch/NAME.npz "
-            "(or raetsch/benchmarks.mat) and usps/usps.npz there, or point KPM_DATA / "
-            "--data-dir at the folder that holds them"
+            f"benchmark data directory {d} (from {how}) does not exist: "
+            f"`kpm data fetch --to {d}` downloads the data there; or point KPM_DATA / "
+            "--data-dir at the folder that holds raetsch/NAME.npz and usps/usps.npz"
         )
     return d
+
+
+def _default_dir():
+    """``../shared/data`` beside the repository, else the folder ``kpm data fetch`` fills."""
+    if _REPO_DATA.is_dir():
+        return _REPO_DATA
+    from kpm_reproduce.data import default_data_dir
+
+    fetched = default_data_dir()
+    if fetched.is_dir():
+        return fetched
+    raise FileNotFoundError(
+        f"no benchmark data directory found: `kpm data fetch` downloads the data into "
+        f"{fetched}, where they are found; or set the KPM_DATA environment variable (or pass "
+        "--data-dir / data_dir=) to a folder holding raetsch/NAME.npz and usps/usps.npz "
+        f"(the default {_REPO_DATA} does not exist either)"
+    )
+
+
+def _fetch_hint(root, names):
+    return (f"`kpm data fetch --datasets {','.join(names)} --to {root}` downloads "
+            f"{'it' if len(names) == 1 else 'them'} from the public sources")
 
 
 def _mat_candidates(root: Path):
@@ -295,7 +314,7 @@ def _locate(name, root: Path):
             return mat, "mat"
     raise FileNotFoundError(
         f"no data for {name!r} in {root}: expected {npz} (or raetsch/benchmarks.mat); "
-        "put the Rätsch benchmark files there or point KPM_DATA / --data-dir elsewhere"
+        f"{_fetch_hint(root, [name])}, or point KPM_DATA / --data-dir elsewhere"
     )
 
 
@@ -399,7 +418,8 @@ def load_usps(data_dir=None):
     path = root / "usps" / "usps.npz"
     if not path.is_file():
         raise FileNotFoundError(
-            f"USPS not found: expected {path} (arrays x_train, y_train, x_test, y_test)"
+            f"USPS not found: expected {path} (arrays x_train, y_train, x_test, y_test); "
+            f"{_fetch_hint(root, ['usps'])}"
         )
     try:
         with np.load(path, allow_pickle=False) as z:

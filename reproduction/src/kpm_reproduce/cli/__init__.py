@@ -46,6 +46,7 @@ def _main(
 _MODULES = (
     "kpm_reproduce.cli.demo",
     "kpm_reproduce.cli.datasets_cmd",
+    "kpm_reproduce.cli.data_cmds",
     "kpm_reproduce.cli.kpm_cmds",
     "kpm_reproduce.cli.reproduce_kpm_cmds",
     "kpm_reproduce.cli.relevance_cmds",

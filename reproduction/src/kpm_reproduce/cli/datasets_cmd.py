@@ -17,6 +17,13 @@ def _table(data_dir):
 
     root = ds.data_dir(data_dir)
     names = ds.list_datasets(root)
+    usps_file = root / "usps" / "usps.npz"
+    missing = [f"raetsch/{n}.npz" for n in ds.RAETSCH_DATASETS if n not in names]
+    missing += [] if usps_file.is_file() else ["usps/usps.npz"]
+    if not names and not usps_file.is_file():
+        raise FileNotFoundError(
+            f"no benchmark data in {root}: missing {', '.join(missing)}; "
+            f"`kpm data fetch --to {root}` downloads them from their public sources")
     table = Table(title=f"Rätsch benchmarks in {root}")
     for col in ("dataset", "features", "train", "test", "realizations", "published"):
         table.add_column(col, justify="left" if col == "dataset" else "right")
@@ -35,6 +42,9 @@ def _table(data_dir):
         usps = f"USPS: train {Xtr.shape}, test {Xte.shape}"
     except (FileNotFoundError, ValueError) as exc:
         usps = f"USPS: not available ({exc})"
+    if missing:
+        usps += (f"\nmissing: {', '.join(missing)} (`kpm data fetch --to {root}` downloads "
+                 "them)")
     return table, usps, bad
 
 
@@ -47,6 +57,6 @@ def register(app, reproduce):
         table, usps, bad = run_command(lambda: _table(data_dir_str(data_dir)))
         con = console()
         con.print(table)
-        con.print(usps)
+        con.print(usps, markup=False, highlight=False)
         if bad:
             raise typer.Exit(1)
