@@ -63,6 +63,9 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "min_reported_time": 1,
     "show_memory": False,
+    # no sg_execution_times page: linked from nowhere, it loads jQuery, DataTables and
+    # Bootstrap from CDNs (each example's page gives its own running time)
+    "write_computation_times": False,
 }
 
 sphinx_gallery_conf["doc_module"] = ("kpm",)
@@ -134,6 +137,12 @@ html_theme_options = {
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
-html_static_path = []
+# the reports are mostly wide tables: without the section navigation (the list of all the
+# reports, which the results index and the previous/next links also give) they get about
+# 340 px more at a 1280 px window, and 32 of their 49 tables that scrolled sideways no longer
+# do (docs/check_site.py counts them)
+html_sidebars = {"results/*": []}
+html_static_path = ["_static"]
+html_css_files = ["kpm.css"]
 html_show_sourcelink = False
 os.environ.setdefault("MPLBACKEND", "Agg")
