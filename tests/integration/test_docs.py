@@ -88,12 +88,15 @@ def _page_title(path):
     return None
 
 
-def test_every_results_page_has_its_own_title():
-    """The results index lists the reports by title: two pages must not read the same."""
-    pages = sorted(RESULTS.glob("*.md")) + sorted(RESULTS.glob("*.rst"))
+def test_every_results_page_opens_with_its_own_title():
+    """The results index lists the reports by title: two pages must not read the same; and
+    each report opens with it (the provenance line follows)."""
+    pages = sorted(RESULTS.glob("*.md"))
     assert len(pages) > 20, f"the results pages are not in {RESULTS}"
     titles = {p.name: _page_title(p) for p in pages}
     assert not [n for n, t in titles.items() if t is None], "results pages without a title"
+    late = [p.name for p in pages if not p.read_text(encoding="utf-8").startswith("# ")]
+    assert not late, "results pages that do not open with their title"
     by_title = {}
     for name, title in titles.items():
         by_title.setdefault(title, []).append(name)
