@@ -12,7 +12,7 @@ THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # make docs FAST=1: no gallery execution (the pages and the API reference only)
 SPHINXOPTS := -W --keep-going -q $(if $(FAST),-D plot_gallery=0,)
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test bench docs docs-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ bench: $(STAMP)
 # the documentation site in docs/_build/html (warnings are errors; the gallery is executed)
 docs: $(DOCS_STAMP)
 	MPLBACKEND=Agg $(THREADS) $(BIN)/python -m sphinx -b html $(SPHINXOPTS) docs docs/_build/html
+
+# the built site in headless Chromium (Debian: apt-get install chromium): every page's files
+# load from the site itself, the maths is typeset by MathJax; screenshots in docs/_build/screens
+# (run `make docs` or `make docs FAST=1` first; docs/check_site.py says what it checks)
+docs-check:
+	$(PYTHON) docs/check_site.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info reproduction/src/*.egg-info .pytest_cache docs/_build docs/auto_examples docs/generated

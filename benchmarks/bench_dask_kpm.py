@@ -124,6 +124,8 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
 
 SELECTIONS = {"cv": "5-fold CV (chunk-wise stratified folds)",
               "slope": "the slope heuristic (no cross-validation: one path on all the training points)"}
+# the same, short, for the report's title (reports of the same n differ by it)
+SELECTION_TITLES = {"cv": "D by 5-fold CV", "slope": "D by the slope heuristic"}
 
 
 def config_label(res):
@@ -143,7 +145,8 @@ def report(results, command):
     def row(name, fmt):
         return f"| {name} | " + " | ".join(fmt(r) for r in results) + " |"
 
-    lines = [f"# NystroemKPM on a Dask LocalCluster: twonorm, n = {res0['n']:,}", ""]
+    lines = [f"# NystroemKPM on a Dask LocalCluster: twonorm, n = {res0['n']:,}, "
+             f"{SELECTION_TITLES[res0.get('selection', 'cv')]}", ""]
     lines += header(command)
     lines += [
         f"{res0['workers']} worker processes (1 thread each, memory limit {res0['memory_limit']} each) and the "

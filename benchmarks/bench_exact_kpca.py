@@ -205,9 +205,10 @@ def _load(r):
 def report(rows, meta):
     from kpm_reproduce.experiments.provenance import header
 
-    lines = header() + [
+    lines = [
         "# Exact kernel PCA without the kernel matrix (matrix-free) vs scikit-learn KernelPCA",
         "",
+        *header(),
         f"Twonorm (20 features, seed {SEED}), RBF kernel, median-heuristic sigma, the "
         f"{meta['k']} leading eigenpairs of the centred kernel matrix. Each method runs in its own "
         f"process; scikit-learn under an address-space limit of {meta['mem_limit_gib']} GiB "

@@ -3,11 +3,14 @@
 Stack: Sphinx + numpydoc (the API pages from the numpydoc docstrings, as scikit-learn's
 own site), sphinx-gallery (the examples in ``examples/`` are executed and their figures
 embedded), MyST (the reproduction reports in ``docs/results/`` are markdown files written by
-``kpm reproduce``; they are included as they are) and the PyData theme.
+``kpm reproduce``; they are included as they are) and the PyData theme. The maths is typeset
+in the browser by MathJax 3, served with the site (``_static/mathjax``, fonts included), so
+the pages need no network.
 """
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import kpm
@@ -60,6 +63,9 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "min_reported_time": 1,
     "show_memory": False,
+    # no sg_execution_times page: linked from nowhere, it loads jQuery, DataTables and
+    # Bootstrap from CDNs (each example's page gives its own running time)
+    "write_computation_times": False,
 }
 
 sphinx_gallery_conf["doc_module"] = ("kpm",)
@@ -78,8 +84,50 @@ def _escape_attribute_names(app, what, name, obj, options, lines):
         lines[i] = "``".join(parts)
 
 
+# MathJax served with the site: the browser component ``tex-chtml.js`` of MathJax 3.2.2 and
+# what it loads on demand (TeX extensions, the CommonHTML fonts, the menu and accessibility
+# modules), from the copy of MathJax's distribution in the ``django-static-mathjax`` package
+# (the docs extra; an unmodified MathJax, importable as ``mathjax``)
+mathjax_path = "mathjax/tex-chtml.js"  # relative: under _static/ of the built site
+# an undefined TeX macro is a TeX error (shown as such; docs/check_site.py looks for them),
+# not its name in red
+mathjax3_config = {"tex": {"packages": {"[-]": ["noundefined"]}}}
+
+
+def _mathjax_files():
+    import mathjax
+
+    root = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    if not (root / Path(mathjax_path).name).is_file():
+        raise RuntimeError(f"no MathJax browser component {mathjax_path!r} under {root}: "
+                           "reinstall the docs extra (pip install -e '.[docs]')")
+    return root
+
+
+def _unused_mathjax_files(root):
+    """The other combined components, the SVG output and the node.js adaptors."""
+    def ignore(folder, names):
+        where = Path(folder).relative_to(root).as_posix()
+        if where == ".":
+            return [n for n in names
+                    if n == "adaptors" or (n.endswith(".js") and n != Path(mathjax_path).name)]
+        return [n for n in names if n != "chtml"] if where == "output" else []
+    return ignore
+
+
+def _copy_mathjax(app):
+    """Copy MathJax into ``_static/mathjax`` before the pages are written (so that its URL
+    carries the file's checksum like the theme's own files)."""
+    if app.builder.format != "html":
+        return
+    root = _mathjax_files()
+    shutil.copytree(root, Path(app.outdir) / "_static" / "mathjax",
+                    ignore=_unused_mathjax_files(root), dirs_exist_ok=True)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_attribute_names, priority=600)
+    app.connect("builder-inited", _copy_mathjax)
 
 
 html_theme = "pydata_sphinx_theme"
@@ -89,6 +137,12 @@ html_theme_options = {
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
-html_static_path = []
+# the reports are mostly wide tables: without the section navigation (the list of all the
+# reports, which the results index and the previous/next links also give) they get about
+# 340 px more at a 1280 px window, and 32 of their 49 tables that scrolled sideways no longer
+# do (docs/check_site.py counts them)
+html_sidebars = {"results/*": []}
+html_static_path = ["_static"]
+html_css_files = ["kpm.css"]
 html_show_sourcelink = False
 os.environ.setdefault("MPLBACKEND", "Agg")

@@ -71,3 +71,52 @@ def test_every_public_name_is_in_the_api_reference():
                     and f"{info.name}.{n}" not in listed:
                 missing.append(f"{info.name}.{n}")
     assert not missing, f"not in docs/api.rst: {missing}"
+
+
+RESULTS = ROOT / "docs" / "results"
+
+
+def _page_title(path):
+    """The first heading of a markdown report (MyST makes it the page's title), outside code."""
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        m = None if fenced else re.match(r"#{1,6} +(.+?) *#* *$", line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def test_every_results_page_opens_with_its_own_title():
+    """The results index lists the reports by title: two pages must not read the same; and
+    each report opens with it (the provenance line follows)."""
+    pages = sorted(RESULTS.glob("*.md"))
+    assert len(pages) > 20, f"the results pages are not in {RESULTS}"
+    titles = {p.name: _page_title(p) for p in pages}
+    assert not [n for n, t in titles.items() if t is None], "results pages without a title"
+    late = [p.name for p in pages if not p.read_text(encoding="utf-8").startswith("# ")]
+    assert not late, "results pages that do not open with their title"
+    by_title = {}
+    for name, title in titles.items():
+        by_title.setdefault(title, []).append(name)
+    assert not {t: n for t, n in by_title.items() if len(n) > 1}, "results pages with the same title"
+
+
+def test_dask_report_titles_say_how_d_was_chosen():
+    """benchmarks/bench_dask_kpm.py writes the title each committed report has (the runs of
+    the same n differ by the rule that chose D), so a refreshed report keeps it."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_dask_kpm", ROOT / "benchmarks" / "bench_dask_kpm.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    titles = set()
+    for name in ("dask_kpm", "dask_kpm_1e7", "dask_kpm_1e7_cv"):
+        run = json.loads((RESULTS / f"{name}.json").read_text())
+        written = bench.report(run["results"], run["command"]).splitlines()[0]
+        assert written == "# " + _page_title(RESULTS / f"{name}.md"), name
+        titles.add(written)
+    assert len(titles) == 3
