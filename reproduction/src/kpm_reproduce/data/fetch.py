@@ -90,6 +90,9 @@ def _download(pup, sf, base_url):
     import requests
 
     url = sf.url(base_url)
+    # pooch creates the file's folder with os.makedirs without exist_ok: two threads
+    # downloading into one new folder race there, so the folders are made first
+    (Path(pup.abspath) / sf.key).parent.mkdir(parents=True, exist_ok=True)
     try:
         return Path(pup.fetch(sf.key))
     except ValueError as exc:  # pooch: the hash does not match (the download is deleted)
