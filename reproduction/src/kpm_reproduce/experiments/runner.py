@@ -519,6 +519,11 @@ def _iter_local(todo, jobs, threads, rec):
         return
     from joblib import Parallel, delayed
 
+    from kpm_reproduce.experiments.reaper import watch_descendants
+
+    # idle workers and the resource trackers do not run _keyed_call's watchdog: a process
+    # of its own stops them if this one is killed
+    watch_descendants()
     par = Parallel(n_jobs=jobs, return_as="generator_unordered")
     me = os.getpid()
     yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads, rec, me) for t in todo)
