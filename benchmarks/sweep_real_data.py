@@ -439,6 +439,9 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=1, help="tasks run side by side (joblib)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the finished splits of an interrupted run with the same settings")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="replace the finished splits of an earlier run (without it or "
+                         "--resume, a run into such a folder is refused)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     for ds in args.datasets:
@@ -453,8 +456,8 @@ def main(argv=None):
     path = args.out / RESULTS_NAME
     reused = _stored_keys(path) & {t.key for t in tasks} if args.resume else set()
     t0 = time.perf_counter()
-    res = run_tasks(tasks, path, jobs=args.jobs, resume=args.resume, config=config,
-                    progress=not args.no_progress, description="real-data sweep")
+    res = run_tasks(tasks, path, jobs=args.jobs, resume=args.resume, overwrite=args.overwrite,
+                    config=config, progress=not args.no_progress, description="real-data sweep")
     wall = time.perf_counter() - t0
     records = [res[t.key] for t in tasks]
     report = write_section(args.out, "sweep",

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import click
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
@@ -24,12 +23,21 @@ TINY = ["--datasets", "heart", "-n", "1", "--C-grid", "1e-1:1e2:3", "--kpm-max-d
 
 
 def _commands(group=None, prefix=()):
+    # recent typer versions vendor their own click: groups and options are recognised by
+    # what they have, not by click's classes
     group = group or get_command(app)
     for name, cmd in group.commands.items():
-        if isinstance(cmd, click.Group):
+        if hasattr(cmd, "commands"):
             yield from _commands(cmd, prefix + (name,))
         else:
             yield prefix + (name,), cmd
+
+
+def test_commands_are_all_found():
+    found = {" ".join(p) for p, _ in _commands()}
+    assert {"demo", "plot-selection", "reproduce kpm-table2", "reproduce kpm-13",
+            "reproduce braun-table", "reproduce denoise-usps", "reproduce scale"} <= found
+    assert "reproduce" not in found
 
 
 def test_version():
@@ -41,7 +49,7 @@ def test_version():
 def test_every_option_has_help_and_out_defaults_to_the_current_folder(path, cmd):
     names = set()
     for p in cmd.params:
-        if isinstance(p, click.Option):
+        if p.param_type_name == "option":
             assert p.help, f"kpm {' '.join(path)} {p.opts[0]} has no help"
             names.update(p.opts)
             if "--out" in p.opts:
@@ -75,8 +83,13 @@ def test_results_are_reused_only_with_resume_and_it_says_so(tmp_path, data_dir):
     assert res.exit_code == 0 and "resuming" in res.output and "1 of 1 tasks already done" in res.output
     assert json.loads((tmp_path / "kpm_table2.json").read_text())["per_realization"]["heart"][0][
         "svm"]["error"] == 99.0
-    res = CliRunner().invoke(app, args)  # without --resume: computed again, silently correct
-    assert res.exit_code == 0 and "resuming" not in res.output
+    before = svm.read_text()
+    res = CliRunner().invoke(app, args)  # neither --resume nor --overwrite: refused
+    assert res.exit_code == 2 and res.output.count("error:") == 1, res.output
+    assert svm.name in res.output and "--resume" in res.output and "--overwrite" in res.output
+    assert svm.read_text() == before  # the finished results are left alone
+    res = CliRunner().invoke(app, args + ["--overwrite"])  # computed again, silently correct
+    assert res.exit_code == 0 and "resuming" not in res.output, res.output
     assert json.loads((tmp_path / "kpm_table2.json").read_text())["per_realization"]["heart"][0][
         "svm"]["error"] != 99.0
 

@@ -90,12 +90,20 @@ def test_table1_smoke(tmp_path, data_dir):
     assert row["kpm"]["D"] == fixed["D"]["heart"] and row["svm"]["C"] == fixed["C"]["heart"]
 
 
-def test_report_only_on_nothing_is_partial(tmp_path, data_dir):
-    st = kt.Settings(datasets=["heart"], n_realizations=2, C_grid=[1.0], data_dir=data_dir,
-                     out=tmp_path, progress=False, figure=False, report_only=True)
-    rep = kt.run_table2(st)
-    assert rep["complete"] is False and rep["cells"][0]["n"] == 0
-    assert "PARTIAL" in (tmp_path / "kpm_table2.md").read_text()
+def test_report_only_needs_saved_results_and_tabulates_a_partial_run(tmp_path, data_dir):
+    kw = dict(datasets=["heart"], n_realizations=2, C_grid=[1.0], data_dir=data_dir,
+              progress=False, figure=False, kpm_max_dim=4)
+    with pytest.raises(FileNotFoundError, match=r"nothing: no such folder; --report-only"):
+        kt.run_table2(kt.Settings(out=tmp_path / "nothing", report_only=True, **kw))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"empty holds no results of `kpm reproduce "
+                                                r"kpm-table2` with these settings \(no runs/svm_cv-"):
+        kt.run_table2(kt.Settings(out=tmp_path / "empty", report_only=True, **kw))
+    assert not list((tmp_path / "empty").iterdir())  # nothing written
+    kt.run_table2(kt.Settings(out=tmp_path / "one", **{**kw, "n_realizations": 1}))
+    rep = kt.run_table2(kt.Settings(out=tmp_path / "one", report_only=True, **kw))
+    assert rep["complete"] is False and [c["n"] for c in rep["cells"]] == [1, 1]
+    assert "PARTIAL" in (tmp_path / "one" / "kpm_table2.md").read_text()
 
 
 def test_bad_input(tmp_path, data_dir):

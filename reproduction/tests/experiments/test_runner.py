@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kpm_reproduce.experiments.runner import (
+    Range,
     SchedulerUnavailableError,
     Task,
     load_results,
@@ -76,12 +77,12 @@ def test_interrupt_leaves_consistent_file_and_resume_skips_done(tmp_path):
     assert len(res) == 6 and load_results(path)["complete"] is True
 
 
-def test_resume_refuses_other_config_and_fresh_run_overwrites(tmp_path):
+def test_resume_refuses_other_config_and_overwrite_recomputes(tmp_path):
     path, log = tmp_path / "r.json", tmp_path / "calls.txt"
     run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, progress=False)
     with pytest.raises(ValueError, match="different settings"):
         run_tasks(_tasks(2), path, config={"grid": 4}, resume=True, progress=False)
-    run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, resume=False, progress=False)
+    run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, overwrite=True, progress=False)
     assert _calls(log) == [0, 1, 0, 1]
 
 
@@ -158,7 +159,7 @@ def test_on_error_record_keeps_going_and_resume_retries(tmp_path):
     tasks = [Task(f"b/{i}", boom, {"x": i}) for i in range(3)]
     with pytest.raises(RuntimeError, match="solver failed"):
         run_tasks(tasks, path, progress=False)
-    res = run_tasks(tasks, path, progress=False, on_error="record")
+    res = run_tasks(tasks, path, progress=False, on_error="record", overwrite=True)
     assert sorted(res) == ["b/0", "b/2"]
     data = load_results(path)
     assert data["complete"] is False and "solver failed" in data["errors"]["b/1"]
@@ -256,6 +257,48 @@ def test_check_result_kinds():
     assert check_result({**good, "sub": {"e": "x"}}, schema) == "field 'e' is 'x', not a number"
     assert check_result({k: v for k, v in good.items() if k != "D"}, schema) == "has no field 'D'"
     assert check_result([], schema) == "is [], not an object"
+
+
+def test_range_kinds_check_values():
+    from kpm_reproduce.experiments.runner import Range, check_result
+
+    schema = {"error": Range(float, 0, 100), "D": Range(int, 1), "t": Range(float, None, 5),
+              "path": [Range(float, 0, 1)]}
+    good = {"error": 12.5, "D": 3, "t": -1.0, "path": [0.0, 1.0]}
+    assert check_result(good, schema) is None
+    assert check_result({**good, "error": -5}, schema) == "field 'error' is -5, not in [0, 100]"
+    assert check_result({**good, "D": 0}, schema) == "field 'D' is 0, not >= 1"
+    assert check_result({**good, "D": 2.0}, schema) == "field 'D' is 2.0, not an integer"
+    assert check_result({**good, "t": 6.0}, schema) == "field 't' is 6.0, not <= 5"
+    assert check_result({**good, "path": [0.5, 1.5]}, schema) == "field 'path' [1] is 1.5, not in [0, 1]"
+    with pytest.raises(ValueError, match="lo <= hi"):
+        Range(float, 1, 0)
+    with pytest.raises(ValueError, match="float or int"):
+        Range(str)
+
+
+def _square_check(result, x):
+    return None if result["y"] == x * x else f"has y = {result['y']}, not {x}²"
+
+
+def test_resume_recomputes_an_impossible_result_with_a_warning(tmp_path):
+    from functools import partial
+
+    path = tmp_path / "r.json"
+    tasks = [Task(f"sq/{i:02d}", square, {"x": i}, {"y": Range(int, 0)}, partial(_square_check, x=i))
+             for i in range(3)]
+    run_tasks(tasks, path, progress=False)
+    data = json.loads(path.read_text())
+    data["results"]["sq/01"]["y"] = 5  # the right type, an impossible value
+    data["results"]["sq/02"]["y"] = -4
+    path.write_text(json.dumps(data))
+    said = []
+    res = run_tasks(tasks, path, progress=False, resume=True, notify=said.append)
+    assert [res[f"sq/{i:02d}"]["y"] for i in range(3)] == [0, 1, 4]
+    warning = [m for m in said if m.startswith("warning:")]
+    assert warning == [f"warning: {path}: 2 stored result(s) are malformed (a missing field, a "
+                       "wrong type or an impossible value) and will be computed again: sq/01 "
+                       "has y = 5, not 1²; sq/02 field 'y' is -4, not >= 0"]
 
 
 def test_stale_temporary_of_a_dead_writer_is_removed(tmp_path):

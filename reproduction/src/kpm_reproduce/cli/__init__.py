@@ -11,8 +11,11 @@ from __future__ import annotations
 import importlib
 import typer
 
+from kpm_reproduce.cli.common import Group
+
 app = typer.Typer(
     name="kpm",
+    cls=Group,  # parser errors: one `error:` line, exit 2
     help="Learning in kernel feature spaces by explicit projection: run the demo, reproduce "
     "the papers' tables and figures. Every command writes under --out (default: "
     "./kpm-results).",

@@ -6,23 +6,32 @@ Conventions (tested in ``tests/cli/test_cli.py``):
 * every command writes under ``--out`` (default :data:`DEFAULT_OUT`, a folder in the
   current directory; the committed results are refreshed only by an explicit
   ``--out docs/results``);
-* earlier results are reused only with ``--resume``, and the command says so;
-* ``--report-only`` rebuilds a report from saved results and computes nothing;
-* a user's mistake (bad option value, missing data, damaged results file) prints one
-  ``error:`` line and exits with status 2; an interrupted run (Ctrl-C) prints one line and
-  exits with 130; a failed computation prints one ``error:`` line and exits with 1.
+* earlier results are reused only with ``--resume``, and the command says so; finished
+  results are replaced only with ``--overwrite`` (a run with neither is refused);
+* ``--report-only`` rebuilds a report from saved results and computes nothing (a folder
+  without them is an error);
+* a user's mistake (bad option value, unknown option, missing argument, missing data,
+  damaged results file) prints one ``error:`` line and exits with status 2
+  (:class:`Group` turns the command-line parser's own errors into that line too); an
+  interrupted run (Ctrl-C) prints one line and exits with 130; a failed computation
+  prints one ``error:`` line and exits with 1; a warning is one ``warning:`` line;
+* tables on standard output are not wrapped when it is not a terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import warnings
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
+from typer.core import TyperGroup
 
-__all__ = ["DEFAULT_OUT", "USER_ERRORS", "run_command", "console", "err_console", "options",
-           "parse_numbers", "positive", "fraction", "check_jobs", "data_dir_str"]
+__all__ = ["DEFAULT_OUT", "USER_ERRORS", "Group", "run_command", "console", "err_console",
+           "options", "parse_numbers", "positive", "fraction", "check_jobs", "check_write_mode",
+           "data_dir_str", "show_warning"]
 
 #: Default output folder of every command (relative to the current directory).
 DEFAULT_OUT = Path("kpm-results")
@@ -32,11 +41,20 @@ DEFAULT_OUT = Path("kpm-results")
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError)
 
 
+#: Console width when standard output is not a terminal (a file, a pipe): wide enough that
+#: no table is wrapped (rich would otherwise assume 80 columns).
+PIPE_WIDTH = 10_000
+
+
 def console():
-    """The rich console of standard output."""
+    """The rich console of standard output; not a terminal (and no ``$COLUMNS``): no
+    wrapping at 80 columns."""
     from rich.console import Console
 
-    return Console()
+    con = Console()
+    if not con.is_terminal and not os.environ.get("COLUMNS"):
+        con.width = PIPE_WIDTH
+    return con
 
 
 def err_console():
@@ -59,6 +77,59 @@ def _runtime_errors():
     return (RuntimeError, KernelMemoryError, LPSolverError, OSError)
 
 
+# the command-line parser's exceptions (click's, vendored by recent typer versions): found
+# through typer's public BadParameter, whatever click it is built on
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def _usage_message(exc):
+    """The one line of a parser error: its message, then where to read the options."""
+    msg = _one_line(exc.format_message())
+    if msg[:1].isupper() and msg[1:2].islower():
+        msg = msg[0].lower() + msg[1:]
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        msg += f" (see '{ctx.command_path} --help')"
+    return msg
+
+
+@contextlib.contextmanager
+def _parser_errors():
+    """Turn an error of the command-line parser into one ``error:`` line and its exit status
+    (2 for a usage error); a bare ``kpm`` (no arguments: help) is left to typer."""
+    try:
+        yield
+    except _CLICK_ERROR as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        err_console().print(f"[red]error:[/red] {_escape(_usage_message(exc))}", highlight=False)
+        raise typer.Exit(exc.exit_code) from None
+
+
+class Group(TyperGroup):
+    """The ``kpm`` command group: every parser error (a bad option value, an unknown option
+    or command, a missing argument), and every ``typer.BadParameter`` a command raises,
+    ends with one ``error:`` line and exit status 2 instead of typer's boxed message."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        with _parser_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx):
+        with _parser_errors():
+            return super().invoke(ctx)
+
+
+def show_warning(message, category=None, filename=None, lineno=None, file=None, line=None):
+    """A warning as one ``warning:`` line on standard error (a ``warnings.showwarning``)."""
+    err_console().print(f"[yellow]warning:[/yellow] {_escape(_one_line(message))}",
+                        highlight=False)
+
+
 def run_command(body, *, resumable=False, out=None):
     """Run ``body()`` and turn the ways it can end into one line and an exit status.
 
@@ -77,7 +148,9 @@ def run_command(body, *, resumable=False, out=None):
     """
     err = err_console()
     try:
-        return body()
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            return body()
     except KeyboardInterrupt:
         if resumable:
             err.print(f"[yellow]interrupted[/yellow]: finished tasks are saved in {out}; run "
@@ -85,13 +158,13 @@ def run_command(body, *, resumable=False, out=None):
         else:
             err.print("[yellow]interrupted[/yellow]")
         raise typer.Exit(130)
-    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-        raise  # typer's own ways out (usage errors print their message, exit 2)
+    except (typer.Exit, typer.Abort, _CLICK_ERROR):
+        raise  # typer's own ways out (usage errors: one line, exit 2, by Group)
     except _user_errors() as exc:
-        err.print(f"[red]error:[/red] {_escape(exc)}")
+        err.print(f"[red]error:[/red] {_escape(_one_line(exc))}", highlight=False)
         raise typer.Exit(2)
     except _runtime_errors() as exc:
-        err.print(f"[red]error:[/red] {_escape(exc)}")
+        err.print(f"[red]error:[/red] {_escape(_one_line(exc))}", highlight=False)
         raise typer.Exit(1)
 
 
@@ -138,7 +211,15 @@ class options:
         return typer.Option(
             False, "--resume",
             help="Reuse the finished tasks saved in --out by an earlier run with the same "
-                 "settings (without it, everything is computed again).")
+                 "settings (without it or --overwrite, a run into a folder holding finished "
+                 "tasks is refused).")
+
+    @staticmethod
+    def overwrite():
+        return typer.Option(
+            False, "--overwrite",
+            help="Replace the finished tasks saved in --out by an earlier run with the same "
+                 "settings (without it or --resume, a run into such a folder is refused).")
 
     @staticmethod
     def report_only():
@@ -174,6 +255,17 @@ class options:
 def data_dir_str(path: Optional[Path]):
     """The data folder as the drivers take it (None: the default)."""
     return None if path is None else str(path)
+
+
+def check_write_mode(resume: bool, overwrite: bool, report_only: bool = False):
+    """``--resume``, ``--overwrite`` and ``--report-only`` exclude each other."""
+    given = [name for name, on in (("--resume", resume), ("--overwrite", overwrite),
+                                   ("--report-only", report_only)) if on]
+    if len(given) > 1:
+        raise typer.BadParameter(
+            f"{' and '.join(given)} exclude each other (--resume keeps the finished tasks, "
+            "--overwrite replaces them, --report-only computes nothing)",
+            param_hint=given[0])
 
 
 def check_jobs(jobs: int):

@@ -184,7 +184,9 @@ def register(app, reproduce):
             if not quick:
                 from kpm_reproduce.cli.kpm_cmds import run_kpm_demo
 
-                con.print(Rule("Kernel Projection Machine"))
+                # a rule spans the console: in a pipe (no wrapping, see console()) 80 columns
+                con.print(Rule("Kernel Projection Machine"),
+                          width=None if con.is_terminal else 80)
                 with con.status("KPM and SVC fits (about a minute)"):
                     run_kpm_demo(con, out)
             with con.status("explicit feature map"):

@@ -8,10 +8,19 @@ from typing import Optional
 
 import typer
 
-from kpm_reproduce.cli.common import data_dir_str, err_console, options, parse_numbers, positive, run_command
+from kpm_reproduce.cli.common import (
+    check_write_mode,
+    data_dir_str,
+    err_console,
+    options,
+    parse_numbers,
+    positive,
+    run_command,
+)
 
 
 def _run(fn, settings):
+    check_write_mode(settings.resume, settings.overwrite)
     run_command(lambda: fn(settings), resumable=True, out=settings.out)
     err_console().print(f"results written to {settings.out}")
 
@@ -36,6 +45,7 @@ def register(app, reproduce):
             help="Further factors for the effect-of-c tables ('' for none)."),
         out: Path = options.out("report and figure denoise_gaussians.*"),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         quiet: bool = options.quiet(),
     ):
         """11 Gaussians in R^10: ratio of linear-PCA to kernel-PCA denoising MSE (Table I)."""
@@ -48,7 +58,7 @@ def register(app, reproduce):
             n_test=n_test, c_factor=c_factor,
             extra_c_factors=parse_numbers(extra_c_factors, "--extra-kernel-c-factors",
                                           allow_empty=True),
-            out=str(out), progress=not quiet, resume=resume,
+            out=str(out), progress=not quiet, resume=resume, overwrite=overwrite,
         )
         _run(run_gaussians, st)
 
@@ -66,6 +76,7 @@ def register(app, reproduce):
                                        help="Ridge alphas tried for the learned pre-image."),
         out: Path = options.out("report and figure denoise_2d.*"),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         quiet: bool = options.quiet(),
     ):
         """Half circle and square: kernel PCA, linear PCA and the learned pre-image in one figure."""
@@ -74,7 +85,7 @@ def register(app, reproduce):
         st = TwoDSettings(n_points=n_points, noise=noise, seed=seed, n_components=n_components,
                           c_grid=parse_numbers(c_grid, "--kernel-c-grid"),
                           alpha_grid=parse_numbers(alpha_grid, "--alpha-grid"),
-                          out=str(out), progress=not quiet, resume=resume)
+                          out=str(out), progress=not quiet, resume=resume, overwrite=overwrite)
         _run(run_2d, st)
 
     @reproduce.command("denoise-usps")
@@ -114,6 +125,7 @@ def register(app, reproduce):
         out: Path = options.out("report and figures denoise_usps*"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         quiet: bool = options.quiet(),
     ):
         """USPS digits with Gaussian and speckle noise: digit grid, MSE curves, ratios, c, timings."""
@@ -130,7 +142,7 @@ def register(app, reproduce):
             learned_alphas=parse_numbers(learned_alphas, "--learned-alphas"),
             gradient_images=gradient_images, perf_images=perf_images,
             perf_components=perf_components, data_dir=data_dir_str(data_dir), out=str(out),
-            progress=not quiet, resume=resume,
+            progress=not quiet, resume=resume, overwrite=overwrite,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()),
         )
         _run(run_usps, st)
@@ -149,6 +161,7 @@ def register(app, reproduce):
         out: Path = options.out("report denoise_causes.*"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         quiet: bool = options.quiet(),
     ):
         """Candidate causes of the USPS denoising gaps (subset, MSE normalisation, speckle
@@ -161,5 +174,6 @@ def register(app, reproduce):
             c_values=parse_numbers(c_values, "--kernel-c-values", allow_empty=True),
             kpca_components=parse_numbers(kpca_components, "--kpca-components", int),
             data_dir=data_dir_str(data_dir), out=str(out), progress=not quiet, resume=resume,
+            overwrite=overwrite,
         )
         _run(run_causes, st)

@@ -12,38 +12,12 @@ from typing import Optional
 
 import typer
 
-from kpm_reproduce.cli.common import err_console, fraction, options, run_command
+from kpm_reproduce.cli.common import err_console, fraction, options, run_command, show_warning
+from kpm_reproduce.cli.inputs import load_split
 
 
-def _load_dataset(dataset: str, realization: int, label_column: int, test_size: float, seed: int,
-                  data_dir=None):
-    """Rätsch dataset by name (one realization), or a CSV file (numeric, labels in one column)."""
-    import numpy as np
-
-    path = Path(dataset)
-    if path.suffix.lower() == ".csv" or path.is_file():
-        if not path.is_file():
-            raise typer.BadParameter(f"no such CSV file: {path}")
-        from sklearn.model_selection import train_test_split
-
-        data = np.genfromtxt(path, delimiter=",", dtype=float)
-        if data.ndim != 2 or data.shape[1] < 2:
-            raise typer.BadParameter("the CSV must have at least two numeric columns (features and a label)")
-        if np.isnan(data).all(axis=1).any():  # header row
-            data = data[~np.isnan(data).all(axis=1)]
-        if np.isnan(data).any():
-            raise typer.BadParameter("the CSV holds missing or non-numeric values (NaN)")
-        y = data[:, label_column]
-        X = np.delete(data, label_column % data.shape[1], axis=1)
-        X_tr, X_te, y_tr, y_te = train_test_split(
-            X, y, test_size=test_size, random_state=seed, stratify=y
-        )
-        return path.stem, X_tr, y_tr, X_te, y_te, None
-    from kpm_reproduce.datasets import load_raetsch
-    from kpm_reproduce.experiments.kpm_tables import SIGMAS  # the KPM papers' kernel widths
-
-    split = load_raetsch(dataset, realization, data_dir=data_dir)
-    return dataset, split.X_train, split.y_train, split.X_test, split.y_test, SIGMAS.get(dataset)
+#: What ``--cv-duplicates`` accepts (the estimator's ``cv_duplicates``).
+CV_DUPLICATES = ("warn", "split", "group")
 
 
 def register(app, reproduce):
@@ -63,6 +37,11 @@ def register(app, reproduce):
         max_dim: Optional[int] = typer.Option(None, "--max-dim", min=1,
                                               help="Largest D (default: the rank)."),
         cv: int = typer.Option(5, "--cv", min=2, help="Cross-validation folds."),
+        cv_duplicates: str = typer.Option(
+            "warn", "--cv-duplicates",
+            help="Duplicated samples in cross-validation: split (copies may fall on both sides "
+                 "of a fold: the papers' protocol), group (the copies of a sample stay in one "
+                 "fold), warn (split, with a warning when there are duplicates)."),
         label_column: int = typer.Option(-1, "--label-column", help="CSV: the label column."),
         test_size: float = typer.Option(0.3, "--test-size", callback=fraction, help="CSV: test fraction."),
         seed: int = options.seed(0, "Random seed (CV shuffling, CSV split)"),
@@ -83,17 +62,34 @@ def register(app, reproduce):
         if not (selection in ("cv", "penalty", "slope") or selection.isdigit()):
             raise typer.BadParameter(f"must be cv, penalty, slope or an integer, got {selection!r}",
                                      param_hint="--selection")
+        if cv_duplicates not in CV_DUPLICATES:
+            raise typer.BadParameter(f"must be one of {', '.join(CV_DUPLICATES)}, got "
+                                     f"{cv_duplicates!r}", param_hint="--cv-duplicates")
         sel = int(selection) if selection.isdigit() else selection
         name, err, model, path = run_command(lambda: _plot_selection(
             dataset, realization, s, sel, max_dim, cv, label_column, test_size, seed, show_dim,
-            out, None if data_dir is None else str(data_dir)))
+            out, None if data_dir is None else str(data_dir), cv_duplicates))
         err_console().print(
             f"[bold]{name}[/]: selected D = {model.n_components_}, test error {100 * err:.2f} %, "
             f"fit {model.fit_time_:.1f} s -> {path}")
 
 
+def _duplicates_warning(name, message):
+    """The estimator's warning about duplicated samples, in terms of this command's options."""
+    import re
+
+    m = re.search(r"\((\d+) distinct of (\d+)\)", message)
+    count = f" ({m.group(1)} distinct of {m.group(2)})" if m else ""
+    return (f"{name} holds duplicated samples{count}: the cross-validation folds split their "
+            "copies, which biases the CV error towards large D. Pass --cv-duplicates group to "
+            "keep the copies of a sample in one fold, or --cv-duplicates split (the papers' "
+            "protocol) to accept this without the warning")
+
+
 def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column, test_size,
-                    seed, show_dim, out, data_dir):
+                    seed, show_dim, out, data_dir, cv_duplicates="warn"):
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -103,16 +99,22 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
     from kpm.plotting import plot_selection_curve as selection_curve
     from kpm import KernelProjectionMachine
 
-    name, X, y, Xt, yt, paper_sigma = _load_dataset(dataset, realization, label_column,
-                                                    test_size, seed, data_dir)
+    name, X, y, Xt, yt, paper_sigma = load_split(dataset, realization, label_column,
+                                                 test_size, seed, data_dir)
     if sigma is None:
         sigma = paper_sigma if paper_sigma is not None else "median"
-    with err_console().status(f"fitting the KPM on {name} ({len(y)} points)"):
+    with err_console().status(f"fitting the KPM on {name} ({len(y)} points)"), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = KernelProjectionMachine(
-            sigma=sigma, selection=sel, max_components=max_dim, cv=cv, random_state=seed, formulation="paper"
+            sigma=sigma, selection=sel, max_components=max_dim, cv=cv, random_state=seed,
+            formulation="paper", cv_duplicates=cv_duplicates,
         ).fit(X, y)
         err = float(np.mean(model.predict(Xt) != yt))
         model.extend_path(show_dim)
+    for w in caught:  # after the status line is gone; the estimator's names are not options
+        text = str(w.message)
+        show_warning(_duplicates_warning(name, text) if "cv_duplicates" in text else text)
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     selection_curve(
         model, ax, X_test=Xt, y_test=yt, max_components=show_dim,

@@ -8,7 +8,15 @@ from typing import Optional
 
 import typer
 
-from kpm_reproduce.cli.common import data_dir_str, err_console, options, parse_numbers, positive, run_command
+from kpm_reproduce.cli.common import (
+    check_write_mode,
+    data_dir_str,
+    err_console,
+    options,
+    parse_numbers,
+    positive,
+    run_command,
+)
 
 
 def _require_usps(data_dir):
@@ -99,12 +107,14 @@ def register(app, reproduce):
         out: Path = options.out("report reduced_set.* and the task results"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         quiet: bool = options.quiet(),
     ):
         """Ten one-vs-rest Gaussian SVMs on USPS, reduced by selection and construction:
         error versus number of vectors and decision_function speed-up over SVC."""
         from kpm_reproduce.experiments.reduced_set import Settings, run_usps
 
+        check_write_mode(resume, overwrite)
         st = Settings(
             C=C, c=c, grid=parse_numbers(grid, "--grid", int),
             construct_grid=parse_numbers(construct_grid, "--construct-grid", int),
@@ -119,7 +129,7 @@ def register(app, reproduce):
             methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
             c_values=parse_numbers(c_values, "--kernel-c-values"), n_train=n_train,
             n_test=n_test, n_restarts=restarts, repeats=repeats,
-            data_dir=data_dir_str(data_dir), out=str(out), resume=resume,
+            data_dir=data_dir_str(data_dir), out=str(out), resume=resume, overwrite=overwrite,
             progress=not quiet, use_cache=cache_dir is not None,
         )
 

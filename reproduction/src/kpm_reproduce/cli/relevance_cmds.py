@@ -9,6 +9,7 @@ import typer
 
 from kpm_reproduce.cli.common import (
     check_jobs,
+    check_write_mode,
     console,
     data_dir_str,
     err_console,
@@ -16,6 +17,7 @@ from kpm_reproduce.cli.common import (
     positive,
     run_command,
 )
+from kpm_reproduce.cli.inputs import load_training
 
 
 def _datasets(value):
@@ -31,29 +33,33 @@ def _datasets(value):
     return names
 
 
-def _plot_relevance(dataset, realization, sigma, out, data_dir):
+def _plot_relevance(dataset, realization, sigma, out, data_dir, label_column=-1):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from kpm_reproduce.datasets import load_raetsch
-    from kpm_reproduce.experiments.braun_table import width_grid
+    from kpm_reproduce.experiments.braun_table import WIDTH_FACTORS, width_grid
+    from kpm.kernels import median_sigma
     from kpm.relevance.dimension import RelevantDimension, select_kernel
     from kpm.plotting import plot_relevance
 
-    sp = load_raetsch(dataset, realization, data_dir=data_dir)
-    y = sp.y_train.astype(float)
+    name, X, y, csv = load_training(dataset, realization, label_column, data_dir)
+    label = name if csv else f"{name} r{realization}"
     with err_console().status("fitting the two-component model"):
         if sigma is None:
-            _, grid = width_grid(dataset, data_dir)
-            ranking = select_kernel([{"kernel": "rbf", "sigma": s} for s in grid], sp.X_train, y)
+            # the braun-table grid: median width (of the first training set) x 2^(k/2)
+            if csv:
+                grid = [float(median_sigma(X) * f) for f in WIDTH_FACTORS]
+            else:
+                _, grid = width_grid(dataset, data_dir)
+            ranking = select_kernel([{"kernel": "rbf", "sigma": s} for s in grid], X, y)
             sigma = ranking[0].candidate["sigma"]
-        model = RelevantDimension(sigma=sigma).fit(sp.X_train, y)
+        model = RelevantDimension(sigma=sigma).fit(X, y)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     plot_relevance(model, ax=axes[0])
-    axes[0].set_title(f"{dataset} r{realization}: RBF σ={sigma:.3g}, d̂={model.n_components_}")
+    axes[0].set_title(f"{label}: RBF σ={sigma:.3g}, d̂={model.n_components_}")
     d = np.arange(1, len(model.neg_log_likelihood_) + 1)
     axes[1].plot(d, model.neg_log_likelihood_, lw=1)
     axes[1].axvline(model.n_components_, color="C3", lw=1)
@@ -62,10 +68,10 @@ def _plot_relevance(dataset, realization, sigma, out, data_dir):
     axes[1].set_ylabel(r"$-\log \ell(d)$ (up to constants)")
     fig.tight_layout()
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"relevance_{dataset}_r{realization}.png"
+    path = out / (f"relevance_{name}.png" if csv else f"relevance_{name}_r{realization}.png")
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return sigma, model, path
+    return label, sigma, model, path
 
 
 def _print_summary(summary):
@@ -93,21 +99,26 @@ def register(app, reproduce):
 
     @app.command("plot-relevance")
     def plot_relevance_cmd(
-        dataset: str = typer.Argument(..., help="Rätsch benchmark name, e.g. banana."),
+        dataset: str = typer.Argument(
+            ..., help="Rätsch dataset name (e.g. banana) or a CSV file (all its rows are used; "
+                      "two-class labels are coded -1/+1)."),
         realization: int = typer.Option(1, "--realization", "-r", min=1,
-                                        help="Realization (1-based)."),
+                                        help="Rätsch realization (1-based)."),
         sigma: Optional[float] = typer.Option(
             None, "--sigma", callback=positive,
             help="RBF width of exp(-|x-y|^2/(2 sigma^2)); default: the likelihood choice over "
             "sigma_med * 2^(k/2), k=-6..4."),
-        out: Path = options.out("figure relevance_<dataset>_r<realization>.png"),
+        label_column: int = typer.Option(-1, "--label-column", help="CSV: the label column."),
+        out: Path = options.out("figure relevance_<dataset>_r<realization>.png (CSV: "
+                                "relevance_<name>.png)"),
         data_dir: Optional[Path] = options.data_dir(),
     ):
         """Plot |u_i^T y| with the fitted two-component split, and -log l(d)."""
-        sigma, model, path = run_command(
-            lambda: _plot_relevance(dataset, realization, sigma, out, data_dir_str(data_dir)))
+        label, sigma, model, path = run_command(
+            lambda: _plot_relevance(dataset, realization, sigma, out, data_dir_str(data_dir),
+                                    label_column))
         err_console().print(
-            f"{dataset} r{realization}: sigma={sigma:.4g} dim={model.n_components_} "
+            f"{label}: sigma={sigma:.4g} dim={model.n_components_} "
             f"sigma1^2={model.sigma1_sq_:.4g} sigma2^2={model.sigma2_sq_:.4g}; wrote {path}")
 
     @reproduce.command("braun-table")
@@ -133,6 +144,7 @@ def register(app, reproduce):
         out: Path = options.out("report, its figure and the task results (runs/)"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         report_only: bool = options.report_only(),
         jobs: int = options.jobs(),
         scheduler: Optional[str] = options.scheduler(),
@@ -144,6 +156,7 @@ def register(app, reproduce):
 
         names = _datasets(datasets)
         check_jobs(jobs)
+        check_write_mode(resume, overwrite, report_only)
         dd = data_dir_str(data_dir)
 
         def body():
@@ -155,7 +168,8 @@ def register(app, reproduce):
                     out, datasets=names, realizations=realizations,
                     select_realizations=select_realizations, splice_encodings=splice_encodings,
                     sensitivity=sensitivity, sensitivity_realizations=sensitivity_realizations,
-                    jobs=jobs, scheduler=scheduler, resume=resume, data_dir=dd,
+                    jobs=jobs, scheduler=scheduler, resume=resume, overwrite=overwrite,
+                    data_dir=dd,
                     progress=not quiet, command=command_line())
             figure = None
             if splice_encodings and "splice" in names and summary["splice_encodings"]:

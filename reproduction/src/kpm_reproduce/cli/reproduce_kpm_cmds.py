@@ -8,7 +8,14 @@ from typing import Optional
 
 import typer
 
-from kpm_reproduce.cli.common import check_jobs, data_dir_str, err_console, options, run_command
+from kpm_reproduce.cli.common import (
+    check_jobs,
+    check_write_mode,
+    data_dir_str,
+    err_console,
+    options,
+    run_command,
+)
 
 
 def _c_grid(spec: str):
@@ -70,6 +77,7 @@ def register(app, reproduce):
             out: Path = options.out("report, its figure and the task results (runs/)"),
             data_dir: Optional[Path] = options.data_dir(),
             resume: bool = options.resume(),
+            overwrite: bool = options.overwrite(),
             report_only: bool = options.report_only(),
             jobs: int = options.jobs(),
             scheduler: Optional[str] = options.scheduler(),
@@ -80,12 +88,14 @@ def register(app, reproduce):
 
             grid = _c_grid(c_grid)
             check_jobs(jobs)
+            check_write_mode(resume, overwrite, report_only)
             report = run_command(
                 lambda: _run(which, command_line(),
                              datasets=[d.strip() for d in datasets.split(",")] if datasets else None,
                              n_realizations=realizations, C_grid=grid,
                              data_dir=data_dir_str(data_dir), out=out, jobs=jobs,
-                             scheduler=scheduler, resume=resume, progress=not quiet,
+                             scheduler=scheduler, resume=resume, overwrite=overwrite,
+                             progress=not quiet,
                              figure=not no_figure, report_only=report_only,
                              scheduler_timeout=scheduler_timeout, kpm_max_dim=kpm_max_dim),
                 resumable=True, out=out)
@@ -143,6 +153,7 @@ def register_kpm13(reproduce):
         out: Path = options.out("report and the task results (runs/)"),
         data_dir: Optional[Path] = options.data_dir(),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         report_only: bool = options.report_only(),
         jobs: int = options.jobs(),
         quiet: bool = options.quiet(),
@@ -155,6 +166,7 @@ def register_kpm13(reproduce):
 
         grid = _c_grid(c_grid)
         check_jobs(jobs)
+        check_write_mode(resume, overwrite, report_only)
         cmd = command_line()
         data = run_command(
             lambda: k13.run_kpm13(k13.Settings(
@@ -162,7 +174,7 @@ def register_kpm13(reproduce):
                 n_realizations=realizations, C_grid=grid, max_dim=max_dim, out=out,
                 svm_realizations=svm_realizations,
                 svm_c_rules=[c.strip() for c in svm_c_rules.split(",") if c.strip()],
-                data_dir=data_dir_str(data_dir), jobs=jobs, resume=resume,
+                data_dir=data_dir_str(data_dir), jobs=jobs, resume=resume, overwrite=overwrite,
                 progress=not quiet, report_only=report_only, command=cmd)),
             resumable=True, out=out)
         _summary13(data, out)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from kpm_reproduce.cli.common import err_console, options, parse_numbers, run_command
+from kpm_reproduce.cli.common import check_write_mode, err_console, options, parse_numbers, run_command
 
 
 def register(app, reproduce):
@@ -27,6 +27,7 @@ def register(app, reproduce):
                                     help="Seconds before any other run is killed."),
         out: Path = options.out("report scale.md, scale.json, the plot and the task results"),
         resume: bool = options.resume(),
+        overwrite: bool = options.overwrite(),
         report_only: bool = options.report_only(),
         quiet: bool = options.quiet(),
     ):
@@ -35,11 +36,13 @@ def register(app, reproduce):
         from kpm_reproduce.experiments.provenance import command_line
         from kpm_reproduce.experiments.scale import Settings, run_scale
 
+        check_write_mode(resume, overwrite, report_only)
         n_list = parse_numbers(sizes, "--sizes", int)
         m_list = tuple(m.strip() for m in methods.split(",") if m.strip())
         summary = run_command(lambda: run_scale(Settings(
             sizes=n_list, methods=m_list, landmarks=landmarks, n_test=n_test,
             svc_timeout=svc_timeout, timeout=timeout, out=str(out), resume=resume,
+            overwrite=overwrite,
             report_only=report_only, progress=not quiet, command=command_line())),
             resumable=True, out=out)
         err = err_console()

@@ -47,11 +47,13 @@ from pathlib import Path
 import numpy as np
 
 from kpm_reproduce.experiments.provenance import header
-from kpm_reproduce.experiments.runner import atomic_write_text, require_results
+from kpm_reproduce.experiments.runner import Range, atomic_write_text, require_results
 from kpm.kernels import pairwise_kernel
 
 __all__ = [
     "DATASETS",
+    "SCHEMAS",
+    "check_stored",
     "WIDTH_FACTORS",
     "KRR_ALPHAS",
     "SVM_CS",
@@ -105,25 +107,46 @@ PAPER_SPLICE = {"naive": (87, 12.9, 0.9), "raetsch": (92, 13.8, 0.9), "onehot": 
                 "wd": None}
 
 
-#: What a stored result of each task kind must hold to be reused (runner schemas).
-_SELECT = {"nll": [float], "dim": [int]}
+#: What a stored result of each task kind must hold to be reused (runner schemas): errors
+#: and the estimated label noise are fractions, dimensions and widths non-negative;
+#: :func:`check_stored` checks the relations between fields.
+_FRACTION = Range(float, 0, 1)
+_COUNT = Range(int, 0)
+_NONNEG = Range(float, 0)
+_SELECT = {"nll": [float], "dim": [_COUNT]}
 SCHEMAS = {
-    "select": {**_SELECT, "sigmas": [float]},
-    "splice-select": {**_SELECT, "params": [float]},
-    "eval": {"published": bool, "n_train": int, "dim": int, "dim_cv": int, "est_error": float,
-             "err_kpcr": float, "err_kpcr_cv": float, "err_krr": float, "krr_alpha": float,
-             "err_svm": float, "svm_C": float, "seconds": float},
-    "splice-eval": {"dim": int, "est_error": float, "err_kpcr": float},
-    "extra": {"rank": int, "dim": int, "est_error": float, "err_kpcr": float,
-              "dim_cv_squared": int, "err_kpcr_cv_squared": float},
-    "cvse": {"dim_cv_one_se": int, "err_kpcr_cv_one_se": float},
+    "select": {**_SELECT, "sigmas": [_NONNEG]},
+    "splice-select": {**_SELECT, "params": [_NONNEG]},
+    "eval": {"published": bool, "n_train": Range(int, 1), "dim": _COUNT, "dim_cv": _COUNT,
+             "est_error": _FRACTION, "err_kpcr": _FRACTION, "err_kpcr_cv": _FRACTION,
+             "err_krr": _FRACTION, "krr_alpha": _NONNEG, "err_svm": _FRACTION,
+             "svm_C": _NONNEG, "seconds": _NONNEG},
+    "splice-eval": {"dim": _COUNT, "est_error": _FRACTION, "err_kpcr": _FRACTION},
+    "extra": {"rank": _COUNT, "dim": _COUNT, "est_error": _FRACTION, "err_kpcr": _FRACTION,
+              "dim_cv_squared": _COUNT, "err_kpcr_cv_squared": _FRACTION},
+    "cvse": {"dim_cv_one_se": _COUNT, "err_kpcr_cv_one_se": _FRACTION},
 }
+
+
+def check_stored(result):
+    """Why a stored task result of this protocol is impossible (None if it is not): a width
+    selection has one score and one d̂ per candidate; an evaluation's dimensions do not
+    exceed its training set."""
+    grid = result.get("sigmas", result.get("params"))
+    if grid is not None and not len(result["nll"]) == len(result["dim"]) == len(grid):
+        return (f"has {len(result['nll'])} scores and {len(result['dim'])} dimensions for "
+                f"{len(grid)} candidates")
+    if "n_train" in result:
+        for name in ("dim", "dim_cv"):
+            if result[name] > result["n_train"]:
+                return f"has {name} = {result[name]}, more than its {result['n_train']} training points"
+    return None
 
 
 def _task(key, fn, kwargs):
     from kpm_reproduce.experiments.runner import Task
 
-    return Task(key, fn, kwargs, SCHEMAS[key.split("/", 1)[0]])
+    return Task(key, fn, kwargs, SCHEMAS[key.split("/", 1)[0]], check_stored)
 
 
 def runs_path(out_dir):
@@ -463,6 +486,8 @@ def run_braun_table(
     data_dir=None,
     progress=True,
     command=None,
+    overwrite=False,
+    notify=None,
 ):
     """Run the protocol (see the module docstring) and write the results.
 
@@ -485,7 +510,7 @@ def run_braun_table(
         :func:`cv_rule_task` (dim (cv) with the one-SE rule), as sensitivity checks.
     sensitivity_realizations : int, default=20
         The sensitivity checks run on the first this many realizations of each dataset.
-    jobs, scheduler, resume
+    jobs, scheduler, resume, overwrite, notify
         See :func:`kpm_reproduce.experiments.runner.run_tasks`. The phase-2 tasks are ordered by
         realization first, so an interrupted run leaves every dataset with about the same
         number of finished realizations; :func:`summarize_runs` summarises such a run.
@@ -497,7 +522,7 @@ def run_braun_table(
     summary : dict
     """
     from kpm_reproduce.datasets import n_realizations
-    from kpm_reproduce.experiments.runner import run_tasks
+    from kpm_reproduce.experiments.runner import cap_realizations, run_tasks
 
     Task = _task
     datasets = list(datasets)
@@ -522,10 +547,13 @@ def run_braun_table(
         "cv_folds": 5,
         "select_realizations": int(select_realizations),
     }
-    R = {d: n_realizations(d, data_dir) for d in datasets}
-    if realizations is not None:
-        R = {d: min(r, int(realizations)) for d, r in R.items()}
-    nsel = {d: min(int(select_realizations), n_realizations(d, data_dir)) for d in datasets}
+    total = {d: n_realizations(d, data_dir) for d in datasets}
+    R = cap_realizations(realizations, total, notify=notify)
+    nsel = cap_realizations(select_realizations, total, option="--select-realizations",
+                            notify=notify)
+    if sensitivity:
+        cap_realizations(sensitivity_realizations, total, option="--sensitivity-realizations",
+                         notify=notify)
     encodings = list(SPLICE_ENCODINGS) if (splice_encodings and "splice" in datasets) else []
 
     # phase 1: width (degree) selection on the first training sets
@@ -546,8 +574,9 @@ def run_braun_table(
                   "sigma_median": med})
             for r in range(1, nsel["splice"] + 1)
         ]
-    res = run_tasks(tasks, runs, jobs=jobs, scheduler=scheduler, resume=resume, config=config,
-                    progress=progress, description="width selection")
+    res = run_tasks(tasks, runs, jobs=jobs, scheduler=scheduler, resume=resume,
+                    overwrite=overwrite, config=config, progress=progress,
+                    description="width selection", notify=notify)
     chosen, chosen_enc = choices_from_results(res)
 
     # phase 2: every realization with the chosen kernel (resume keeps phase 1)
@@ -578,7 +607,7 @@ def run_braun_table(
             if r <= min(R[d], int(sensitivity_realizations))
         ]
     run_tasks(tasks, runs, jobs=jobs, scheduler=scheduler, resume=True, config=config,
-              progress=progress, description="realizations")
+              progress=progress, description="realizations", notify=notify)
     return summarize_runs(out_dir, data_dir=data_dir, datasets=datasets, command=command)
 
 
@@ -586,7 +615,8 @@ def _stored_tasks(data):
     """Schema-carrying stand-ins for the tasks of a results file (for validation)."""
     from kpm_reproduce.experiments.runner import Task
 
-    return [Task(k, dict, {}, SCHEMAS.get(k.split("/", 1)[0], {})) for k in data["results"]]
+    return [Task(k, dict, {}, SCHEMAS.get(k.split("/", 1)[0], {}), check_stored)
+            for k in data["results"]]
 
 
 def summarize_runs(out_dir, *, data_dir=None, datasets=None, command=None):
@@ -603,6 +633,10 @@ def summarize_runs(out_dir, *, data_dir=None, datasets=None, command=None):
     chosen, chosen_enc = choices_from_results(results)
     if datasets is not None:
         chosen = {d: c for d, c in chosen.items() if d in datasets}
+        if not chosen:
+            raise FileNotFoundError(
+                f"{path} holds no results of {', '.join(datasets)}; run `kpm reproduce "
+                "braun-table` with these --datasets without --report-only first")
     R = {d: n_realizations(d, data_dir) for d in chosen}
     if chosen_enc:
         R["splice"] = n_realizations("splice", data_dir)

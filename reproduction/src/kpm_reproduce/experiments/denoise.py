@@ -31,17 +31,22 @@ import platform
 import time
 import warnings
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from kpm_reproduce.experiments.runner import Task, load_results, run_tasks
+from kpm_reproduce.experiments.runner import Range, Task, load_results, run_tasks
+
+#: Schema kind of a mean squared error, a distance or a time: a number >= 0.
+_NONNEG = Range(float, 0)
 
 __all__ = [
     "GaussiansSettings",
     "TwoDSettings",
     "USPSSettings",
     "run_gaussians",
+    "check_gaussians",
     "run_2d",
     "run_usps",
     "CausesSettings",
@@ -120,6 +125,7 @@ class GaussiansSettings:
     out: str = "kpm-results"
     progress: bool = True
     resume: bool = False
+    overwrite: bool = False
 
     def factors(self):
         """The main width factor first, then the other ones."""
@@ -133,7 +139,7 @@ class GaussiansSettings:
 
 def _config(st, name):
     """The settings a resumed run must match: everything but where and how it is shown."""
-    skip = {"out", "progress", "resume", "stages"}
+    skip = {"out", "progress", "resume", "overwrite", "stages"}
     return {"protocol": f"{name}/1", **{k: v for k, v in asdict(st).items() if k not in skip}}
 
 
@@ -179,11 +185,24 @@ def _gaussians_key(f, sigma, seed):
 
 
 def _gaussian_tasks(st):
-    schema = {"mse_linear": [float], "mse_kernel": [float], "not_converged": int,
-              "n_preimages": int}
+    schema = {"mse_linear": [_NONNEG], "mse_kernel": [_NONNEG], "not_converged": Range(int, 0),
+              "n_preimages": Range(int, 0)}
+    check = partial(check_gaussians, n_components=len(st.components))
     return [Task(_gaussians_key(f, sigma, seed), gaussians_task,
-                 {"seed": seed, "sigma": sigma, "c_factor": f, **st.protocol()}, schema)
+                 {"seed": seed, "sigma": sigma, "c_factor": f, **st.protocol()}, schema, check)
             for f in st.factors() for sigma in st.sigmas for seed in st.seeds]
+
+
+def check_gaussians(result, n_components):
+    """Why a stored :func:`gaussians_task` result is impossible (None if it is not): one MSE
+    per component count, and no more unconverged pre-images than pre-images."""
+    for name in ("mse_linear", "mse_kernel"):
+        if len(result[name]) != n_components:
+            return f"has {len(result[name])} values of {name} for {n_components} component counts"
+    if result["not_converged"] > result["n_preimages"]:
+        return (f"has {result['not_converged']} unconverged pre-images of "
+                f"{result['n_preimages']}")
+    return None
 
 
 def _gaussian_table(st, c_factor, results):
@@ -223,7 +242,7 @@ def run_gaussians(st: GaussiansSettings) -> dict:
     """Run the 11-Gaussians table and write ``denoise_gaussians.{md,json,png}``."""
     out = Path(st.out)
     results = run_tasks(_gaussian_tasks(st), _run_file(st, "denoise_gaussians"), resume=st.resume,
-                        config=_config(st, "denoise-gaussians"), progress=st.progress,
+                        overwrite=st.overwrite, config=_config(st, "denoise-gaussians"), progress=st.progress,
                         description="11 Gaussians")
     tables = [_gaussian_table(st, f, results) for f in st.factors()]
     elapsed = _task_seconds(results)
@@ -303,6 +322,7 @@ class TwoDSettings:
     out: str = "kpm-results"
     progress: bool = True
     resume: bool = False
+    overwrite: bool = False
 
 
 def _half_circle(rng, n, noise):
@@ -392,12 +412,12 @@ def _two_d_tasks(st, problems):
     tasks = []
     for name in problems:
         tasks.append(Task(f"{name}/baselines", two_d_baselines_task, {"problem": name, **data},
-                          {"linear_pca": {"chamfer": float}, "noisy": {"chamfer": float}}))
+                          {"linear_pca": {"chamfer": _NONNEG}, "noisy": {"chamfer": _NONNEG}}))
         tasks += [Task(f"{name}/c={c:g}", two_d_task,
                        {"problem": name, "c": c, **data, "n_components": st.n_components,
                         "alpha_grid": st.alpha_grid},
-                       {"kernel_pca": {"chamfer": float, "Z": [[float]]},
-                        "learned": [{"chamfer": float, "Z": [[float]]}]})
+                       {"kernel_pca": {"chamfer": _NONNEG, "Z": [[float]]},
+                        "learned": [{"chamfer": _NONNEG, "Z": [[float]]}]})
                   for c in st.c_grid]
     return tasks
 
@@ -426,7 +446,7 @@ def run_2d(st: TwoDSettings) -> dict:
     out = Path(st.out)
     problems = _two_d_problems(st.n_points, st.noise, st.seed)
     done = run_tasks(_two_d_tasks(st, problems), _run_file(st, "denoise_2d"), resume=st.resume,
-                     config=_config(st, "denoise-2d"), progress=st.progress,
+                     overwrite=st.overwrite, config=_config(st, "denoise-2d"), progress=st.progress,
                      description="2-D toys")
     results = {name: _two_d_best(st, name, done) for name in problems}
     elapsed = _task_seconds(done)
@@ -562,6 +582,7 @@ class USPSSettings:
     progress: bool = True
     stages: tuple = ("linear", "kernel", "perf", "learned", "gradient", "widths")
     resume: bool = False
+    overwrite: bool = False
 
 
 def _load_usps_pm1(data_dir):
@@ -766,7 +787,7 @@ def usps_gradient_task(c, q, n_fit, n_images, max_iter, tol, **data):
     return {"rows": rows}
 
 
-_ROWS = {"rows": [{"method": str, "mse": float}]}
+_ROWS = {"rows": [{"method": str, "mse": _NONNEG}]}
 
 
 def _usps_first_tasks(st, data, c_main, kq, lq, widths_extra):
@@ -783,7 +804,7 @@ def _usps_first_tasks(st, data, c_main, kq, lq, widths_extra):
         "perf": [Task("perf", usps_perf_task,
                       {"c": c_main, "components": min(st.perf_components, max(kq)),
                        "n_images": st.perf_images, "alpha": st.learned_alphas[0], **fit},
-                      {"seconds": float, "mse": float})] if st.perf_images > 0 else [],
+                      {"seconds": _NONNEG, "mse": _NONNEG})] if st.perf_images > 0 else [],
         "widths": [Task(f"widths/c={c:.6g}", usps_kernel_task,
                         {"c": c, "components": kq, "grid_components": (), **fit}, curves)
                    for c in widths_extra],
@@ -841,7 +862,7 @@ def run_usps(st: USPSSettings) -> dict:
     path, config = _run_file(st, "denoise_usps"), _config(st, "denoise-usps")
     common = {"config": config, "progress": st.progress, "description": "USPS denoising"}
     run_tasks(_usps_first_tasks(st, data, c_main, kq, lq, widths_extra), path,
-              resume=st.resume, **common)
+              resume=st.resume, overwrite=st.overwrite, **common)
     done = load_results(path)["results"]
     if "kernel" in done and {"learned", "gradient"} & set(st.stages):
         run_tasks(_usps_second_tasks(st, data, c_main, kq, done["kernel"]), path, resume=True,
@@ -1114,6 +1135,7 @@ class CausesSettings:
     out: str = "kpm-results"
     progress: bool = True
     resume: bool = False
+    overwrite: bool = False
 
 
 def speckle(X, p, model, rng):
@@ -1275,9 +1297,9 @@ def _causes_tasks(st, kq, lq):
     tasks += [Task(f"usps/width/c={c:g}", causes_variant_task,
                    {"factor": "width", "c": c, **fit, **data, "seed": st.seed}, rows)
               for c in st.c_values]
-    tasks.append(Task("square/noisy", square_noisy_task, {}, {"chamfer": float}))
+    tasks.append(Task("square/noisy", square_noisy_task, {}, {"chamfer": _NONNEG}))
     tasks += [Task(f"square/c={c:g}", square_task, {"c": c, "components": st.square_components},
-                   {"grid": [{"chamfer": float}]}) for c in st.square_c]
+                   {"grid": [{"chamfer": _NONNEG}]}) for c in st.square_c]
     return tasks
 
 
@@ -1291,7 +1313,7 @@ def run_causes(st: CausesSettings) -> dict:
     lq = tuple(q for q in st.linear_components if q <= min(len(X) - 1, X.shape[1]))
     tasks = _causes_tasks(st, kq, lq)
     done = run_tasks(tasks, _run_file(st, "denoise_causes"), resume=st.resume,
-                     config=_config(st, "denoise-causes"), progress=st.progress,
+                     overwrite=st.overwrite, config=_config(st, "denoise-causes"), progress=st.progress,
                      description="denoising: candidate causes")
     usps = {"c_rule": _c_rule(X), "kpca_components": kq, "linear_components": lq,
             "rows": [row for t in tasks if t.key.startswith("usps/") for row in done[t.key]["rows"]]}

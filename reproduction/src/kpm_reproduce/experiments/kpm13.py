@@ -44,18 +44,31 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from kpm_reproduce.experiments.braun_table import DATASETS, PAPER as BRAUN_PAPER
-from kpm_reproduce.experiments.kpm_tables import C_GRID, SCHEMAS, kpm_all_task, svm_cv_task
+from kpm_reproduce.experiments.kpm_tables import (
+    C_GRID,
+    PERCENT,
+    SCHEMAS,
+    check_kpm_all,
+    check_svm_cv,
+    kpm_all_task,
+    svm_cv_task,
+)
 from kpm_reproduce.experiments.provenance import header
 from kpm_reproduce.experiments.runner import (
+    Range,
     Task,
     atomic_write_json,
     atomic_write_text,
+    cap_realizations,
+    check_replace,
     load_results,
+    print_stderr,
     require_results,
     run_tasks,
 )
@@ -63,7 +76,7 @@ from kpm.machine import DEFAULT_C
 from kpm import KernelProjectionMachine
 
 __all__ = ["SIGMAS", "RULES", "SVM_FORMULATION_C", "SVM_C_RULES", "Settings", "pair_task", "svm_formulation_task",
-           "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation",
+           "results_path", "svm_results_path", "run_kpm13", "summarize", "summarize_svm_formulation", "check_pair",
            "gap_evidence"]
 
 #: σ per data set: the widths chosen by ``kpm reproduce braun-table`` (Braun et al. 2008's
@@ -106,12 +119,14 @@ class Settings:
         default: those of the other columns; 0: no such column.
     svm_c_rules : sequence of str, default ('two-stage', 'joint')
         The C rules (:data:`SVM_C_RULES`) of the ``formulation='svm'`` columns, one column each.
-    out, data_dir, jobs, resume, progress, report_only, command : as in ``kpm_tables``.
+    out, data_dir, jobs, resume, overwrite, progress, report_only, command, notify : as in
+        ``kpm_tables``.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, max_dim=None, cv=5,
                  out="kpm-results", data_dir=None, jobs=1, resume=False, progress=True,
-                 report_only=False, command=None, svm_realizations=None, svm_c_rules=("two-stage", "joint")):
+                 report_only=False, command=None, svm_realizations=None,
+                 svm_c_rules=("two-stage", "joint"), overwrite=False, notify=None):
         from kpm_reproduce.datasets import n_realizations as _nr
 
         self.datasets = tuple(str(d).strip().lower().replace("-", "_")
@@ -126,14 +141,23 @@ class Settings:
         if max_dim is not None and (isinstance(max_dim, bool) or int(max_dim) != max_dim
                                     or max_dim < 1):
             raise ValueError(f"max_dim must be None or a positive int, got {max_dim!r}")
+        if resume and overwrite:
+            raise ValueError("--resume and --overwrite exclude each other: --resume keeps the "
+                             "finished results, --overwrite replaces them")
+        if report_only and (resume or overwrite):
+            raise ValueError("--report-only computes nothing: it takes neither --resume nor "
+                             "--overwrite")
+        self.notify = print_stderr if notify is None else notify
         self.total = {d: _nr(d, data_dir) for d in self.datasets}
-        self.realizations = {d: list(range(1, (R if n_realizations is None
-                                               else min(int(n_realizations), R)) + 1))
-                             for d, R in self.total.items()}
+        self.realizations = {d: list(range(1, R + 1)) for d, R in cap_realizations(
+            n_realizations, self.total, notify=self.notify).items()}
         if svm_realizations is not None and (isinstance(svm_realizations, bool)
                                              or int(svm_realizations) != svm_realizations
                                              or svm_realizations < 0):
             raise ValueError(f"svm_realizations must be None or an int >= 0, got {svm_realizations!r}")
+        if svm_realizations:
+            cap_realizations(svm_realizations, {d: len(rs) for d, rs in self.realizations.items()},
+                             option="--svm-realizations", notify=self.notify)
         self.svm_realizations = {d: rs if svm_realizations is None else rs[:int(svm_realizations)]
                                  for d, rs in self.realizations.items()}
         bad = [c for c in svm_c_rules if c not in SVM_C_RULES]
@@ -148,6 +172,7 @@ class Settings:
         self.cv = int(cv)
         self.out, self.data_dir = Path(out), data_dir
         self.jobs, self.resume, self.progress = jobs, resume, progress
+        self.overwrite = bool(overwrite)
         self.report_only, self.command = bool(report_only), command
 
 
@@ -192,11 +217,20 @@ def svm_formulation_task(dataset, realization, sigma, cv=5, data_dir=None, c_rul
     return {"error": err, "D": int(model.n_components_), "C": float(model.C_), "time_fit_s": t1 - t0}
 
 
-SVM_SCHEMA = {"error": float, "D": int, "C": float, "time_fit_s": float}
+SVM_SCHEMA = {"error": PERCENT, "D": Range(int, 1), "C": Range(float, 0),
+              "time_fit_s": Range(float, 0)}
 
-#: What a stored result must hold to be reused (runner schema).
-SCHEMA = {"kpm": SCHEMAS["kpm_all"], "svm": {**SCHEMAS["svm_cv"], "time_cv_s": float,
+#: What a stored result must hold to be reused (runner schema; :func:`check_pair` checks
+#: the relations between its fields).
+SCHEMA = {"kpm": SCHEMAS["kpm_all"], "svm": {**SCHEMAS["svm_cv"], "time_cv_s": Range(float, 0),
                                              "at_grid_edge": bool}}
+
+
+def check_pair(result, C_grid, max_dim=None):
+    """Why a stored :func:`pair_task` result is impossible (None if it is not): its KPM part
+    by :func:`kpm_reproduce.experiments.kpm_tables.check_kpm_all`, its SVM part by
+    :func:`kpm_reproduce.experiments.kpm_tables.check_svm_cv`."""
+    return check_kpm_all(result["kpm"], max_dim) or check_svm_cv(result["svm"], C_grid)
 
 
 def _config(st):
@@ -239,8 +273,9 @@ def _run_or_read(st, path, tasks, config, description):
     if st.report_only:
         res = require_results(path, tasks)[1] if path.exists() else {}
     else:
-        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, config=config,
-                        progress=st.progress, description=description, on_error="record")
+        res = run_tasks(tasks, path, jobs=st.jobs, resume=st.resume, overwrite=st.overwrite,
+                        config=config, progress=st.progress, description=description,
+                        on_error="record", notify=st.notify)
     wanted = {t.key for t in tasks}
     return {(k.split("/")[1], int(k.split("/")[2][1:])): v for k, v in res.items() if k in wanted}
 
@@ -264,7 +299,9 @@ def _svm_results(st, c_rule):
 def _tasks(st):
     return [Task(f"kpm13/{d}/r{r:03d}", pair_task,
                  dict(dataset=d, realization=r, sigma=SIGMAS[d], C_grid=st.C_grid, cv=st.cv,
-                      max_dim=st.max_dim, data_dir=st.data_dir), SCHEMA) for d, r in _keys(st, st.realizations)]
+                      max_dim=st.max_dim, data_dir=st.data_dir), SCHEMA,
+                 partial(check_pair, C_grid=st.C_grid, max_dim=st.max_dim))
+            for d, r in _keys(st, st.realizations)]
 
 
 def _results(st):
@@ -499,8 +536,34 @@ def _markdown(st, rows, complete, failures, updated):
     return "\n".join(md) + "\n"
 
 
+def _start(st):
+    """Before computing: report-only needs the saved results of these settings; a run
+    without ``resume`` or ``overwrite`` must not replace finished results."""
+    path = results_path(st)
+    if st.report_only:
+        if not st.out.is_dir():
+            raise FileNotFoundError(
+                f"{st.out}: no such folder; --report-only tabulates the results that `kpm "
+                "reproduce kpm-13` saved in --out (check the folder name)")
+        if not path.exists():
+            runs = st.out / "runs"
+            others = sorted(p.name for p in runs.glob("kpm13-*.json")) if runs.is_dir() else []
+            other = (f"; runs/ holds {', '.join(others)}, written with other settings (give "
+                     "--report-only the options of the run that wrote them)" if others else "")
+            raise FileNotFoundError(
+                f"{st.out} holds no results of `kpm reproduce kpm-13` with these settings (no "
+                f"runs/{path.name}){other}; run the command without --report-only first")
+        return
+    check_replace(path, _config(st), resume=st.resume, overwrite=st.overwrite)
+    for c in st.svm_c_rules:
+        if _svm_tasks(st, c):
+            check_replace(svm_results_path(st, c), _svm_config(st, c), resume=st.resume,
+                          overwrite=st.overwrite)
+
+
 def run_kpm13(st):
     """Run (or tabulate) the comparison; write ``<out>/kpm_13.md`` and ``.json``."""
+    _start(st)
     res, failures = _results(st)
     kpm = {k: v["kpm"] for k, v in res.items()}
     svm = {k: v["svm"] for k, v in res.items()}

@@ -48,9 +48,15 @@ Every (method, dataset, realization) is one :class:`kpm_reproduce.experiments.ru
 method family has a results file ``<out>/runs/<family>-<hash>.json`` where the hash is that
 of the family's settings (so different settings never mix). The two families shared by the
 three commands -- the SVM-CV runs and the combined KPM fits -- are reused across commands,
-but only with ``resume=True`` (a run without it computes everything it reports).
-``report_only=True`` computes nothing and tabulates what is finished. A lock file keeps two
-processes from writing the same results file.
+but only with ``resume=True`` (with ``overwrite=True`` a run computes everything it reports).
+``report_only=True`` computes nothing and tabulates what is finished (a folder without any
+results of the settings is an error naming what is missing). A run without ``resume`` into a
+folder whose results files of these settings hold finished tasks is refused unless
+``overwrite=True`` (:func:`kpm_reproduce.experiments.runner.check_replace`), before anything
+is computed. A stored result is reused only if its values are possible (errors in [0, 100],
+1 <= D <= max_dim, paths of max_dim values, C on the grid: :data:`SCHEMAS`,
+:func:`check_svm_cv`, :func:`check_kpm_all`); the others are computed again, with a warning.
+A lock file keeps two processes from writing the same results file.
 """
 
 from __future__ import annotations
@@ -59,16 +65,21 @@ import hashlib
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from kpm_reproduce.experiments.provenance import header
 from kpm_reproduce.experiments.runner import (
+    Range,
     Task,
     atomic_write_json,
     atomic_write_text,
+    cap_realizations,
+    check_replace,
     load_results,
+    print_stderr,
     require_results,
     run_tasks,
 )
@@ -85,6 +96,9 @@ __all__ = [
     "svm_fixed_task",
     "kpm_task",
     "kpm_fixed_task",
+    "check_svm_cv",
+    "check_svm_fixed",
+    "check_kpm_all",
     "run_table2",
     "run_table1",
     "run_sfds",
@@ -135,17 +149,59 @@ PAPER_SFDS = {
 }
 
 
-#: What a stored result of each task family must hold to be reused (runner schemas).
-_DE = {"error": float, "D": int}
+#: What a stored result of each task family must hold to be reused (runner schemas): errors
+#: are percentages, dimensions positive, C and λ and times non-negative. The relations
+#: between fields (path lengths, C on the grid) are checked by :func:`check_svm_cv`,
+#: :func:`check_svm_fixed` and :func:`check_kpm_all`.
+PERCENT = Range(float, 0, 100)
+_DE = {"error": PERCENT, "D": Range(int, 1)}
+_NONNEG = Range(float, 0)
 SCHEMAS = {
-    "svm_cv": {"error": float, "C": float, "C_index": int, "cv_error": [float],
-               "published": bool, "time_fit_s": float},
-    "svm_fixed": {"error": float, "C": float, "published": bool, "time_fit_s": float},
-    "kpm_all": {"cv": _DE, "penalty": {**_DE, "lambda": float},
-                "slope": {**_DE, "lambda": float}, "max_dim": int,
-                "test_error_path": [float], "cv_error_path": [(float, None)],
-                "published": bool, "time_fit_s": float},
+    "svm_cv": {"error": PERCENT, "C": _NONNEG, "C_index": Range(int, 0), "cv_error": [PERCENT],
+               "published": bool, "time_fit_s": _NONNEG},
+    "svm_fixed": {"error": PERCENT, "C": _NONNEG, "published": bool, "time_fit_s": _NONNEG},
+    "kpm_all": {"cv": _DE, "penalty": {**_DE, "lambda": _NONNEG},
+                "slope": {**_DE, "lambda": _NONNEG}, "max_dim": Range(int, 1),
+                "test_error_path": [PERCENT], "cv_error_path": [(PERCENT, None)],
+                "published": bool, "time_fit_s": _NONNEG},
 }
+
+
+def check_svm_cv(result, C_grid):
+    """Why a stored :func:`svm_cv_task` result does not fit its C grid (None if it does):
+    ``cv_error`` has one value per grid value and ``C`` is the grid value at ``C_index``."""
+    C_grid = np.asarray(C_grid, dtype=float)
+    if len(result["cv_error"]) != C_grid.size:
+        return f"has {len(result['cv_error'])} CV errors for a C grid of {C_grid.size} values"
+    j = result["C_index"]
+    if j >= C_grid.size:
+        return f"has C_index {j} on a C grid of {C_grid.size} values"
+    if not math.isclose(result["C"], C_grid[j], rel_tol=1e-9):
+        return f"has C = {result['C']!r}, not the grid's value {float(C_grid[j])!r} at C_index {j}"
+    return None
+
+
+def check_svm_fixed(result, C):
+    """Why a stored :func:`svm_fixed_task` result is not of the fixed ``C`` (None if it is)."""
+    if not math.isclose(result["C"], float(C), rel_tol=1e-9):
+        return f"has C = {result['C']!r}, not the fixed C = {float(C)!r}"
+    return None
+
+
+def check_kpm_all(result, max_dim=None):
+    """Why a stored :func:`kpm_all_task` result is impossible (None if it is not): the paths
+    hold one value per D = 1..``max_dim`` of the result, every chosen D lies on that grid,
+    and ``max_dim`` does not exceed the task's bound ``max_dim`` (None: no bound)."""
+    top = result["max_dim"]
+    if max_dim is not None and top > max_dim:
+        return f"has max_dim {top}, beyond the bound {max_dim} of its task"
+    for name in ("test_error_path", "cv_error_path"):
+        if len(result[name]) != top:
+            return f"has a {name} of {len(result[name])} values, not max_dim = {top}"
+    for rule in ("cv", "penalty", "slope"):
+        if result[rule]["D"] > top:
+            return f"has {rule} D = {result[rule]['D']}, beyond max_dim = {top}"
+    return None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -391,15 +447,19 @@ class Settings:
     kpm_params : dict, optional
         Extra estimator parameters for the KPM (smoke tests pass a small ``max_dim``).
     data_dir, out : paths
-    jobs, scheduler, resume, progress : see :func:`kpm_reproduce.experiments.runner.run_tasks`
+    jobs, scheduler, resume, overwrite, progress : see
+        :func:`kpm_reproduce.experiments.runner.run_tasks`
     command : str, optional
         The command line recorded in the reports' provenance header.
+    notify : callable, optional
+        ``notify(message)`` receives what the user should know (an ``n_realizations`` beyond
+        a data set's realizations, a figure not drawn); default: standard error.
     """
 
     def __init__(self, datasets=None, n_realizations=None, C_grid=None, cv=5, kpm_params=None,
                  data_dir=None, out="kpm-results", jobs=1, scheduler=None, resume=False,
                  progress=True, figure=True, report_only=False, scheduler_timeout=10.0,
-                 kpm_max_dim=None, command=None):
+                 kpm_max_dim=None, command=None, overwrite=False, notify=None):
         from kpm_reproduce.datasets import n_realizations as _nr
 
         self.datasets = tuple(str(d).strip().lower().replace("-", "_")
@@ -411,11 +471,16 @@ class Settings:
                                            int(n_realizations) != n_realizations or
                                            n_realizations < 1):
             raise ValueError(f"n_realizations must be a positive int, got {n_realizations!r}")
-        self.realizations = {}
-        for d in self.datasets:
-            R = _nr(d, data_dir)
-            R = R if n_realizations is None else min(int(n_realizations), R)
-            self.realizations[d] = list(range(1, R + 1))
+        if resume and overwrite:
+            raise ValueError("--resume and --overwrite exclude each other: --resume keeps the "
+                             "finished results, --overwrite replaces them")
+        if report_only and (resume or overwrite):
+            raise ValueError("--report-only computes nothing: it takes neither --resume nor "
+                             "--overwrite")
+        self.notify = print_stderr if notify is None else notify
+        counts = cap_realizations(n_realizations, {d: _nr(d, data_dir) for d in self.datasets},
+                                  notify=self.notify)
+        self.realizations = {d: list(range(1, R + 1)) for d, R in counts.items()}
         self.C_grid = np.asarray(C_GRID if C_grid is None else C_grid, dtype=float)
         if self.C_grid.ndim != 1 or self.C_grid.size < 1 or np.any(self.C_grid <= 0):
             raise ValueError("C_grid must be a non-empty 1-D array of positive values")
@@ -430,6 +495,7 @@ class Settings:
         self.out = Path(out)
         self.jobs, self.scheduler = jobs, scheduler
         self.resume, self.progress, self.figure = resume, progress, figure
+        self.overwrite = bool(overwrite)
         self.report_only = bool(report_only)
         self.scheduler_timeout = float(scheduler_timeout)
         self.command = command
@@ -458,11 +524,59 @@ def _family_path(st, family, cfg):
     return st.out / "runs" / f"{family}-{_hash(cfg)}.json"
 
 
+def _check(family, kwargs):
+    """The cross-field check of a stored result of ``family`` (see :class:`Task`)."""
+    if family == "svm_cv":
+        return partial(check_svm_cv, C_grid=kwargs["C_grid"])
+    if family == "svm_fixed":
+        return partial(check_svm_fixed, C=kwargs["C"])
+    return partial(check_kpm_all, max_dim=kwargs.get("max_dim"))
+
+
+def _svm_cv_cfg(st):
+    return _family_cfg("svm_cv", st)
+
+
+def _kpm_all_cfg(st):
+    return _family_cfg("kpm_all", st, max_dim=st.kpm_max_dim, slope_factor=2.0)
+
+
+def _start(st, command, families):
+    """What a command checks before it computes anything.
+
+    ``families``: ``{family: config}`` of the results files the command reads or writes
+    first. Report-only: the output folder must exist and hold at least one of them (else
+    :class:`FileNotFoundError` naming the folder and the files). Otherwise: none of them may
+    hold finished results the run would replace without ``resume`` or ``overwrite``
+    (:func:`kpm_reproduce.experiments.runner.check_replace`).
+    """
+    paths = {f: _family_path(st, f, cfg) for f, cfg in families.items()}
+    if not st.report_only:
+        for f, path in paths.items():
+            check_replace(path, families[f], resume=st.resume, overwrite=st.overwrite)
+        return
+    if not st.out.is_dir():
+        raise FileNotFoundError(
+            f"{st.out}: no such folder; --report-only tabulates the results that `kpm "
+            f"reproduce {command}` saved in --out (check the folder name)")
+    if any(p.exists() for p in paths.values()):
+        return
+    runs = st.out / "runs"
+    others = sorted(p.name for p in runs.glob("*.json")) if runs.is_dir() else []
+    other = (f"; runs/ holds {', '.join(others)}, written with other settings (give "
+             "--report-only the options of the run that wrote them)" if others else "")
+    raise FileNotFoundError(
+        f"{st.out} holds no results of `kpm reproduce {command}` with these settings (no "
+        f"{' or '.join('runs/' + p.name for p in paths.values())}){other}; run the command "
+        "without --report-only first")
+
+
 def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
     """Run one method family on every (dataset, realization) in ``per_task_kwargs``."""
     # realization-major order: a partial run covers every data set evenly
     order = sorted(per_task_kwargs, key=lambda dr: (dr[1], st.datasets.index(dr[0])))
-    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)], SCHEMAS[family])
+    tasks = [Task(f"{family}/{d}/r{r:03d}", fn, per_task_kwargs[(d, r)], SCHEMAS[family],
+                  _check(family, per_task_kwargs[(d, r)]))
              for (d, r) in order]
     path = _family_path(st, family, cfg)
     if st.report_only:  # no computation: whatever the results file already holds
@@ -473,10 +587,12 @@ def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
                 if f"{family}/{d}/r{r:03d}" in done}
     # a family already started by this run (Table 1 asks for the first five realizations,
     # then for all) resumes its own file
+    again = path in st.written
     res = run_tasks(tasks, path, jobs=st.jobs, scheduler=st.scheduler,
-                    resume=resume or path in st.written, config=cfg, progress=st.progress,
-                    description=label, scheduler_timeout=st.scheduler_timeout,
-                    on_error="record")
+                    resume=resume or again, overwrite=st.overwrite and not again, config=cfg,
+                    progress=st.progress, description=label,
+                    scheduler_timeout=st.scheduler_timeout, on_error="record",
+                    notify=st.notify)
     st.written.add(path)
     failed = load_results(path).get("errors", {})
     st.failures.update({k: v for k, v in failed.items() if k in {t.key for t in tasks}})
@@ -485,7 +601,7 @@ def _run_family(st, family, fn, per_task_kwargs, cfg, resume, label):
 
 
 def _svm_cv(st, realizations=None):
-    cfg = _family_cfg("svm_cv", st)
+    cfg = _svm_cv_cfg(st)
     kws = {(d, r): dict(dataset=d, realization=r, sigma=SIGMAS[d], C_grid=st.C_grid, cv=st.cv,
                         data_dir=st.data_dir)
            for d in st.datasets for r in (realizations or st.realizations)[d]}
@@ -496,7 +612,7 @@ def _svm_cv(st, realizations=None):
 
 def _kpm_all(st, realizations=None):
     """The combined KPM fits (D by CV, λ by CV, slope) shared by Table 2, sfds and Table 1."""
-    cfg = _family_cfg("kpm_all", st, max_dim=st.kpm_max_dim, slope_factor=2.0)
+    cfg = _kpm_all_cfg(st)
     kws = {(d, r): dict(dataset=d, realization=r, sigma=SIGMAS[d], cv=st.cv,
                         max_dim=st.kpm_max_dim, data_dir=st.data_dir, params=st.kpm_params)
            for d in st.datasets for r in (realizations or st.realizations)[d]}
@@ -714,6 +830,7 @@ def run_table2(st):
     dict
         The JSON report (also written to ``<out>/kpm_table2.json`` and ``.md``).
     """
+    _start(st, "kpm-table2", {"svm_cv": _svm_cv_cfg(st), "kpm_all": _kpm_all_cfg(st)})
     svm = _svm_cv(st)
     kall = _kpm_all(st)
     kpm = _pick(kall, "cv")
@@ -727,6 +844,9 @@ def run_table2(st):
         if not st.report_only:
             png = figure1(st)
         fig = {"figure1": png.name} if png.exists() else {}
+    elif st.figure:
+        st.notify("note: Figure 1 is drawn on flare_solar, which --datasets leaves out: not "
+                  "drawn (add flare_solar to --datasets to draw it, or pass --no-figure)")
     intro = ("Blanchard, Massart, Vert & Zwald, NIPS 2004, Table 2: D of the KPM and C of the "
              "SVM each chosen by 5-fold cross-validation on every training set. Gaussian "
              "kernel exp(−‖x−y‖²/(2σ²)).")
@@ -739,6 +859,7 @@ def run_table2(st):
 
 def run_sfds(st):
     """Zwald & Blanchard, SFdS 2005: SVM, KPM with λ·D penalty (λ by CV), KPM slope heuristic."""
+    _start(st, "sfds-table", {"svm_cv": _svm_cv_cfg(st), "kpm_all": _kpm_all_cfg(st)})
     svm = _svm_cv(st)
     kall = _kpm_all(st)
     kcv, ksl = _pick(kall, "penalty"), _pick(kall, "slope")
@@ -761,13 +882,14 @@ def run_sfds(st):
 
 def run_table1(st):
     """NIPS 2004 Table 1 (Rätsch's protocol): median of the CV choices on realizations 1..5."""
+    _start(st, "kpm-table1", {"svm_cv": _svm_cv_cfg(st), "kpm_all": _kpm_all_cfg(st)})
     first5 = {d: [r for r in st.realizations[d] if r <= 5] for d in st.datasets}
     svm5 = _svm_cv(st, realizations=first5)
     kpm5 = _pick(_kpm_all(st, realizations=first5), "cv")
     missing = [d for d in st.datasets
                if any((d, r) not in svm5 or (d, r) not in kpm5 for r in first5[d])]
     if missing:  # only in report-only mode: the first five CV runs are not all done yet
-        raise RuntimeError(f"kpm-table1: the CV runs on realizations 1-5 are unfinished for "
+        raise ValueError(f"kpm-table1: the CV runs on realizations 1-5 are unfinished for "
                            f"{missing}; run kpm-table2 (or this command without --report-only)")
     # median of 5 values (odd) = the middle one: a grid value for C, an integer for D
     C_fix = {d: float(np.median([svm5[(d, r)]["C"] for r in first5[d]])) for d in st.datasets}

@@ -200,10 +200,11 @@ class Settings:
     progress: bool = True
     use_cache: bool = False
     extra: dict = field(default_factory=dict)
+    overwrite: bool = False
 
     def config(self):
         d = asdict(self)
-        for k in ("out", "resume", "progress", "data_dir", "use_cache", "extra"):
+        for k in ("out", "resume", "overwrite", "progress", "data_dir", "use_cache", "extra"):
             d.pop(k)
         return d
 
@@ -441,7 +442,7 @@ def _row_name(r):
 
 def run_usps(st: Settings):
     """Run (or resume) the experiment and write ``reduced_set.md`` / ``.json`` in ``st.out``."""
-    from .runner import load_results, run_tasks
+    from .runner import check_replace, load_results, run_tasks
 
     for m in (*st.methods, *st.also_methods):
         if m not in ROW_NAMES:
@@ -453,8 +454,11 @@ def run_usps(st: Settings):
     out.mkdir(parents=True, exist_ok=True)
     raw_path = out / "runs" / "reduced_set.json"
     tasks = _tasks(st)
+    # before the report below is rewritten from the file: a refused run changes nothing
+    check_replace(raw_path, st.config(), resume=st.resume, overwrite=st.overwrite)
     try:
-        run_tasks(tasks, raw_path, jobs=1, resume=st.resume, config=st.config(),
+        run_tasks(tasks, raw_path, jobs=1, resume=st.resume, overwrite=st.overwrite,
+                  config=st.config(),
                   progress=st.progress, description="reduced-set USPS")
         complete = True
     except KeyboardInterrupt:

@@ -14,11 +14,15 @@ as soon as it finishes. Each write is atomic (a temporary file in the same direc
 ``os.replace``), so the file is always a consistent snapshot, also after Ctrl-C or a crash.
 The file's ``complete`` flag is true only when every task of the run has a result.
 ``resume=True`` keeps the finished results of a previous run with the same ``config`` and
-runs only the missing tasks; a stored result that is malformed (not an object, or a field
-that does not match the task's ``schema``) is reported and computed again, and a file that
-is not a results file at all is an error naming the file and what is wrong
-(:class:`ResultsFileError`). Local worker processes (``jobs > 1``) exit on their own when
-the process that started them dies, even by SIGKILL; temporary files of a killed writer are
+runs only the missing tasks; a stored result that is malformed (not an object, a field that
+does not match the task's ``schema``, or an impossible value: see :class:`Range` and
+``Task.check``) is reported and computed again, and a file that is not a results file at
+all is an error naming the file and what is wrong (:class:`ResultsFileError`). A file that
+holds finished results is replaced only with ``overwrite=True``; without it or ``resume``
+the run is refused (:class:`ExistingResultsError`), so finished work is never lost
+silently. Local worker processes (``jobs > 1``), busy or idle, and the resource trackers of
+joblib/loky and multiprocessing exit when the process that started them dies, even by
+SIGKILL (:mod:`kpm_reproduce.experiments.reaper`); temporary files of a killed writer are
 removed by the next run.
 
 Results file layout::
@@ -54,10 +58,16 @@ import numpy as np
 
 __all__ = [
     "Task",
+    "Range",
     "ResultsFile",
     "ResultsFileError",
+    "ExistingResultsError",
     "SchedulerUnavailableError",
     "check_result",
+    "check_replace",
+    "cap_realizations",
+    "print_stderr",
+    "warn",
     "run_tasks",
     "load_results",
     "atomic_write_json",
@@ -75,6 +85,16 @@ class ResultsFileError(ValueError):
     """A results file that cannot be used; the message names the file and the problem."""
 
 
+class ExistingResultsError(ValueError):
+    """A run would replace finished results without being asked to (neither ``resume`` nor
+    ``overwrite``); the message names the file and both ways on."""
+
+
+def warn(message):
+    """Tell the user something they should know, as one ``warning:`` line on standard error."""
+    print_stderr(f"warning: {message}")
+
+
 @dataclass(frozen=True)
 class Task:
     """One unit of work.
@@ -89,13 +109,45 @@ class Task:
         Keyword arguments; must be picklable (for joblib / Dask).
     schema : mapping, optional
         What a stored result must hold to be reused (see :func:`check_result`), e.g.
-        ``{"error": float, "D": int, "path": [float]}``.
+        ``{"error": Range(float, 0, 100), "D": Range(int, 1), "path": [float]}``.
+    check : callable, optional
+        ``check(result) -> str or None``: the relations between fields that a result must
+        satisfy (e.g. a path as long as its ``max_dim``), run after ``schema`` matched;
+        it returns why the result is impossible, or None. It is not sent to the workers.
     """
 
     key: str
     fn: Callable[..., Mapping[str, Any]]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     schema: Mapping[str, Any] = field(default_factory=dict)
+    check: Callable[[Mapping[str, Any]], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Range:
+    """A schema kind: a number of type ``kind`` (``float``: finite, or ``int``) within
+    ``[lo, hi]`` (None: no bound on that side).
+
+    Example: ``{"error": Range(float, 0, 100), "D": Range(int, 1)}`` -- a percentage and a
+    positive dimension.
+    """
+
+    kind: type = float
+    lo: float | None = None
+    hi: float | None = None
+
+    def __post_init__(self):
+        if self.kind not in (float, int):
+            raise ValueError(f"Range kind must be float or int, got {self.kind!r}")
+        if self.lo is not None and self.hi is not None and self.lo > self.hi:
+            raise ValueError(f"Range needs lo <= hi, got [{self.lo}, {self.hi}]")
+
+    def describe(self):
+        if self.hi is None:
+            return f">= {self.lo:g}"
+        if self.lo is None:
+            return f"<= {self.hi:g}"
+        return f"in [{self.lo:g}, {self.hi:g}]"
 
 
 def _kind_problem(value, kind):
@@ -105,6 +157,13 @@ def _kind_problem(value, kind):
         return None if any(p is None for p in probs) else probs[0]
     if kind is None:
         return None if value is None else f"is {value!r}, not null"
+    if isinstance(kind, Range):
+        p = _kind_problem(value, kind.kind)
+        if p is not None:
+            return p
+        if (kind.lo is not None and value < kind.lo) or (kind.hi is not None and value > kind.hi):
+            return f"is {value!r}, not {kind.describe()}"
+        return None
     if kind is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         return None if ok else f"is {value!r}, not a number"
@@ -129,7 +188,7 @@ def _kind_problem(value, kind):
     raise TypeError(f"unknown schema kind {kind!r}")
 
 
-def check_result(result, schema=None):
+def check_result(result, schema=None, check=None):
     """Why a stored task result is unusable, or None if it is fine.
 
     Parameters
@@ -138,14 +197,18 @@ def check_result(result, schema=None):
         A result as read from a results file.
     schema : mapping, optional
         ``{field: kind}``; a kind is ``float`` (a finite number), ``int``, ``bool``, ``str``,
-        ``None`` (null), a tuple of alternatives, ``[kind]`` (a list of that kind) or a
-        nested mapping. Fields not named are not checked.
+        ``None`` (null), a :class:`Range` (a number within bounds), a tuple of
+        alternatives, ``[kind]`` (a list of that kind) or a nested mapping. Fields not
+        named are not checked.
+    check : callable, optional
+        ``check(result) -> str or None``, the relations between fields (see :class:`Task`);
+        called only when ``schema`` matched.
 
     Returns
     -------
     str or None
         A short description of the first problem found (``"field 'error' is 'abc', not a
-        number"``), None when the result matches.
+        number"``, ``"field 'error' is -5, not in [0, 100]"``), None when the result matches.
     """
     if not isinstance(result, Mapping):
         return f"is {result!r:.40}, not an object"
@@ -157,6 +220,8 @@ def check_result(result, schema=None):
         p = _kind_problem(result[name], kind)
         if p is not None:
             return p if p.startswith("field ") else f"field {name!r} {p}"
+    if check is not None:
+        return check(result)
     return None
 
 
@@ -300,10 +365,11 @@ def usable_results(data, tasks, path):
     bad : dict
         ``{key: problem}`` of the entries that will be recomputed.
     """
-    schemas = {t.key: t.schema for t in tasks}
+    by_key = {t.key: t for t in tasks}
     good, bad = {}, {}
     for key, res in data["results"].items():
-        problem = check_result(res, schemas.get(key))
+        t = by_key.get(key)
+        problem = check_result(res, None if t is None else t.schema, None if t is None else t.check)
         if problem is None:
             good[key] = res
         else:
@@ -409,10 +475,41 @@ def _acquire_lock(path):
     raise RuntimeError(f"could not lock {path}")
 
 
-def _print_stderr(message):
+def print_stderr(message):
+    """The default ``notify``: ``message`` as one line on standard error."""
     import sys
 
     print(message, file=sys.stderr, flush=True)
+
+
+def cap_realizations(n, available, *, option="-n", notify=None):
+    """How many realizations of each data set a run uses: ``n``, or all where there are fewer.
+
+    Parameters
+    ----------
+    n : int or None
+        The number asked for (None: all).
+    available : dict
+        ``{dataset: number of realizations}``.
+    option : str
+        How the user gave ``n`` (named in the warning).
+    notify : callable, optional
+        Receives one ``warning:`` line naming the data sets that have fewer than ``n``
+        realizations and their number (default: standard error).
+
+    Returns
+    -------
+    dict
+        ``{dataset: count}``.
+    """
+    if n is None:
+        return dict(available)
+    short = {d: R for d, R in available.items() if R < int(n)}
+    if short:
+        (notify or print_stderr)(
+            f"warning: {option} {int(n)} is more than the number of realizations of "
+            + ", ".join(f"{d} ({R})" for d, R in short.items()) + "; using all of them")
+    return {d: min(int(n), R) for d, R in available.items()}
 
 
 def _previous(path, cfg, tasks, notify):
@@ -432,9 +529,61 @@ def _previous(path, cfg, tasks, notify):
         if bad:
             shown = "; ".join(f"{k} {p}" for k, p in list(bad.items())[:3])
             more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
-            notify(f"{path}: {len(bad)} stored result(s) are malformed and will be computed "
-                   f"again: {shown}{more}")
+            notify(f"warning: {path}: {len(bad)} stored result(s) are malformed (a missing "
+                   f"field, a wrong type or an impossible value) and will be computed again: "
+                   f"{shown}{more}")
     return good
+
+
+def check_replace(path, config=None, *, resume=False, overwrite=False):
+    """Refuse to start a run that would replace finished results it was not asked to replace.
+
+    A run without ``resume`` rewrites its results file from scratch; where that file holds
+    finished task results (or cannot be read as a results file, so its content is unknown),
+    that needs ``overwrite=True``. Drivers that write several results files call this for
+    each of them before computing anything.
+
+    Parameters
+    ----------
+    path : path-like
+        The results file the run would write.
+    config : dict, optional
+        The run's settings (to say whether the stored results are of the same settings).
+    resume, overwrite : bool
+        The run's mode; they exclude each other.
+
+    Raises
+    ------
+    ValueError
+        ``resume`` and ``overwrite`` both true.
+    ExistingResultsError
+        Neither is true and ``path`` holds finished results; the message names the file,
+        how many results it holds and the options ``--resume`` and ``--overwrite``.
+    """
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other: --resume keeps the "
+                         "finished results, --overwrite replaces them")
+    path = Path(path)
+    if resume or overwrite or not path.exists():
+        return
+    try:
+        data = load_results(path)
+    except ResultsFileError as exc:
+        raise ExistingResultsError(
+            f"{exc}; a run without --resume would replace it: add --overwrite to do so, or "
+            "choose another --out") from None
+    n = sum(1 for v in data["results"].values() if isinstance(v, Mapping) and v)
+    if not n:
+        return  # nothing finished: nothing to lose
+    cfg = to_jsonable(dict(config or {}))
+    if config is not None and data["config"] != cfg:
+        raise ExistingResultsError(
+            f"{path} holds {n} finished task(s) of an earlier run with other settings; add "
+            "--overwrite to replace them, or choose another --out")
+    raise ExistingResultsError(
+        f"{path} holds {n} finished task(s) of an earlier run; add --resume to reuse them "
+        "(only the missing tasks are computed) or --overwrite to compute everything again "
+        "and replace them")
 
 
 # --------------------------------------------------------------------------- execution
@@ -519,6 +668,11 @@ def _iter_local(todo, jobs, threads, rec):
         return
     from joblib import Parallel, delayed
 
+    from kpm_reproduce.experiments.reaper import watch_descendants
+
+    # idle workers and the resource trackers do not run _keyed_call's watchdog: a process
+    # of its own stops them if this one is killed
+    watch_descendants()
     par = Parallel(n_jobs=jobs, return_as="generator_unordered")
     me = os.getpid()
     yield from par(delayed(_keyed_call)(t.key, t.fn, t.kwargs, threads, rec, me) for t in todo)
@@ -555,6 +709,7 @@ def run_tasks(
     threads_per_task=1,
     on_error="raise",
     notify=None,
+    overwrite=False,
 ):
     """Run tasks locally (joblib) or on Dask, saving each result as it finishes.
 
@@ -571,7 +726,8 @@ def run_tasks(
         Dask scheduler address ``tcp://host:port``; the tasks are submitted as futures.
     resume : bool, default=False
         Keep the finished results found in ``results_path`` (its ``config`` must equal
-        ``config``) and run only the others. When False an existing file is overwritten.
+        ``config``) and run only the others. When False, a file that holds finished
+        results is replaced only with ``overwrite=True`` (see :func:`check_replace`).
     config : dict, optional
         The run's settings (recorded in the file; a resume with a different config is
         refused, so results of different protocols are never mixed).
@@ -594,6 +750,8 @@ def run_tasks(
         ``notify(message)`` receives what the user should know: how many results a resume
         reuses, which stored results are malformed and computed again, removed temporary
         files. Default: printed to standard error.
+    overwrite : bool, default=False
+        Replace the finished results of ``results_path`` (excludes ``resume``).
 
     Returns
     -------
@@ -605,6 +763,8 @@ def run_tasks(
     ------
     ValueError
         Duplicate keys, bad arguments, resuming a file with another config.
+    ExistingResultsError
+        Neither ``resume`` nor ``overwrite`` and ``results_path`` holds finished results.
     ResultsFileError
         ``resume=True`` and the existing file is not a usable results file (the message
         names the file and the problem).
@@ -630,8 +790,9 @@ def run_tasks(
     path = Path(results_path)
     cfg = to_jsonable(dict(config or {}))
     if notify is None:
-        notify = _print_stderr
+        notify = print_stderr
 
+    check_replace(path, cfg, resume=resume, overwrite=overwrite)
     if resume and path.exists():
         _previous(path, cfg, tasks, None)  # fail early, before connecting or locking
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from kpm_reproduce.experiments.provenance import header
 from kpm_reproduce.experiments.runner import (
+    Range,
     Task,
     atomic_write_json,
     atomic_write_text,
@@ -39,7 +40,8 @@ from kpm_reproduce.experiments.runner import (
     run_tasks,
 )
 
-__all__ = ["METHODS", "Settings", "run_one", "scale_task", "run_scale", "write_report"]
+__all__ = ["METHODS", "Settings", "run_one", "scale_task", "run_scale", "write_report",
+           "check_scale"]
 
 METHODS = ("kpm", "nys_linsvc", "svc")
 NAMES = {"kpm": "NystroemKPM (CV over D)", "nys_linsvc": "Nystroem + LinearSVC (CV over C)",
@@ -47,7 +49,19 @@ NAMES = {"kpm": "NystroemKPM (CV over D)", "nys_linsvc": "Nystroem + LinearSVC (
 SEED_TRAIN, SEED_TEST = 0, 12345
 #: What a stored result must hold to be reused (a run that was refused or timed out has a
 #: ``note`` instead of a test error).
-SCHEMA = {"method": str, "n": int, "wall_s": float}
+SCHEMA = {"method": str, "n": Range(int, 1), "wall_s": Range(float, 0)}
+
+
+def check_scale(result):
+    """Why a stored :func:`scale_task` result is impossible (None if it is not): a known
+    method and, where it has one, a test error in [0, 1]."""
+    if result["method"] not in METHODS:
+        return f"has method {result['method']!r}, not one of {', '.join(METHODS)}"
+    err = result.get("test_error")
+    if err is not None and (isinstance(err, bool) or not isinstance(err, (int, float))
+                            or not 0 <= err <= 1):
+        return f"has test_error {err!r}, not a fraction in [0, 1]"
+    return None
 
 
 @dataclass
@@ -68,7 +82,7 @@ class Settings:
         Seconds before an exact SVC run, or any other run, is killed.
     out : str
         Output folder.
-    resume, report_only, progress : bool
+    resume, overwrite, report_only, progress : bool
         See :func:`kpm_reproduce.experiments.runner.run_tasks`; ``report_only`` computes nothing.
     command : str, optional
         The command line recorded in the report's provenance header.
@@ -85,6 +99,7 @@ class Settings:
     report_only: bool = False
     progress: bool = True
     command: str | None = None
+    overwrite: bool = False
 
     def __post_init__(self):
         self.sizes = tuple(int(n) for n in self.sizes)
@@ -209,7 +224,7 @@ def _tasks(st, n, done):
         limit = st.svc_timeout if method == "svc" else st.timeout
         tasks.append(Task(f"{method}/{n}", scale_task,
                           {"method": method, "n": n, "landmarks": st.landmarks,
-                           "n_test": st.n_test, "timeout": limit}, SCHEMA))
+                           "n_test": st.n_test, "timeout": limit}, SCHEMA, check_scale))
     return tasks
 
 
@@ -222,7 +237,7 @@ def run_scale(st: Settings):
             raise FileNotFoundError(f"{runs}: no such file; run `kpm reproduce scale` without "
                                     "--report-only first")
         data = load_results(runs)
-        tasks = [Task(k, dict, {}, SCHEMA) for k in data["results"]]
+        tasks = [Task(k, dict, {}, SCHEMA, check_scale) for k in data["results"]]
         data, done = require_results(runs, tasks)
         st = Settings(**{**asdict(st), "landmarks": data["config"].get("landmarks", st.landmarks),
                          "n_test": data["config"].get("n_test", st.n_test)})
@@ -230,7 +245,7 @@ def run_scale(st: Settings):
         done = {}
         for i, n in enumerate(sorted(st.sizes)):
             done.update(run_tasks(_tasks(st, n, done), runs, resume=st.resume or i > 0,
-                                  config=st.config(), progress=st.progress,
+                                  overwrite=st.overwrite and i == 0, config=st.config(), progress=st.progress,
                                   description=f"n = {n:,}", threads_per_task=None))
     return write_report(st, done)
 
