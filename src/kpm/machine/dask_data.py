@@ -28,6 +28,7 @@ the assignment depends only on ``random_state`` and the chunking (the row blocks
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -57,12 +58,10 @@ class DaskClientError(RuntimeError):
 
 
 def is_dask_array(X) -> bool:
-    """Whether X is a :class:`dask.array.Array` (False without Dask installed)."""
-    try:
-        import dask.array as da
-    except ImportError:
-        return False
-    return isinstance(X, da.Array)
+    """Whether X is a :class:`dask.array.Array`. Dask is not imported for the question: an
+    object can only be a Dask array where the caller imported Dask already."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
 
 
 def _require_distributed():

@@ -20,6 +20,7 @@ semi-definite, so its trace norm is its trace, ``sum_i (K_ii - K^_ii)``
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -35,11 +36,10 @@ POOL_FACTOR = 20
 
 
 def _is_dask_array(X) -> bool:
-    try:
-        import dask.array as da
-    except ImportError:  # pragma: no cover - dask is a dependency
-        return False
-    return isinstance(X, da.Array)
+    """Whether X is a Dask array (without importing Dask: only a caller that imported it can
+    hold one)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
 
 
 #: the seeds the landmark rules take
