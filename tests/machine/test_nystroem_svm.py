@@ -1,4 +1,5 @@
-"""NystroemKPM(formulation='svm'): the soft-margin SVM on the Nyström eigenfunctions, along D."""
+"""NystroemKPM(formulation='svm', loss='hinge'): the soft-margin SVM on the Nyström
+eigenfunctions, along D (the squared hinge's solver: tests/hinge/test_squared_hinge.py)."""
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ def _all_landmarks(X, **kw):
     """Every training point a landmark (the Nyström kernel is then K), every D on the grid."""
     n = len(X)
     return NystroemKPM(n, sigma=1.0, max_components=n, n_components_grid=np.arange(1, n + 1), random_state=0,
-                       formulation="svm", **kw)
+                       formulation="svm", loss="hinge", **kw)
 
 
 def _svm_features(est, X, D=None):
@@ -76,7 +77,8 @@ def test_all_landmarks_equal_the_uncentred_exact_kpm(problem, D):
     X, y, Xt = problem
     D = _rank(X) if D == "rank" else D
     nys = _all_landmarks(X, C=C, selection=D).fit(X, y)
-    kw = dict(sigma=1.0, formulation="svm", C=C, n_components_grid=list(range(1, len(X) + 1)), eigen_solver="dense")
+    kw = dict(sigma=1.0, formulation="svm", loss="hinge", C=C, n_components_grid=list(range(1, len(X) + 1)),
+              eigen_solver="dense")
     exact = KernelProjectionMachine(selection=D, centered=False, **kw).fit(X, y)
     f = nys.decision_function(Xt)
     np.testing.assert_allclose(f, exact.decision_function(Xt), rtol=1e-6, atol=1e-6 * np.abs(f).max())
@@ -99,7 +101,7 @@ def _hand_fold_errors(est, X, y, folds, Cs):
     return wrong / len(y)
 
 
-KW = dict(sigma=1.0, max_components=20, formulation="svm", random_state=3)
+KW = dict(sigma=1.0, max_components=20, formulation="svm", loss="hinge", early_stopping=False, random_state=3)
 
 
 def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):

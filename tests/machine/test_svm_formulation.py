@@ -10,6 +10,9 @@ from kpm.hinge.svm_path import BIAS_SCALE, svm_path
 from kpm.kernels import make_kernel
 from kpm.spectral.basis import eigen_basis
 
+#: This module tests the hinge formulation with a basis per fold (the previous default); the
+#: default squared hinge on the training set's basis: tests/machine/test_default_svm.py.
+HINGE = dict(loss="hinge", cv_basis="fold", early_stopping=False)
 C = 1.0
 
 
@@ -49,7 +52,7 @@ def test_warm_started_path_equals_cold_solves(problem):
 def test_estimator_at_the_rank_agrees_with_svc(problem):
     X, y, Xt, K, Kt = problem
     rank = eigen_basis(K).truncate().rank
-    m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank).fit(X, y)
+    m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=C, selection=rank, **HINGE).fit(X, y)
     assert m.n_components_ == rank and m.C_ == C
     # the estimator stops at LIBLINEAR's tolerance: close to the exact dual solution
     exact = (Kt + BIAS_SCALE**2) @ svm_dual_reference(K, y, C, BIAS_SCALE)
@@ -60,7 +63,7 @@ def test_estimator_at_the_rank_agrees_with_svc(problem):
 
 def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
     X, y, *_ = problem
-    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], c_selection="joint", random_state=3)
+    kw = dict(sigma=1.0, formulation="svm", C=[10.0, 0.1, 1.0], c_selection="joint", random_state=3, **HINGE)
     m = KernelProjectionMachine(**kw).fit(X, y)
     m2 = KernelProjectionMachine(**kw).fit(X, y)
     assert (m.n_components_, m.C_) == (m2.n_components_, m2.C_)
@@ -94,7 +97,9 @@ def test_multiclass_one_vs_rest():
     (dict(formulation="svm", C=0.0), "C must be > 0"),
     (dict(formulation="svm", C=[]), "C must be a positive number"),
     (dict(formulation="svm", selection="penalty"), "selection must be 'cv'"),
-    (dict(formulation="svm", early_stopping=True), "early_stopping=True is an option"),
+    (dict(formulation="paper", cv_basis="ritz"), "cv_basis='ritz' is an option of the SVM formulation"),
+    (dict(loss="l1"), "loss must be one of"),
+    (dict(cv_basis="rows"), "cv_basis must be one of"),
 ])
 def test_bad_parameters_are_refused(problem, params, match):
     X, y, *_ = problem
@@ -127,7 +132,7 @@ def test_two_stage_choice_is_the_cv_argmin_by_hand(problem):
     X, y, *_ = problem
     folds = StratifiedKFold(5, shuffle=True, random_state=3)
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=WIDE_C, c_selection="two-stage",
-                                cv=folds, random_state=3).fit(X, y)
+                                cv=folds, random_state=3, **HINGE).fit(X, y)
     kern = make_kernel("rbf", sigma=1.0)
     K = kern(X)
     grid_end = eigen_basis(K).truncate().rank
@@ -149,7 +154,7 @@ def test_two_stage_choice_is_the_cv_argmin_by_hand(problem):
 
 def test_two_stage_is_deterministic_and_joint_keeps_every_c(problem):
     X, y, *_ = problem
-    kw = dict(sigma=1.0, formulation="svm", C=WIDE_C, random_state=3)
+    kw = dict(sigma=1.0, formulation="svm", C=WIDE_C, random_state=3, **HINGE)
     a = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
     b = KernelProjectionMachine(c_selection="two-stage", **kw).fit(X, y)
     assert (a.C_, a.n_components_) == (b.C_, b.n_components_)
@@ -179,8 +184,7 @@ def test_auto_formulation_is_the_svm_with_cv_and_the_paper_otherwise(problem):
     np.testing.assert_array_equal(default.decision_function(X), explicit.decision_function(X))
     np.testing.assert_allclose(default.c_selection_curve_["C"], np.logspace(-2, 3, 11))
     # every other rule fits the paper's hinge LP, which has no C
-    for kw in (dict(selection="slope"), dict(selection="penalty", penalty=0.01), dict(selection=3),
-               dict(early_stopping=True)):
+    for kw in (dict(selection="slope"), dict(selection="penalty", penalty=0.01), dict(selection=3)):
         m = KernelProjectionMachine(sigma=1.0, random_state=3, **kw).fit(X, y)
         paper = KernelProjectionMachine(sigma=1.0, random_state=3, formulation="paper", **kw).fit(X, y)
         assert m.formulation_ == "paper" and m.C_ is None and "C" not in m.selection_curve_

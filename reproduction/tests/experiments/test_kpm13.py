@@ -72,7 +72,9 @@ def test_svm_formulation_task_matches_the_estimator():
 
     res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"])
     s = load_raetsch("titanic", 3)
-    m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", random_state=3,
+    # the task's default C rule is the joint one, with its grid
+    m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", c_selection="joint",
+                                C=kpm13.SVM_FORMULATION_C, random_state=3,
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
     assert (res["D"], res["C"]) == (m.n_components_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))

@@ -38,9 +38,14 @@ import numpy as np
 from numba import njit
 
 from kpm.hinge.lp_path import HingePath
+from kpm.hinge.squared_hinge import SquaredHingeSVM
 
-__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "SVMPathSolver", "svm_path", "svm_c_path",
-           "svm_paths"]
+__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "LOSSES", "SVMPathSolver", "svm_solver",
+           "svm_path", "svm_c_path", "svm_paths"]
+
+#: The SVM's losses: the hinge (dual coordinate descent, :class:`SVMPathSolver`) and the
+#: squared hinge (a finite Newton method, :class:`kpm.hinge.squared_hinge.SquaredHingeSVM`).
+LOSSES = ("hinge", "squared_hinge")
 
 #: ``B``: the value of the constant feature whose weight is the intercept.
 BIAS_SCALE = 1.0
@@ -155,6 +160,17 @@ class SVMPathSolver:
         self.alpha = np.zeros(len(self.y))
         self.sweeps = 0
 
+    @property
+    def work(self):
+        """Sweeps over the points so far."""
+        return self.sweeps
+
+    def set_C(self, C):
+        """Change C, scaling ``alpha`` by the ratio of the C values (feasible for the new box:
+        the usual warm start along C of the dual)."""
+        self.alpha *= float(C) / self.C
+        self.C = float(C)
+
     def solve(self, d):
         """The solution on the first ``d`` columns: ``(w, b)`` with ``b = B w_bias``."""
         B = BIAS_SCALE
@@ -167,53 +183,61 @@ class SVMPathSolver:
         return w[:d], B * w[d]
 
 
-def svm_path(Phi, sqrt_lam, y, C, grid, *, tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
+def svm_solver(Phi, y, C, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
+    """The solver of one problem for a loss: :class:`SVMPathSolver` (``'hinge'``) or
+    :class:`~kpm.hinge.squared_hinge.SquaredHingeSVM` (``'squared_hinge'``); both have
+    ``solve(d)``, ``set_C(C)`` and ``work`` (sweeps, or Newton steps); ``tol`` and
+    ``max_sweeps`` are the dual coordinate descent's."""
+    if loss == "hinge":
+        return SVMPathSolver(Phi, y, C, tol=tol, max_sweeps=max_sweeps, seed=seed)
+    return SquaredHingeSVM(Phi, y, C, B=BIAS_SCALE)
+
+
+def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
     """The SVM on ``Phi[:, :D]`` at every D of ``grid``, as a :class:`HingePath` in whitened coordinates.
 
-    One :class:`SVMPathSolver` along the grid (each D warm-started from the previous
-    one's ``alpha``); ``beta = sqrt_lam[:D] * w`` (see the module docstring);
-    ``objective`` is the sum of the hinge losses, ``iterations`` the sweeps per D.
+    One solver (:func:`svm_solver`) along the grid, each D warm-started from the previous
+    one; ``beta = sqrt_lam[:D] * w`` (see the module docstring); ``objective`` is the sum of
+    the hinge losses (for either loss), ``iterations`` the solver's work per D.
     """
-    solver = SVMPathSolver(Phi, y, C, tol=tol, max_sweeps=max_sweeps, seed=seed)
+    solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed)
     m = int(grid[-1])
     coef = np.zeros((len(grid), m))
     intercept = np.zeros(len(grid))
     objective = np.zeros(len(grid))
-    sweeps = np.zeros(len(grid), dtype=np.int64)
+    work = np.zeros(len(grid), dtype=np.int64)
     for k, D in enumerate(grid):
         D = int(D)
-        before = solver.sweeps
+        before = solver.work
         w, b = solver.solve(D)
         coef[k, :D] = sqrt_lam[:D] * w
         intercept[k] = b
         objective[k] = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b)).sum()
-        sweeps[k] = solver.sweeps - before
+        work[k] = solver.work - before
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
-                     n_samples=len(solver.y), iterations=sweeps)
+                     n_samples=len(solver.y), iterations=work)
 
 
-def svm_c_path(Phi, y, Cs, *, tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
+def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
     """The SVM on all columns of ``Phi`` for every C of the increasing ``Cs``: ``(W, b)``.
 
     ``W`` (len(Cs), m) and ``b`` (len(Cs),) are the weights of the features ``Phi`` and the
-    intercepts. Each C starts from the previous C's ``alpha`` scaled by the ratio of the
-    C values (feasible for the new box; the usual warm start along C of the dual).
+    intercepts. Each C starts from the previous C's solution (:meth:`SVMPathSolver.set_C`).
     """
     Cs = np.asarray(Cs, dtype=float)
-    solver = SVMPathSolver(Phi, y, Cs[0], tol=tol, max_sweeps=max_sweeps, seed=seed)
+    solver = svm_solver(Phi, y, Cs[0], loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed)
     m = solver.Phi.shape[1]
     W, b = np.zeros((len(Cs), m)), np.zeros(len(Cs))
     for k, C in enumerate(Cs):
-        solver.alpha *= C / solver.C
-        solver.C = float(C)
+        solver.set_C(C)
         W[k], b[k] = solver.solve(m)
     return W, b
 
 
-def svm_paths(Z, scale, Y, C, grid, *, max_sweeps=MAX_SWEEPS):
+def svm_paths(Z, scale, Y, C, grid, *, loss="hinge", max_sweeps=MAX_SWEEPS):
     """One :func:`svm_path` per one-vs-rest problem (column of ``Y``) on the features
     ``Z[:, :D] * scale[:D]``, the coefficients in the coordinates of ``Z``."""
     m = int(grid[-1])
     s = np.asarray(scale[:m], dtype=float)
     Phi = Z[:, :m] * s
-    return [svm_path(Phi, s, Y[:, c], C, grid, max_sweeps=max_sweeps) for c in range(Y.shape[1])]
+    return [svm_path(Phi, s, Y[:, c], C, grid, loss=loss, max_sweeps=max_sweeps) for c in range(Y.shape[1])]

@@ -188,7 +188,19 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        self._warn_edge(family)
         self._warn_degenerate(family, data)
+
+    def _warn_edge(self, family):
+        """A dimension chosen at the end of a grid that stops below the rank."""
+        kp = family.paths[self._model_member]
+        if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
+            warnings.warn(
+                f"{self._name}: the selected D = {self.n_components_} is the largest D considered "
+                f"(max_components): a larger D may fit better. Raise max_components to consider it.",
+                UserWarning,
+                stacklevel=4,
+            )
 
     def _failure_hint(self):
         return ("This happens where the training data are nearly separable in the subspace: the "

@@ -21,15 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import linalg
 
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
 from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, pad, path_width, predict_codes
 from kpm.machine.folds import Fold
-from kpm.spectral import eigen_basis
+from kpm.spectral import eigen_basis, numerical_rank, rounding_level
 
 __all__ = [
     "EigenSubspace",
     "EigenFolds",
+    "RitzFolds",
     "duplicate_groups",
     "lp_paths",
     "eigen_full_path",
@@ -75,9 +77,20 @@ class EigenSubspace:
     ``col_means`` (for centring); :meth:`features` gives the whitened features of new points.
     """
 
-    def __init__(self, K, centered, n_components=None, random_state=None, groups=None, eigen_solver="auto"):
-        basis = eigen_basis(K, n_components, center=centered, solver=eigen_solver,
-                            random_state=random_state).truncate()
+    def __init__(self, K, centered, n_components=None, random_state=None, groups=None, eigen_solver="auto",
+                 eigen_tol=0.0):
+        if groups is not None and n_components is not None:
+            # identical samples: the rank is at most the number of distinct ones
+            distinct = len(np.unique(groups))
+            n_components = None if n_components >= distinct - 1 else n_components
+        try:
+            basis = eigen_basis(K, n_components, center=centered, solver=eigen_solver,
+                                random_state=random_state, eigen_tol=eigen_tol).truncate()
+        except RuntimeError:
+            # an iterative solver asked for pairs past the numerical rank does not converge
+            # (e.g. many near-duplicates): the whole spectrum by LAPACK instead
+            basis = eigen_basis(K, None, center=centered, solver="dense").truncate()
+            basis = basis.truncate(min(n_components, basis.rank))
         V = basis.eigenvectors
         self.groups = groups
         if groups is not None:
@@ -209,6 +222,58 @@ class EigenFolds:
         F_tr = decisions(paths, sub.V[:, :w])
         errors = (predict_codes(F_va) != self.codes[va][:, None]).sum(axis=0)
         return FoldCurves.from_paths(paths, errors, clipped_risk(F_tr, self.Y[tr]), len(self.grid), f"fold {k}")
+
+
+@dataclass
+class RitzFolds:
+    """Cross-validation with each fold's basis found by Rayleigh-Ritz in the span of the
+    training set's basis: a fold source (:mod:`kpm.machine.folds`) for the SVM formulation.
+
+    Fold ``k``'s basis is made from its training points only, as the exact KPM's is, but
+    without a new eigendecomposition: ``Q`` orthonormalises the fold's training rows of the
+    training set's eigenvectors ``V`` (``m`` columns), and the eigenpairs of ``Q^T K_tr Q``
+    give ``V_k = Q W`` and its eigenvalues -- the best approximation of the fold kernel
+    matrix's leading eigenpairs within that span (Rayleigh-Ritz). One product ``K Q`` per
+    fold instead of an eigendecomposition; the validation points are out of the fold's
+    basis and get its Nyström features ``K_va,tr V_k / lambda_k``, as new points do.
+
+    Attributes
+    ----------
+    K : ndarray (n, n)
+        The training kernel matrix.
+    V : ndarray (n, m)
+        The training set's eigenvectors (its basis).
+    Y, codes, splits, grid
+        As :class:`EigenFolds`.
+    """
+
+    K: np.ndarray
+    V: np.ndarray
+    Y: np.ndarray
+    codes: np.ndarray
+    splits: list
+    grid: np.ndarray
+
+    @property
+    def n_folds(self):
+        return len(self.splits)
+
+    def fold(self, k):
+        """Fold ``k``'s :class:`~kpm.machine.folds.Fold` on its Ritz basis (cut at its rank)."""
+        tr, va = self.splits[k]
+        m = min(int(self.grid[-1]), self.V.shape[1])
+        q = linalg.qr(self.V[tr, :m], mode="economic", check_finite=False)[0]  # (n_tr, min(n_tr, m))
+        Q = np.zeros((len(self.K), q.shape[1]))
+        Q[tr] = q
+        P = self.K @ Q  # rows tr: K_tr Q; rows va: K_va,tr Q
+        lam, W = linalg.eigh(Q[tr].T @ P[tr], check_finite=False)
+        lam, W = lam[::-1], W[:, ::-1]
+        r = numerical_rank(lam, floor=rounding_level(len(tr), np.abs(self.K).max()))
+        if r < 1:
+            raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
+        lam, W = lam[:r], W[:, :r]
+        val = ((P[va] @ W) / lam, self.Y[va], self.codes[va])
+        return Fold((Q[tr] @ W, self.Y[tr]), val, np.sqrt(lam), fold_grid(self.grid, r), f"fold {k}")
 
 
 class _LockstepFold:

@@ -221,7 +221,9 @@ class KernelPaths:
     ``n_used``: the grid points that are models (the CV sweep's end, or where a path
     ended before a dimension no solver solved). ``solve_path(grid, Y)`` solves the
     full-data paths (:class:`FullPath`) on a grid; ``full`` is set by :meth:`solve_full`
-    (for the CV rule only the chosen kernel's, up to the chosen D).
+    (for the CV rule only the chosen kernel's, up to the chosen D). ``capped``: the grid
+    ends below the rank of the basis (``max_components``), so that a D chosen at its end may
+    want a larger one.
     """
 
     basis: object
@@ -231,6 +233,7 @@ class KernelPaths:
     folds: list | None = None
     full: FullPath | None = None
     degeneracy: object = None
+    capped: bool = False
 
     @property
     def dims(self):

@@ -21,10 +21,18 @@ from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.hinge.lp_path import HingePath
 from kpm.kernels import make_kernel
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
-from kpm.machine.eigen import EigenFolds, EigenSubspace, auto_dim_grid, cv_lockstep, duplicate_groups, eigen_full_path
+from kpm.machine.eigen import (
+    EigenFolds,
+    EigenSubspace,
+    RitzFolds,
+    auto_dim_grid,
+    cv_lockstep,
+    duplicate_groups,
+    eigen_full_path,
+)
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
 from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits
-from kpm.machine.formulation import SVMFullPath
+from kpm.machine.formulation import LOSSES, SVMFullPath
 from kpm.spectral import EIGEN_SOLVERS
 from kpm.validation import (
     Boolean,
@@ -39,10 +47,17 @@ from kpm.validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "SVM_DIM_RATIO"]
+__all__ = ["KernelProjectionMachine", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS"]
 
 #: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
 SVM_DIM_RATIO = 1.25
+#: ``formulation='svm'`` with ``cv_basis='ritz'``: the largest D by default (with
+#: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
+#: this edge warns.
+SVM_MAX_COMPONENTS = 512
+#: ... and the block Krylov solver's relative residual for that partial basis (with
+#: ``eigen_solver='auto'``): the SVM needs the leading subspace, not eigenvalues to the last bit.
+SVM_EIGEN_TOL = 1e-6
 
 
 @dataclass
@@ -76,20 +91,24 @@ class KernelProjectionMachine(BaseKPM):
 
     **The default goes beyond the papers where D is chosen by cross-validation**
     (``formulation='auto'`` with ``selection='cv'`` is ``formulation='svm'``): in each
-    ``S_D`` it fits the soft-margin SVM instead of the unregularised hinge LP, which keeps
-    the accuracy of a CV-tuned SVM where the papers' KPM trails it (the user guide, "Beyond
-    the papers", gives the measurements). The penalty and slope rules and a fixed D keep
-    the paper's LP, and ``formulation='paper'`` gives the papers' KPM with any rule.
-    With the kernel-PCA features ``Phi_D(x) = (V_j^T k(x) / sqrt(lambda_j))_{j<=D}`` the
-    svm formulation solves::
+    ``S_D`` it fits the soft-margin SVM with the squared hinge loss instead of the
+    unregularised hinge LP, which keeps the accuracy of a CV-tuned SVM where the papers' KPM
+    trails it, and chooses C and D by the same cross-validation -- faster than the SVC grid
+    search a user would run (the user guide, "Beyond the papers", gives the method and the
+    measurements). The penalty and slope rules and a fixed D keep the paper's LP, and
+    ``formulation='paper'`` gives the papers' KPM with any rule. With the kernel-PCA
+    features ``Phi_D(x) = (V_j^T k(x) / sqrt(lambda_j))_{j<=D}`` the svm formulation
+    solves::
 
-        min_{w, b} 1/2 (|w|^2 + b^2) + C sum_i max(0, 1 - y_i (w . Phi_D(x_i) + b)),
+        min_{w, b} 1/2 (|w|^2 + b^2) + C sum_i max(0, 1 - y_i (w . Phi_D(x_i) + b))^2,
 
-    the intercept being the weight of a constant feature of value 1. At D = the rank the
-    problem is the kernel SVM with kernel ``k + 1`` and no separate intercept; smaller D
-    restricts the SVM to the leading kernel-PCA directions. C and D are chosen by the same
-    K-fold CV: by default C first, by the CV error of the SVM at the largest D, over
-    ``numpy.logspace(-2, 3, 11)``, then D at that C (``c_selection``).
+    (``loss='hinge'``: the hinge unsquared), the intercept being the weight of a constant
+    feature of value 1. At D = the rank the problem is the kernel SVM with kernel ``k + 1``
+    and no separate intercept; smaller D restricts the SVM to the leading kernel-PCA
+    directions. By default the basis holds the leading ``SVM_MAX_COMPONENTS`` eigenvectors
+    (a partial eigendecomposition), each fold's basis is found by Rayleigh-Ritz in it
+    (``cv_basis='ritz'``), and the folds' paths along D stop once the CV error has stopped
+    improving (``early_stopping``).
 
     Parameters
     ----------
@@ -121,45 +140,57 @@ class KernelProjectionMachine(BaseKPM):
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
     max_components : int, optional
-        Largest D considered. Default: the numerical rank of the kernel matrix
-        (eigenvalues above ``kpm.spectral.RANK_RTOL * lambda_1``): beyond it the
-        eigenvectors are rounding noise. The LP path also stops at the first D where the
-        training hinge risk reaches its floor (zero, or the loss forced by duplicated
-        inputs with both labels), beyond which every D has the same solution.
+        Largest D considered. Default: the numerical rank of the kernel matrix (eigenvalues
+        above ``kpm.spectral.RANK_RTOL * lambda_1``; beyond it the eigenvectors are
+        rounding noise) for the papers' LP, and the rank capped at
+        :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'``. A D chosen at a cap
+        below the rank warns. The LP path also stops at the first D where the training
+        hinge risk reaches its floor (zero, or the loss forced by duplicated inputs with
+        both labels), beyond which every D has the same solution.
     n_components_grid : None, 'auto' or list of int, default=None
         The dimensions at which the paths are solved and D selected: ``None`` every
         ``D = 1..max_components`` for the paper's LP (the papers' protocol) and every D up
         to 20, then steps of 25 % up to the rank for the SVM (:data:`SVM_DIM_RATIO`, so
         that the rank -- the kernel SVM -- is a candidate); ``'auto'`` every D up to 20,
         then steps of 10 % (:func:`kpm.machine.eigen.auto_dim_grid`); or an explicit list.
-    early_stopping : bool, default=False
-        The paper's LP with cross-validation only: advance the paths of all folds together
-        and stop the sweep at the first D > 2 D_best + 20, D_best the CV minimiser so far (a
-        heuristic: it can miss a later minimum). By default every D is solved up to the
-        floor of the training risk in every fold, which provably cannot change the
-        selection. With early stopping ``n_jobs`` is not used.
+    early_stopping : bool or 'auto', default='auto'
+        With cross-validation: advance the paths of all folds together and stop the sweep
+        at the first D > 2 D_best + 20, D_best the CV minimiser so far (a heuristic: it can
+        miss a later minimum). ``'auto'``: True for the SVM, False for the papers' LP, which
+        then solves every D up to the floor of the training risk in every fold (provably
+        without changing the selection). The LP's early stopping does not use ``n_jobs``.
     centered : bool, default=False
         Use the eigenvectors of the centred kernel matrix (the paper: uncentred).
     formulation : {'auto', 'paper', 'svm'}, default='auto'
         ``'paper'``: the KPM of the papers, the hinge LP in every ``S_D``. ``'svm'``: the
         soft-margin SVM restricted to ``S_D`` (beyond the papers; see above), D and C
         chosen by cross-validation. ``'auto'``: ``'svm'`` when D is chosen by CV
-        (``selection='cv'`` or ``CV()``, without ``early_stopping``), ``'paper'`` for every
-        other rule (the penalty and slope rules are the theory of the LP's hinge risk
+        (``selection='cv'`` or ``CV()``), ``'paper'`` for every other rule (the penalty and slope rules are the theory of the LP's hinge risk
         minimisers, and cannot choose C); ``formulation_`` tells which ran. With several
         ``C`` the selection must be ``'cv'``; with one C every rule works, on the curves
         of that C.
     C : float, sequence of float or None, default=None
-        ``formulation='svm'`` only: the weights of the hinge loss among which CV chooses
-        (the CV rule's ties go to the smaller D, then to the smaller C). None: the C rule's
-        grid (``kpm.machine.DEFAULT_C``), ``numpy.logspace(-2, 3, 11)`` for
-        ``'two-stage'``, ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``.
+        ``formulation='svm'`` only: the weights of the loss among which CV chooses (the CV
+        rule's ties go to the smaller D, then to the smaller C). None: the C rule's grid
+        (``kpm.machine.DEFAULT_C``), ``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``,
+        ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``.
     c_selection : {'two-stage', 'joint'}, default='two-stage'
         ``formulation='svm'`` with CV: how C is chosen. ``'two-stage'``: first C by the
         pooled CV error of the SVM at the largest D of the grid (the kernel SVM when that
-        is the rank; ties -> the smaller C), then D by the CV error along D at that C only;
-        its paths allow ``kpm.machine.TWO_STAGE_MAX_SWEEPS`` sweeps of the dual coordinate
-        descent per D. ``'joint'``: (D, C) minimise the CV error over the whole grid.
+        is the rank; ties -> the smaller C), then D by the CV error along D at that C only.
+        ``'joint'``: (D, C) minimise the CV error over the whole grid.
+    loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
+        ``formulation='svm'`` only: the SVM's loss. The squared hinge (the loss of
+        LIBLINEAR's default solver) is solved by a finite Newton method
+        (:mod:`kpm.hinge.squared_hinge`), exactly at any C; the hinge by dual coordinate
+        descent (:mod:`kpm.hinge.svm_path`), which slows down at large C.
+    cv_basis : {'auto', 'ritz', 'fold'}, default='auto'
+        How each CV fold gets its kernel-PCA basis from its training points: ``'fold'``
+        decomposes the fold's kernel matrix (the papers' protocol); ``'ritz'`` finds the
+        fold's eigenpairs by Rayleigh-Ritz in the span of the training set's basis (one
+        product with the kernel matrix per fold instead of an eigendecomposition;
+        :class:`kpm.machine.eigen.RitzFolds`), the SVM formulation only. ``'auto'``:
+        ``'ritz'`` for the SVM, ``'fold'`` for the papers' LP.
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
         The solver of the hinge LP paths (:mod:`kpm.hinge.lp_path`): the specialised
         warm-started simplex of :mod:`kpm.hinge.simplex`, one warm-started HiGHS model per
@@ -228,6 +259,9 @@ class KernelProjectionMachine(BaseKPM):
         ``intercept_path_`` the whole path is kept (see :meth:`decision_function_path`).
     fit_time_ : float
         Seconds spent in :meth:`fit`.
+    timings_ : dict
+        Seconds per phase of the fit: ``data`` (validation), ``cv`` (bases, folds and their
+        paths), ``final_fit`` (the full-data paths the rule needs) and ``total``.
     lp_fallbacks_ : int
         Paths (folds and full data) on which ``lp_solver='auto'`` handed the LP to HiGHS
         after the specialised simplex reported numerical trouble.
@@ -254,10 +288,10 @@ class KernelProjectionMachine(BaseKPM):
     >>> X, y = make_moons(200, noise=0.2, random_state=0)
     >>> clf = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
     >>> clf.formulation_, clf.n_components_, clf.C_  # the SVM in S_D; D and C by 5-fold CV
-    ('svm', 25, 10.0)
+    ('svm', 25, 1.0)
     >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
     >>> print(f"{clf.score(X_test, y_test):.3f}")
-    0.961
+    0.962
 
     The papers' KPM (the hinge LP in ``S_D``):
 
@@ -274,7 +308,9 @@ class KernelProjectionMachine(BaseKPM):
         **SELECTION_PARAMETERS,
         "max_components": [Integer(1), None],
         "n_components_grid": [Options("auto"), IntegerGrid(1), None],
-        "early_stopping": [Boolean()],
+        "early_stopping": [Boolean(), Options("auto")],
+        "loss": [Options(*LOSSES)],
+        "cv_basis": [Options("auto", "ritz", "fold")],
         "centered": [Boolean()],
         "lp_solver": [Options(*LP_SOLVERS)],
         "cv_duplicates": [Options("warn", "split", "group")],
@@ -297,7 +333,7 @@ class KernelProjectionMachine(BaseKPM):
         slope_factor=2.0,
         max_components=None,
         n_components_grid=None,
-        early_stopping=False,
+        early_stopping="auto",
         centered=False,
         lp_solver="auto",
         cv_duplicates="warn",
@@ -305,6 +341,8 @@ class KernelProjectionMachine(BaseKPM):
         formulation="auto",
         C=None,
         c_selection="two-stage",
+        loss="squared_hinge",
+        cv_basis="auto",
         random_state=None,
         n_jobs=None,
     ):
@@ -328,6 +366,8 @@ class KernelProjectionMachine(BaseKPM):
         self.formulation = formulation
         self.C = C
         self.c_selection = c_selection
+        self.loss = loss
+        self.cv_basis = cv_basis
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -355,12 +395,20 @@ class KernelProjectionMachine(BaseKPM):
     def _is_precomputed(self):
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
-    def _check_params(self):
-        if self.formulation == "svm" and self.early_stopping:
-            raise ValueError("early_stopping=True is an option of formulation='paper' (the LP paths) only")
+    def _cv_basis(self, plan):
+        """``'ritz'`` (each fold's basis by Rayleigh-Ritz in the training set's) or ``'fold'``
+        (each fold's kernel matrix decomposed)."""
+        if self.cv_basis != "auto":
+            if self.cv_basis == "ritz" and plan.formulation == "paper":
+                raise ValueError("cv_basis='ritz' is an option of the SVM formulation; the papers' LP "
+                                 "decomposes each fold's kernel matrix (cv_basis='fold')")
+            return self.cv_basis
+        return "ritz" if plan.formulation == "svm" else "fold"
 
-    def _lp_only(self):
-        return self.early_stopping  # early stopping is an option of the LP paths
+    def _early_stopping(self, plan):
+        if self.early_stopping != "auto":
+            return self.early_stopping
+        return plan.formulation == "svm"
 
     def _training_data(self, X, y, plan):
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
@@ -384,40 +432,45 @@ class KernelProjectionMachine(BaseKPM):
             K = data.X if kern.is_precomputed else kern(data.X)
             if kern.user_defined:
                 K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
-            basis, grid = self._basis(K, data.groups, plan)
-            folds = None if data.splits is None else EigenFolds(
-                K, data.Y, data.codes, data.splits, grid, self.centered, self.max_components is not None,
-                data.groups, self.random_state, self.eigen_solver, self.lp_solver)
+            basis, grid, capped = self._basis(K, data.groups, plan)
+            folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
             degeneracy = kernel_degeneracy(K)
             if plan.formulation == "svm":
-                self._svm_members(family, i, basis, grid, folds, plan, data.n, degeneracy)
+                self._svm_members(family, i, basis, grid, folds, plan, data.n, degeneracy, capped)
             else:
                 kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                                 solve_path=eigen_full_path(basis, self.lp_solver))
+                                 solve_path=eigen_full_path(basis, self.lp_solver), capped=capped)
                 if folds is not None:
                     kp.folds, kp.n_used = self._lp_cv(folds)
                 family.paths.append(kp)
                 family.members.append((i, None))
         return family
 
+    def _folds(self, K, basis, grid, data, plan):
+        """The fold source: each fold's basis by Rayleigh-Ritz, or decomposed anew."""
+        if self._cv_basis(plan) == "ritz":
+            return RitzFolds(K, basis.V, data.Y, data.codes, data.splits, grid)
+        return EigenFolds(K, data.Y, data.codes, data.splits, grid, self.centered, self.max_components is not None,
+                          data.groups, self.random_state, self.eigen_solver, self.lp_solver)
+
     def _lp_cv(self, folds):
         """The papers' LP on the folds: their curves and the grid points used."""
-        if self.early_stopping:
+        if self.early_stopping is True:
             return cv_lockstep(folds, True)
         curves = cross_validate(folds.lp_curves, folds.n_folds, n_jobs=self.n_jobs)
         return curves, cv_extent(curves)
 
-    def _svm_members(self, family, i, basis, grid, folds, plan, n, degeneracy):
+    def _svm_members(self, family, i, basis, grid, folds, plan, n, degeneracy, capped):
         """``formulation='svm'``: kernel ``i``'s members, one per C kept (with their CV curves)."""
         Cs, curves = plan.Cs, None
         if folds is not None:
-            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, len(grid), n,
-                                                       n_jobs=self.n_jobs)
+            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, n,
+                                                       early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs)
             if stage_one is not None:
                 family.stage_one.append((i, stage_one))
         for j, C in enumerate(Cs):
-            kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps))
+            kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
+                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss))
             if curves is not None:
                 kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
             family.paths.append(kp)
@@ -427,21 +480,28 @@ class KernelProjectionMachine(BaseKPM):
         """The eigenvector basis of the full training set and its D grid."""
         rule, n = plan.rule, K.shape[0]
         known = self.max_components  # a partial eigendecomposition when the largest D is known
+        if known is None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
+            known = SVM_MAX_COMPONENTS
         if rule.fixed_dim is not None:
             known = rule.fixed_dim if known is None else min(known, rule.fixed_dim)
         n_comp = known if known is not None and known < n - 1 else None
+        solver, tol = self.eigen_solver, 0.0
+        if solver == "auto" and n_comp is not None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
+            solver, tol = "randomized", SVM_EIGEN_TOL
         basis = EigenSubspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
-                              eigen_solver=self.eigen_solver)
+                              eigen_solver=solver, eigen_tol=tol)
         if basis.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
         largest = self._largest_dim(basis, n_comp)
+        # the grid ends below the rank: a D chosen at its end may want a larger one
+        capped = largest < basis.rank or (n_comp is not None and basis.rank >= n_comp)
         if rule.fixed_dim is not None:
             self._check_fixed_dim(rule.fixed_dim, largest, basis.rank)
             largest = rule.fixed_dim
         grid = self._grid(largest, plan.formulation)
         if rule.fixed_dim is not None and grid[-1] != largest:
             grid = np.append(grid, largest)
-        return basis, grid
+        return basis, grid, capped and rule.fixed_dim is None
 
     def _largest_dim(self, basis, n_comp):
         """The largest D considered: ``max_components``, which must not pass the rank

@@ -4,7 +4,8 @@ A KPM estimator's cross-validation is a *fold source*: for fold ``k`` it gives a
 :class:`Fold` (the fold's training features and one-vs-rest targets, its validation
 features, targets and class codes, the feature scale of the SVM and the fold's D grid) and
 the curves of the papers' LP on the fold. The exact KPM's source decomposes each fold's
-training kernel matrix anew (:class:`kpm.machine.eigen.EigenFolds`); the Nyström KPM's
+training kernel matrix anew (:class:`kpm.machine.eigen.EigenFolds`) or finds it by
+Rayleigh-Ritz in the training set's basis (:class:`kpm.machine.eigen.RitzFolds`); the Nyström KPM's
 reads rows of the landmark features (:mod:`kpm.machine.nystroem_data`, and
 :mod:`kpm.machine.dask_data` on Dask workers). The functions here run the folds in
 parallel and assemble their curves, whatever the source:
@@ -13,7 +14,8 @@ parallel and assemble their curves, whatever the source:
 * :func:`cross_validate` -- one job per fold (the LP paths), in joblib workers;
 * :func:`cross_validate_svm` -- ``formulation='svm'``: stage one of
   ``c_selection='two-stage'`` (the C of the smallest CV error at the largest D), then the
-  folds' SVM paths for each C kept.
+  folds' SVM paths for each C kept, advanced together along D (:func:`svm_d_path`, with
+  optional early stopping).
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 
-from kpm.machine.formulation import svm_c_errors, svm_fold_curves
+from kpm.hinge.svm_path import svm_c_path, svm_solver
+from kpm.machine.engine import FoldCurves, clipped_risk, pad, predict_codes
+from kpm.machine.formulation import TWO_STAGE_MAX_SWEEPS
 
-__all__ = ["Fold", "make_splits", "cross_validate", "cross_validate_svm"]
+__all__ = ["Fold", "make_splits", "cross_validate", "cross_validate_svm", "svm_d_path"]
 
 
 @dataclass
@@ -108,38 +112,106 @@ def _timed(job, k):
     return curves
 
 
-def _stage_one(fold_of, k, Cs):
-    fold = fold_of(k)
-    return fold, svm_c_errors(fold, Cs)
+def _c_errors(fold, Cs, loss, max_sweeps, d=None):
+    """The C stage on a fold: the misclassified validation points of the SVM on the fold's
+    first ``d`` columns (default: all, its largest D) for every C of the increasing ``Cs``
+    (:func:`kpm.hinge.svm_path.svm_c_path` per one-vs-rest problem, warm along C)."""
+    Z_tr, Y_tr = fold.train
+    Z_va, _, codes_va = fold.val
+    d = Z_tr.shape[1] if d is None else min(int(d), Z_tr.shape[1])
+    Z_tr, Z_va = Z_tr[:, :d], Z_va[:, :d]
+    s = np.asarray(fold.scale[:d], dtype=float)
+    Phi_va = Z_va * s
+    F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
+    for c in range(Y_tr.shape[1]):
+        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, loss=loss, max_sweeps=max_sweeps)
+        F[:, :, c] = Phi_va @ W.T + b
+    return (predict_codes(F) != codes_va[:, None]).sum(axis=0)
 
 
-def _svm_fold(fold_of, k, Cs, n_grid, max_sweeps, fold=None):
-    t0 = time.perf_counter()
-    fold = fold_of(k) if fold is None else fold
-    curves = svm_fold_curves(fold, Cs, n_grid, max_sweeps=max_sweeps, block=fold.block)
-    for c in curves:
-        c.seconds = time.perf_counter() - t0
-    return curves
+class _FoldPath:
+    """One fold's SVM paths along the D grid, one solver per one-vs-rest problem, with the
+    fold's curves so far."""
+
+    def __init__(self, fold, C, plan):
+        Z_tr, self.Y_tr = fold.train
+        Z_va, _, self.codes_va = fold.val
+        self.m = Z_tr.shape[1]
+        scale = np.asarray(fold.scale[: self.m], dtype=float)
+        self.Phi_tr, self.Phi_va = Z_tr * scale, Z_va * scale
+        self.solvers = [svm_solver(self.Phi_tr, self.Y_tr[:, c], C, loss=plan.loss, max_sweeps=plan.max_sweeps)
+                        for c in range(self.Y_tr.shape[1])]
+        self.errors, self.clipped, self.seconds, self.solved = [], [], 0.0, 0
+        self.F_va = np.zeros((len(self.codes_va), len(self.solvers)))
+        self.F_tr = np.zeros((len(self.Y_tr), len(self.solvers)))
+
+    def advance(self, D):
+        """Solve at D (capped by the fold's columns) and record the curves; the errors."""
+        t0 = time.perf_counter()
+        d = min(int(D), self.m)
+        if d > self.solved:
+            for c, solver in enumerate(self.solvers):
+                w, b = solver.solve(d)
+                self.F_va[:, c] = self.Phi_va[:, :d] @ w + b
+                self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
+            self.solved = d
+        errors = int((predict_codes(self.F_va) != self.codes_va).sum())
+        self.errors.append(errors)
+        self.clipped.append(float(clipped_risk(self.F_tr[:, None, :], self.Y_tr)[0]))
+        self.seconds += time.perf_counter() - t0
+        return errors
+
+    def curves(self, n_grid, n_used, where):
+        return FoldCurves(errors=pad(np.asarray(self.errors, dtype=float), n_grid),
+                          clipped=pad(np.asarray(self.clipped), n_grid), n_used=n_used, n_valid=n_used,
+                          fallbacks=0, failures=[], seconds=self.seconds)
 
 
-def cross_validate_svm(fold_of, n_folds, plan, n_grid, n_samples, *, n_jobs=None, prefer=None):
+def svm_d_path(folds, C, grid, plan, *, early_stopping=False):
+    """The folds' SVM paths at one C, advanced together along the D grid: their
+    :class:`~kpm.machine.engine.FoldCurves` (padded to the grid).
+
+    With ``early_stopping`` the sweep ends at the first grid D > 2 D_best + 20, D_best the
+    pooled CV minimiser so far (as the LP paths' early stopping); the curves then cover the
+    grid points reached."""
+    paths = [_FoldPath(f, C, plan) for f in folds]
+    best, best_D, n_used = np.inf, None, len(grid)
+    for gi, D in enumerate(grid):
+        total = sum(p.advance(D) for p in paths)
+        if total < best:
+            best, best_D = total, int(D)
+        if early_stopping and D > 2 * best_D + 20:
+            n_used = gi + 1
+            break
+    return [p.curves(len(grid), n_used, f.where) for p, f in zip(paths, folds)]
+
+
+def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stopping=False, n_jobs=None,
+                       prefer=None):
     """``formulation='svm'``: the folds' SVM paths for the C values of the plan.
 
-    With ``c_selection='two-stage'`` stage one first keeps the C of the smallest pooled CV
-    error of the SVM at each fold's largest D (ties -> the smaller C; the folds' data are
-    reused by stage two). Returns ``(Cs, stage_one, curves)``: the C values kept, stage
-    one's pooled CV error per C of the plan (None without stage one) and, per C kept, the
-    folds' :class:`~kpm.machine.engine.FoldCurves` (padded to ``n_grid`` points).
+    The folds' data are made first (in joblib workers: a fold may decompose its kernel
+    matrix). With ``c_selection='two-stage'`` stage one keeps the C of the smallest pooled CV
+    error of the SVM at each fold's largest D (ties -> the smaller C). Then, for each C kept,
+    the folds' paths along the D grid (:func:`svm_d_path`). Returns ``(Cs, stage_one,
+    curves)``: the C values kept, stage one's pooled CV error per C of the plan (None without
+    stage one) and, per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`.
     """
     from joblib import delayed
 
-    Cs, stage_one, folds = plan.Cs, None, [None] * n_folds
+    folds = _parallel(n_jobs, prefer)(delayed(fold_of)(k) for k in range(n_folds))
+
+    def c_stage(d=None):
+        errors = _parallel(n_jobs, prefer)(
+            delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS, d) for f in folds)
+        curve = sum(errors) / n_samples
+        return curve, plan.Cs[[int(np.argmin(curve))]]  # first minimum: ties -> the smaller C
+
+    def d_stage(C):
+        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping)
+
+    Cs, stage_one = plan.Cs, None
     if plan.two_stage:
-        out = _parallel(n_jobs, prefer)(delayed(_stage_one)(fold_of, k, Cs) for k in range(n_folds))
-        folds = [o[0] for o in out]
-        stage_one = sum(o[1] for o in out) / n_samples
-        Cs = Cs[[int(np.argmin(stage_one))]]  # first minimum: ties -> the smaller C
-    per_fold = _parallel(n_jobs, prefer)(
-        delayed(_svm_fold)(fold_of, k, Cs, n_grid, plan.max_sweeps, folds[k]) for k in range(n_folds)
-    )
-    return Cs, stage_one, [[f[i] for f in per_fold] for i in range(len(Cs))]
+        stage_one, Cs = c_stage()
+    curves = [d_stage(C) for C in Cs]
+    return Cs, stage_one, curves

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kpm.hinge.svm_path import C_PATH_MAX_SWEEPS, MAX_SWEEPS, TOL, svm_c_path, svm_paths
-from kpm.machine.engine import FoldCurves, FullPath, curve_sums, predict_codes
+from kpm.hinge.svm_path import C_PATH_MAX_SWEEPS, LOSSES, MAX_SWEEPS, TOL, svm_paths
+from kpm.machine.engine import FullPath
 from kpm.machine.rules import CV, SelectionRule, as_rule
 from kpm.validation import check_positive_grid
 
@@ -35,9 +35,8 @@ __all__ = [
     "FitPlan",
     "plan_fit",
     "c_selection_curve",
+    "LOSSES",
     "SVMFullPath",
-    "svm_fold_curves",
-    "svm_c_errors",
 ]
 
 #: The estimators' ``formulation`` values: the paper's hinge LP in S_D, the SVM in S_D, or
@@ -74,12 +73,15 @@ class FitPlan:
         ``formulation='svm'``: the sorted C values; None for the paper's LP.
     c_selection : {'two-stage', 'joint'}
         How the SVM's C is chosen with CV.
+    loss : {'squared_hinge', 'hinge'}
+        The SVM's loss.
     """
 
     rule: SelectionRule
     formulation: str
     Cs: np.ndarray | None
     c_selection: str
+    loss: str = "hinge"
 
     @property
     def two_stage(self) -> bool:
@@ -88,8 +90,8 @@ class FitPlan:
 
     @property
     def max_sweeps(self) -> int:
-        """Sweeps per grid D of the SVM paths: more with the two-stage rule's wide C grid."""
-        return TWO_STAGE_MAX_SWEEPS if self.c_selection == "two-stage" else MAX_SWEEPS
+        """Sweeps per grid D of the SVM paths: more with a wide C grid."""
+        return MAX_SWEEPS if self.c_selection == "joint" else TWO_STAGE_MAX_SWEEPS
 
 
 def plan_fit(est, *, lp_only=False) -> FitPlan:
@@ -114,7 +116,7 @@ def plan_fit(est, *, lp_only=False) -> FitPlan:
                 f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
                 f"selection must be 'cv' (got {est.selection!r}); give one C to use another rule"
             )
-    return FitPlan(rule, formulation, Cs, est.c_selection)
+    return FitPlan(rule, formulation, Cs, est.c_selection, getattr(est, "loss", "hinge"))
 
 
 def c_selection_curve(Cs, stage_one):
@@ -140,38 +142,8 @@ class SVMFullPath:
     C: float
     max_sweeps: int = MAX_SWEEPS
     row_block: int | None = None
+    loss: str = "hinge"
 
     def __call__(self, grid, Y):
-        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, max_sweeps=self.max_sweeps)
+        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps)
         return FullPath.from_paths(paths, self.Z, grid, Y, row_block=self.row_block)
-
-
-def svm_fold_curves(fold, Cs, n_grid, *, max_sweeps=MAX_SWEEPS, block=8192):
-    """A CV fold's :class:`~kpm.machine.engine.FoldCurves` for every C of ``Cs``: the SVM
-    paths on the fold's training features, their validation errors and clipped training
-    risks on the fold's grid, padded to ``n_grid`` points (sums over blocks of ``block``
-    rows). ``fold`` is a :class:`kpm.machine.folds.Fold`."""
-    Z_tr, Y_tr = fold.train
-    Z_va, Y_va, codes_va = fold.val
-    curves = []
-    for C in Cs:
-        paths = svm_paths(Z_tr, fold.scale, Y_tr, C, fold.grid, max_sweeps=max_sweeps)
-        errors, _ = curve_sums(paths, Z_va, Y_va, codes_va, np.arange(len(codes_va)), block)
-        _, clipped = curve_sums(paths, Z_tr, Y_tr, None, np.arange(len(Y_tr)), block)
-        curves.append(FoldCurves.from_paths(paths, errors, clipped / len(Y_tr), n_grid, fold.where))
-    return curves
-
-
-def svm_c_errors(fold, Cs, *, max_sweeps=TWO_STAGE_MAX_SWEEPS):
-    """Stage one of ``c_selection='two-stage'`` on a CV fold: the misclassified validation
-    points of the SVM on all the fold's columns (its largest D) for every C of the increasing
-    ``Cs`` (:func:`kpm.hinge.svm_path.svm_c_path` per one-vs-rest problem, warm along C)."""
-    Z_tr, Y_tr = fold.train
-    Z_va, _, codes_va = fold.val
-    s = np.asarray(fold.scale, dtype=float)
-    Phi_va = Z_va * s
-    F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
-    for c in range(Y_tr.shape[1]):
-        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, max_sweeps=max_sweeps)
-        F[:, :, c] = Phi_va @ W.T + b
-    return (predict_codes(F) != codes_va[:, None]).sum(axis=0)

@@ -43,7 +43,7 @@ from kpm.machine.dask_data import (
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
 from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits
-from kpm.machine.formulation import SVMFullPath
+from kpm.machine.formulation import LOSSES, SVMFullPath
 from kpm.machine.nystroem_data import (
     ROW_BLOCK,
     ConstraintGenerationFullPath,
@@ -58,6 +58,7 @@ from kpm.machine.nystroem_data import (
 )
 from kpm.spectral import LANDMARK_RULES, select_landmarks
 from kpm.validation import (
+    Boolean,
     InstanceOf,
     Integer,
     IntegerGrid,
@@ -152,6 +153,12 @@ class NystroemKPM(BaseKPM):
     c_selection : {'two-stage', 'joint'}, default='two-stage'
         ``formulation='svm'`` with CV: how C is chosen, as in
         :class:`KernelProjectionMachine`.
+    loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
+        ``formulation='svm'``: the SVM's loss, as in :class:`KernelProjectionMachine`.
+    early_stopping : bool or 'auto', default='auto'
+        ``formulation='svm'`` with CV: stop the folds' paths along D at the first D > 2
+        D_best + 20, D_best the CV minimiser so far (``'auto'``: True). The papers' LP always
+        solves every D of the grid up to the floor of the training risk.
     n_jobs : int, optional
         Folds run in parallel in joblib threads (HiGHS and BLAS release the GIL).
     memory_budget : int, optional
@@ -285,6 +292,8 @@ class NystroemKPM(BaseKPM):
         "n_components_grid": [IntegerGrid(1), None],
         "memory_budget": [Integer(1), None],
         "rank_tol": [Real(0, 1, "neither"), None],
+        "loss": [Options(*LOSSES)],
+        "early_stopping": [Boolean(), Options("auto")],
         "solver_options": [InstanceOf((dict, ConstraintGenerationOptions), "a dict or a ConstraintGenerationOptions"),
                            None],
         "random_state": [RandomState(), InstanceOf(np.random.Generator, "a numpy Generator")],
@@ -310,6 +319,8 @@ class NystroemKPM(BaseKPM):
         formulation="paper",
         C=None,
         c_selection="two-stage",
+        loss="squared_hinge",
+        early_stopping="auto",
         n_jobs=None,
         memory_budget=None,
         rank_tol=None,
@@ -334,6 +345,8 @@ class NystroemKPM(BaseKPM):
         self.formulation = formulation
         self.C = C
         self.c_selection = c_selection
+        self.loss = loss
+        self.early_stopping = early_stopping
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.rank_tol = rank_tol
@@ -441,13 +454,15 @@ class NystroemKPM(BaseKPM):
         if plan.formulation == "svm":
             Cs, curves = plan.Cs, None
             if data.n_folds:
-                Cs, stage_one, curves = cross_validate_svm(data.fold, data.n_folds, plan, len(basis.grid), data.n,
-                                                           n_jobs=self.n_jobs, prefer=self._prefer)
+                Cs, stage_one, curves = cross_validate_svm(
+                    data.fold, data.n_folds, plan, basis.grid, data.n, n_jobs=self.n_jobs, prefer=self._prefer,
+                    early_stopping=self.early_stopping if self.early_stopping != "auto" else True)
                 if stage_one is not None:
                     family.stage_one.append((0, stage_one))
             for j, C in enumerate(Cs):
                 kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid),
-                                 solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK))
+                                 solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK,
+                                                        loss=plan.loss))
                 if curves is not None:
                     kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
                 family.paths.append(kp)

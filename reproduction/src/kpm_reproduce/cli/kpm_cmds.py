@@ -114,7 +114,9 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
         model.extend_path(show_dim)
     for w in caught:  # after the status line is gone; the estimator's names are not options
         text = str(w.message)
-        show_warning(_duplicates_warning(name, text) if "cv_duplicates" in text else text)
+        if "cv_duplicates" in text:
+            text = _duplicates_warning(name, text)
+        show_warning(text.replace("Raise max_components", "Raise --max-dim").replace("(max_components)", "(--max-dim)"))
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     selection_curve(
         model, ax, X_test=Xt, y_test=yt, max_components=show_dim,

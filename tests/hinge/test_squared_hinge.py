@@ -1,0 +1,83 @@
+"""The squared-hinge SVM's finite Newton method (kpm.hinge.squared_hinge)."""
+
+import numpy as np
+import pytest
+from sklearn.svm import LinearSVC
+
+from kpm.hinge.squared_hinge import SquaredHingeSVM, exact_line_search
+from kpm.hinge.svm_path import svm_c_path, svm_path
+
+
+def _problem(n, D, seed=0, spread=1e-3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, D)) * np.geomspace(1, spread, D)  # columns of very different scales
+    y = np.where(X[:, 0] + X[:, 1:4].sum(1) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _objective(X, y, w, b, C):
+    return 0.5 * (w @ w + b * b) + C * (np.maximum(0.0, 1.0 - y * (X @ w + b)) ** 2).sum()
+
+
+@pytest.mark.parametrize("n, D, C", [(300, 10, 1.0), (500, 40, 100.0), (400, 80, 1000.0), (200, 50, 0.01)])
+def test_newton_solves_liblinears_l2_loss_svm(n, D, C):
+    """The objective is LIBLINEAR's L2-loss SVM with the bias as a feature of value 1
+    (intercept_scaling=1): the same minimiser, at any C (the dual coordinate descent of the
+    hinge slows down at large C; Newton's steps do not)."""
+    X, y = _problem(n, D)
+    solver = SquaredHingeSVM(X, y, C)
+    w, b = solver.solve(D)
+    ref = LinearSVC(C=C, loss="squared_hinge", dual=False, tol=1e-12, max_iter=100000).fit(X, y)
+    assert _objective(X, y, w, b, C) <= _objective(X, y, ref.coef_[0], ref.intercept_[0], C) * (1 + 1e-12)
+    np.testing.assert_allclose(np.r_[w, b], np.r_[ref.coef_[0], ref.intercept_[0]], atol=1e-5)
+    assert solver.iterations <= 15
+
+
+def test_warm_starts_along_d_and_c_give_the_cold_solutions():
+    X, y = _problem(400, 30, seed=1)
+    grid = np.array([1, 3, 10, 30])
+    warm = svm_path(X, np.ones(30), y, 10.0, grid, loss="squared_hinge")
+    for k, D in enumerate(grid):
+        cold = SquaredHingeSVM(X[:, :D], y, 10.0).solve(D)
+        np.testing.assert_allclose(warm.coef[k, :D], cold[0], atol=1e-8)
+        np.testing.assert_allclose(warm.intercept[k], cold[1], atol=1e-8)
+    Cs = np.logspace(-2, 3, 6)
+    W, b = svm_c_path(X, y, Cs, loss="squared_hinge")
+    for k, C in enumerate(Cs):
+        w0, b0 = SquaredHingeSVM(X, y, C).solve(30)
+        np.testing.assert_allclose(np.r_[W[k], b[k]], np.r_[w0, b0], atol=1e-7)
+
+
+def test_the_woodbury_and_the_cholesky_steps_agree():
+    """Few points in the loss (large C) take the |I| x |I| system, many the (D+1) x (D+1)
+    one: the same Newton step either way."""
+    X, y = _problem(200, 60, seed=2)
+    solver = SquaredHingeSVM(X, y, 5.0)
+    theta = np.r_[np.random.default_rng(0).standard_normal(60) * 0.1, 0.05]
+    m = y * (X @ theta[:60] + theta[60])
+    grad = np.ones(61)
+    for take in (10, 120):  # fewer rows than columns, then more
+        rows = np.flatnonzero(m < np.sort(m)[take])
+        active = np.zeros(200, bool)
+        active[rows] = True
+        F = solver._features(rows, 60)
+        step = solver._newton_solve(grad, active, rows, F, 60)
+        H = np.eye(61) + 10.0 * F.T @ F
+        np.testing.assert_allclose(H @ step, grad, atol=1e-9)
+
+
+def test_exact_line_search_is_the_minimiser_along_the_line():
+    X, y = _problem(150, 8, seed=3)
+    rng = np.random.default_rng(4)
+    C = 3.0
+    for _ in range(20):
+        theta, step = rng.standard_normal(9) * 0.3, rng.standard_normal(9)
+        A = y[:, None] * np.c_[X, np.ones(150)]
+        m, q = A @ theta, A @ step
+        if theta @ step + 0 >= 0 and -2 * C * (np.maximum(0, 1 - m) * q).sum() + theta @ step >= 0:
+            step = -step
+            q = -q
+        t = exact_line_search(float(theta @ step), float(step @ step), m, q, 2 * C)
+        f = lambda s: 0.5 * (theta + s * step) @ (theta + s * step) + C * (np.maximum(0, 1 - m - s * q) ** 2).sum()
+        ts = np.linspace(0, 3 * max(t, 1e-3), 3001)
+        assert f(t) <= min(f(s) for s in ts) + 1e-9
