@@ -229,7 +229,7 @@ def test_bad_parameters(data):
             KernelProjection(**{name: 1}).fit(X)
     with pytest.raises(ValueError, match="n_landmarks must be an integer"):
         KernelProjection(3, n_landmarks=10.0).fit(X)
-    with pytest.raises(ValueError, match=r"n_components must be an integer >= 1, a real number in \(0, 1\) or None, got '3'"):
+    with pytest.raises(ValueError, match=r"n_components must be an integer >= 1, a real number in \(0, 1\), 'rde' or None, got '3'"):
         KernelProjection("3").fit(X)
     with pytest.raises(ValueError, match="n_components must be > 0, got 0.0"):
         KernelProjection(0.0).fit(X)
@@ -476,6 +476,8 @@ def test_top_eigh_bad_input():
         KernelProjection(2, eigen_solver="randomized", random_state=0),
         KernelProjection(2, eigen_solver="nystroem", n_landmarks=15, random_state=0),
         KernelProjection(2, eigen_solver="matrix-free", random_state=0),
+        KernelProjection(2, preimage="learned", preimage_alpha=0.1),
+        KernelProjection(0.8, eigen_solver="matrix-free", preimage="mds", random_state=0),
         PCAL1(random_state=0),
         PCAL1(),
         KernelPCAL1(2, random_state=0),

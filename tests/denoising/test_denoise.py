@@ -13,6 +13,8 @@ from kpm.denoising.preimage import preimage_objective
     [
         KernelPCADenoiser(),
         KernelPCADenoiser(kernel="poly", gamma=0.1, preimage="gradient", n_components=3),
+        KernelPCADenoiser(kernel="imq", n_components=3),
+        KernelPCADenoiser(n_components=3, preimage="learned"),
         LinearPCADenoiser(),
     ]
 )
@@ -63,7 +65,8 @@ def test_fixed_point_objective_is_the_projection_distance():
     _, T = _circle(rng, 20, 0.1)
     den = KernelPCADenoiser(n_components=5, gamma=1.5).fit(X)
     Z, info = den.denoise(T, return_info=True)
-    G, sq = den._projection(T, 5)
+    G, points, sq = den.projection_.expansion(den.projection_.transform(T))
+    np.testing.assert_array_equal(points, X)
     kern = make_kernel("rbf", gamma=1.5)
     K = kern(X)
     # ||P phi(x)||^2 from the closed form equals gamma^T K gamma
@@ -108,7 +111,7 @@ def test_gradient_preimage_other_kernels(kernel, params):
     _, T = _circle(rng, 15, 0.1)
     den = KernelPCADenoiser(n_components=4, kernel=kernel, preimage="gradient", **params).fit(X)
     Z, info = den.denoise(T, return_info=True)
-    G, sq = den._projection(T, 4)
+    G, _, sq = den.projection_.expansion(den.projection_.transform(T))
     start = preimage_objective(T, G, X, den.kernel_, ctc=sq)
     assert np.all(info.objective <= start + 1e-10)
     assert Z.shape == T.shape
@@ -145,7 +148,7 @@ def test_bad_input():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(30, 3))
     with pytest.raises(ValueError, match="fixed-point.*Gaussian"):
-        KernelPCADenoiser(kernel="poly").fit(X)
+        KernelPCADenoiser(kernel="poly", preimage="fixed-point").fit(X)
     with pytest.raises(ValueError, match="larger than the rank"):
         KernelPCADenoiser(n_components=30).fit(X)
     # rank-deficient data: 3 distinct points -> centred rank 2
@@ -165,7 +168,7 @@ def test_bad_input():
         den.transform(X[:, :2])
     with pytest.raises(ValueError, match="features"):
         LinearPCADenoiser(2).fit(X).transform(X[:, :2])
-    with pytest.raises(ValueError, match=r"preimage must be one of \('fixed-point', 'gradient', 'learned'\), got 'newton'"):
+    with pytest.raises(ValueError, match=r"preimage must be one of \('auto', 'fixed-point', 'gradient', 'mds', 'learned'\), got 'newton'"):
         KernelPCADenoiser(preimage="newton").fit(X)
     with pytest.raises(ValueError, match="precomputed"):
         KernelPCADenoiser(kernel="precomputed").fit(X @ X.T)
@@ -202,7 +205,7 @@ def test_fixed_point_never_increases_the_denoising_objective(safeguard):
     _, X = _circle(rng, 200, 0.15)
     _, T = _circle(rng, 60, 0.15)
     den = KernelPCADenoiser(n_components=10, gamma=1.0).fit(X)
-    G, sq = den._projection(T, 10)
+    G, _, sq = den.projection_.expansion(den.projection_.transform(T))
     assert (G < 0).any()  # mixed-sign expansions, the case without a guarantee
     _, info = gaussian_fixed_point(G, X, 1.0, T, ctc=sq, history=True, safeguard=safeguard, tol=1e-9)
     H = info["history"]
@@ -236,3 +239,27 @@ def test_kernel_denoiser_rejects_bad_random_state(est):
     X = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(ValueError, match="random_state must be"):
         est.fit(X)
+
+
+def test_poly_kernel_denoises_with_its_default_pre_image():
+    rng = np.random.default_rng(9)
+    _, X = _circle(rng, 150, 0.1)
+    clean, noisy = _circle(rng, 30, 0.1)
+    den = KernelPCADenoiser(n_components=6, kernel="poly", degree=2, gamma=1.0).fit(X)
+    assert den.projection_.preimage_ == "gradient"
+    Z, info = den.denoise(noisy, return_info=True)
+    assert info.converged.all()
+    assert np.mean(np.sum((Z - clean) ** 2, axis=1)) < np.mean(np.sum((noisy - clean) ** 2, axis=1))
+
+
+@pytest.mark.parametrize("preimage", ["fixed-point", "gradient", "mds", "learned"])
+def test_denoiser_is_projection_then_inverse_transform(preimage):
+    rng = np.random.default_rng(10)
+    _, X = _circle(rng, 120, 0.1)
+    _, T = _circle(rng, 15, 0.1)
+    den = KernelPCADenoiser(n_components=5, gamma=2.0, preimage=preimage).fit(X)
+    proj = den.projection_
+    np.testing.assert_array_equal(den.alphas_, proj.dual_coef_)
+    init = T if preimage in ("fixed-point", "gradient") else None
+    np.testing.assert_array_equal(den.transform(T), proj.inverse_transform(proj.transform(T), init=init))
+    np.testing.assert_array_equal(den.transform_features(T, 3), proj.transform(T)[:, :3])

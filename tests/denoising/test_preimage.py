@@ -2,8 +2,16 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
+from kpm import config_context
+from kpm.exceptions import KernelMemoryError
 from kpm.kernels import make_kernel
 from kpm.denoising.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
+from kpm.denoising.preimage import (
+    LearnedPreimage,
+    fit_learned_preimage,
+    mds_preimage,
+    solve_preimages,
+)
 
 
 @pytest.fixture
@@ -212,3 +220,127 @@ def test_gradient_preimage_is_scale_invariant(problem, k):
     Zs, info_s = gradient_preimage(C, X * s, make_kernel("rbf", sigma=1.5 * s), z0 * s)
     np.testing.assert_allclose(Zs / s, Z, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(info_s["converged"], info["converged"])
+
+
+# ---------------------------------------------------------------- MDS pre-image
+@pytest.mark.parametrize("name, params", [
+    ("rbf", dict(gamma=0.3)), ("imq", dict(c=1.5)), ("poly", dict(degree=3, gamma=0.5, coef0=1.0)),
+    ("sigmoid", dict(gamma=0.05, coef0=0.1)), ("linear", {}),
+])
+def test_mds_recovers_the_image_of_an_expansion_point(name, params):
+    """Target phi(x_j): the feature distances are exact, so are the input distances, and
+    the neighbours span the input space: the MDS pre-image is x_j."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(50, 3))
+    kern = make_kernel(name, **params)
+    C = np.eye(50)[[3, 17, 40]]
+    Z, info = mds_preimage(C, X, kern, n_neighbors=8)
+    np.testing.assert_allclose(Z, X[[3, 17, 40]], atol=1e-6)
+    np.testing.assert_allclose(info["objective"], 0.0, atol=1e-9)
+    assert info["converged"].all() and not info["n_iter"].any()
+
+
+def test_mds_with_the_linear_kernel_is_exact():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 3))
+    C = rng.normal(size=(5, 40)) / 10
+    Z = mds_preimage(C, X, "linear", n_neighbors=6, return_info=False)
+    np.testing.assert_allclose(Z, C @ X, atol=1e-9)
+
+
+def test_mds_neighbours_and_single_target(problem):
+    X, C, _ = problem
+    kern = make_kernel("rbf", gamma=0.2)
+    # one neighbour: the nearest point in feature space
+    Z1 = mds_preimage(C, X, kern, n_neighbors=1, return_info=False)
+    D = 1.0 - 2.0 * (C @ kern(X, X))  # ||Psi - phi(x_i)||^2 up to a constant per row
+    np.testing.assert_array_equal(Z1, X[np.argmin(D, axis=1)])
+    # more neighbours than points: all points
+    np.testing.assert_allclose(mds_preimage(C, X, kern, n_neighbors=500, return_info=False),
+                               mds_preimage(C, X, kern, n_neighbors=120, return_info=False))
+    z, info = mds_preimage(C[0], X, kern)
+    assert z.shape == (4,) and np.ndim(info["objective"]) == 0
+    np.testing.assert_allclose(z, mds_preimage(C, X, kern, return_info=False)[0])
+    # the dot products, given, are those computed
+    np.testing.assert_allclose(mds_preimage(C, X, kern, dots=C @ kern(X, X), return_info=False),
+                               mds_preimage(C, X, kern, return_info=False), atol=1e-12)
+
+
+def test_mds_bad_input(problem):
+    RBF = make_kernel("rbf", gamma=0.2)
+    X, C, _ = problem
+    with pytest.raises(ValueError, match="the MDS pre-image converts kernel values to distances"):
+        mds_preimage(C, X, lambda A, B: A @ B.T)
+    with pytest.raises(ValueError, match="n_neighbors must be >= 1, got 0"):
+        mds_preimage(C, X, RBF, n_neighbors=0)
+    with pytest.raises(ValueError, match=r"dots must have shape \(n_targets, n_points\) = \(30, 120\)"):
+        mds_preimage(C, X, RBF, dots=np.zeros((30, 5)))
+    with pytest.raises(ValueError, match="coefs has 120 columns but there are 10 points"):
+        mds_preimage(C, X[:10], RBF)
+
+
+# ---------------------------------------------------------------- dispatcher
+def test_solve_preimages_matches_the_solvers_and_blocks(problem):
+    X, C, z0 = problem
+    kern = make_kernel("rbf", gamma=0.2)
+    Z, info = solve_preimages(C, X, kern, method="fixed-point", init=z0, max_iter=300)
+    Zr, ir = gaussian_fixed_point(C, X, 0.2, z0, max_iter=300)
+    np.testing.assert_array_equal(Z, Zr)
+    np.testing.assert_array_equal(info.n_iter, ir["n_iter"])
+    with config_context(block_bytes=8 * 4 * 120 * 7):  # targets in blocks of 7
+        Zb, ib = solve_preimages(C, X, kern, method="fixed-point", init=z0, max_iter=300)
+    np.testing.assert_allclose(Zb, Z, atol=1e-12)
+    # without init: started from the MDS pre-images, never worse than them
+    Zm, im = solve_preimages(C, X, kern, method="mds")
+    Zg, ig = solve_preimages(C, X, kern, method="gradient")
+    assert np.all(ig.objective <= im.objective + 1e-12)
+    np.testing.assert_array_equal(im.n_iter, 0)
+
+
+def test_solve_preimages_bad_input(problem):
+    RBF = make_kernel("rbf", gamma=0.2)
+    X, C, z0 = problem
+    with pytest.raises(ValueError, match=r"method must be one of \('fixed-point', 'gradient', 'mds'\)"):
+        solve_preimages(C, X, RBF, method="learned")
+    with pytest.raises(ValueError, match="the fixed-point pre-image is the Gaussian kernel's iteration"):
+        solve_preimages(C, X, make_kernel("poly"), method="fixed-point")
+    with pytest.raises(ValueError, match="init is the start of the iterative pre-images"):
+        solve_preimages(C, X, RBF, method="mds", init=z0)
+    with pytest.raises(ValueError, match=r"init must have shape \(n_targets, n_features\) = \(30, 4\)"):
+        solve_preimages(C, X, RBF, method="gradient", init=z0[:3])
+    with pytest.raises(ValueError, match="needs one of the kernels"):
+        solve_preimages(C, X, lambda A, B: A @ B.T, method="gradient", init=z0)
+
+
+# ------------------------------------------------------------------ learned map
+def test_learned_map_is_kernel_ridge_regression():
+    rng = np.random.default_rng(7)
+    Y = rng.normal(size=(40, 3))
+    X = rng.normal(size=(40, 5))
+    kern = make_kernel("rbf", gamma=0.5)
+    learned = fit_learned_preimage(Y, X, kern, alpha=0.1)
+    assert isinstance(learned, LearnedPreimage)
+    K = kern(Y)
+    np.testing.assert_allclose(learned.dual_coef, np.linalg.solve(K + 0.1 * np.eye(40), X), atol=1e-10)
+    Yn = rng.normal(size=(7, 3))
+    np.testing.assert_allclose(learned.predict(Yn), kern(Yn, Y) @ learned.dual_coef, atol=1e-12)
+    # alpha = 0 on a singular matrix (duplicated coordinates): the minimum-norm solution
+    Yd = np.vstack([Y[:10], Y[:10]])
+    Xd = np.vstack([X[:10], X[:10]])
+    dup = fit_learned_preimage(Yd, Xd, kern, alpha=0.0)
+    np.testing.assert_allclose(dup.predict(Y[:10]), X[:10], atol=1e-6)
+
+
+def test_learned_map_bad_input():
+    RBF = make_kernel("rbf", gamma=0.2)
+    rng = np.random.default_rng(8)
+    Y, X = rng.normal(size=(20, 3)), rng.normal(size=(20, 2))
+    with pytest.raises(ValueError, match="Y and X must hold the same"):
+        fit_learned_preimage(Y, X[:5], RBF)
+    with pytest.raises(ValueError, match="alpha must be >= 0, got -1.0"):
+        fit_learned_preimage(Y, X, RBF, alpha=-1.0)
+    with pytest.raises(ValueError, match="Y must have 3 columns"):
+        fit_learned_preimage(Y, X, RBF).predict(Y[:, :2])
+    with config_context(max_kernel_bytes=8 * 19 * 19):
+        with pytest.raises(KernelMemoryError, match="learned pre-image map solves an 20 x 20 kernel ridge system"):
+            fit_learned_preimage(Y, X, RBF)

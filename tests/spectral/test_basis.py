@@ -5,6 +5,7 @@ import pytest
 from sklearn.decomposition import KernelPCA
 
 from kpm import (
+    config_context,
     KernelPCADenoiser,
     KernelPCRClassifier,
     KernelPCRRegressor,
@@ -18,6 +19,7 @@ from kpm.spectral.basis import (
     EIGENSOLVERS,
     RANK_RTOL,
     EigenBasis,
+    dense_matrix_fits,
     eigen_basis,
     numerical_rank,
     nystroem_basis,
@@ -280,3 +282,34 @@ def test_arpack_products_read_one_triangle_and_match_dense():
     L = np.tril(K) + np.triu(np.full_like(K, 7.0), 1)
     w, _ = top_eigh(np.asfortranarray(L), 8, solver="arpack", random_state=0)
     np.testing.assert_allclose(w, w_ref, rtol=0, atol=1e-12 * w_ref[0])
+
+
+def test_auto_goes_matrix_free_when_the_dense_matrix_exceeds_the_budget():
+    with config_context(max_kernel_bytes=8 * 1000 * 1000):
+        assert dense_matrix_fits(1000) and not dense_matrix_fits(1001)
+        assert resolve_solver("auto", 1000, 10, matrix_free=True) == "arpack"
+        for k, grow in ((10, False), (None, False), (None, True)):
+            assert resolve_solver("auto", 1001, k, grow=grow, matrix_free=True) == "matrix-free"
+        # a caller that cannot evaluate its kernel blockwise keeps the crossovers
+        assert resolve_solver("auto", 1001, 10) == "arpack"
+        # an explicit solver is never overridden
+        assert resolve_solver("randomized", 1001, 10, matrix_free=True) == "randomized"
+    with pytest.raises(ValueError, match="matrix_free must be True or False"):
+        resolve_solver("auto", 10, 2, matrix_free="yes")
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_basis_trace_is_the_decomposed_matrix_trace(center):
+    X, _ = _data()
+    K = _rbf(X)
+    A = K - K.mean(0) - K.mean(1)[:, None] + K.mean() if center else K
+    full = eigen_basis(K, center=center)
+    assert full.trace == pytest.approx(np.trace(A), rel=1e-12)
+    assert full.eigenvalues.sum() == pytest.approx(full.trace, rel=1e-10)
+    part = eigen_basis(K, 5, center=center, solver="arpack", random_state=0)
+    assert part.truncate(3).trace == pytest.approx(np.trace(A), rel=1e-12)
+    idx = np.arange(0, 120, 3)
+    ny = nystroem_basis(K[np.ix_(idx, idx)], K[:, idx], center=center)
+    approx = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)], rcond=1e-10) @ K[idx]
+    A_ny = approx - approx.mean(0) - approx.mean(1)[:, None] + approx.mean() if center else approx
+    assert ny.trace == pytest.approx(np.trace(A_ny), rel=1e-8)

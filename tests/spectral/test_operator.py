@@ -145,8 +145,7 @@ def test_registered_eigensolver():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(n_components=None), "integer n_components"),
-        (dict(n_components=0.5), "integer n_components"),
+        (dict(n_components=None), "integer or float n_components"),
         (dict(n_components=3, kernel="precomputed"), "precomputed"),
         (dict(n_components=3, kernel=lambda A, B: A @ B.T), "callable kernel"),
         (dict(n_components=3, kernel="sigmoid"), "positive semi-definite"),
@@ -184,3 +183,23 @@ def test_arpack_residuals_meet_eigen_tol(eigen_tol):
     assert np.max(np.abs(w - exact)) <= max(10 * tol**2, 1e-13) * w[0]
     if eigen_tol == 1e-4:  # a loose tolerance is visible in the residuals (the test can fail)
         assert res.max() > 1e-12 * w[0]
+
+
+def test_matrix_free_trace_and_fraction_of_it():
+    X, _ = _data(300)
+    kernel = make_kernel("rbf", sigma=2.0)
+    basis, _ = matrix_free_basis(kernel, X, 4, random_state=0)
+    K = kernel(X)
+    assert basis.trace == pytest.approx(np.trace(center_gram(K)[0]), rel=1e-10)
+    dense = KernelProjection(0.8, sigma=2.0, eigen_solver="dense").fit(X)
+    free = KernelProjection(0.8, sigma=2.0, eigen_solver="matrix-free", random_state=0).fit(X)
+    assert free.n_components_ == dense.n_components_
+    np.testing.assert_allclose(free.explained_variance_ratio_, dense.explained_variance_ratio_, rtol=1e-8)
+
+
+def test_start_block_landmarks_fit_the_memory_budget():
+    X, _ = _data(300)
+    op = KernelOperator(make_kernel("rbf", sigma=2.0), X, center=True)
+    with config_context(max_kernel_bytes=8 * 100 * 100):
+        start = op.start_block(4, random_state=0)  # 100 landmarks instead of 300
+    assert start.shape[0] == 300 and np.linalg.matrix_rank(start) == start.shape[1]

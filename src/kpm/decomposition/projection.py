@@ -19,6 +19,13 @@ eigenvalues above ``rank_tol * lambda_max``), the columns of
 
 Any linear method applied to ``transform(X)`` is then the kernel version of that
 method (Kwak's Algorithm 1, step 5).
+
+The way back: a point ``y`` of the coordinate space is the feature-space point
+``phi_bar + sum_k y_k V^k`` (``V^k`` the unit principal directions), an expansion on the
+training points (on the landmarks, for the Nyström variant); :meth:`KernelProjection.inverse_transform`
+returns an approximate pre-image, an input point whose image is closest to it
+(:mod:`kpm.denoising.preimage`: the fixed-point iteration, gradient descent, the MDS
+pre-image of Kwok & Tsang 2004, or the learned map of Bakır et al. 2004).
 """
 
 from __future__ import annotations
@@ -29,9 +36,28 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
+from kpm.config import get_config
+from kpm.denoising.preimage import (
+    DIFFERENTIABLE_KERNELS,
+    PREIMAGE_METHODS,
+    PreimageInfo,
+    default_preimage,
+    fit_learned_preimage,
+    preimage_objective,
+    solve_preimages,
+)
+from kpm.exceptions import KernelMemoryError
+from kpm.kernels import format_bytes
 from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
-from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, nystroem_basis, resolve_solver
+from kpm.spectral.basis import (
+    EIGEN_SOLVERS,
+    RANK_RTOL,
+    dense_matrix_fits,
+    eigen_basis,
+    nystroem_basis,
+    resolve_solver,
+)
 from kpm.validation import (
     Boolean,
     Integer,
@@ -39,8 +65,10 @@ from kpm.validation import (
     Options,
     RandomState,
     Real,
+    check_bool,
     check_kernel_matrix,
     check_param,
+    check_samples,
     validate_params,
     warn_if_degenerate_kernel,
 )
@@ -62,11 +90,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
 
     Parameters
     ----------
-    n_components : int, float or None, default=None
+    n_components : int, float, 'rde' or None, default=None
         Number of coordinates D. ``None``: the full numerical rank r (Kwak's map).
         An int: the D leading coordinates (kernel PCA features); it must not exceed the
-        rank. A float in (0, 1): the smallest D whose eigenvalues hold that fraction of
-        the spectrum's mass ``trace(K~)``.
+        rank. A float in (0, 1): the smallest D whose ``explained_variance_ratio_`` sums to
+        at least that fraction (of ``trace(K~)``, the total variance; on the Nyström
+        variant, of the trace of the approximation). ``'rde'``: the relevant dimension of
+        the labels ``y`` given to :meth:`fit` (Braun, Buhmann & Müller), the
+        ``n_components_`` of :class:`kpm.RelevantDimension` with the same kernel on the
+        same data (which decomposes the uncentred n x n kernel matrix; at most the rank).
     kernel : str, callable or Kernel, default='rbf'
         See :func:`kpm.kernels.make_kernel`. ``'precomputed'``: ``fit`` takes the
         (n, n) training kernel matrix and ``transform`` an (n_test, n) matrix of kernel
@@ -111,7 +143,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ``n_landmarks`` is given; else :func:`kpm.spectral.resolve_solver` (for an
         integer ``n_components`` much smaller than n, ``'arpack'`` up to 100 components
         and ``'randomized'`` beyond, the measured crossovers; a float ``n_components``:
-        ``'dense'`` up to n = 2000, ``'randomized'`` beyond; otherwise ``'dense'``).
+        ``'dense'`` up to n = 2000, ``'randomized'`` beyond; otherwise ``'dense'``), except
+        that a kernel matrix over the memory budget ``kpm.get_config()['max_kernel_bytes']``
+        gets ``'matrix-free'`` (for a built-in kernel on feature vectors and an int or float
+        ``n_components``) instead of a ``KernelMemoryError``. ``eigen_solver_`` tells which
+        solver ran. A float ``n_components`` with ``'matrix-free'``: leading pairs are
+        computed in growing numbers until they hold the fraction.
     n_landmarks : int, optional
         Number of landmarks of the Nyström variant (default 1000, at most n). The
         landmarks are chosen by the ``landmarks`` rule with ``random_state``; the map is then
@@ -131,11 +168,48 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ``||K~ u - lambda u|| <= eigen_tol * lambda``; ``'randomized'`` and
         ``'matrix-free'``: ``||K~ u - lambda u|| <= eigen_tol * lambda_1``. The eigenvalues
         are then exact to about ``eigen_tol**2 * lambda_1`` (:doc:`/user_guide/feature_map`).
+    preimage : {'auto', 'fixed-point', 'gradient', 'mds', 'learned'}, default='auto'
+        How :meth:`inverse_transform` maps coordinates back to input space
+        (:mod:`kpm.denoising.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
+        (Schölkopf et al. 1999), ``'gradient'``: L-BFGS on the pre-image objective (any kernel
+        of ``kpm.denoising.preimage.DIFFERENTIABLE_KERNELS``), both started from the MDS
+        pre-image unless :meth:`inverse_transform` is given ``init``; ``'mds'``: the
+        non-iterative pre-image of Kwok & Tsang (2004); ``'learned'``: the kernel ridge
+        map from coordinates to inputs of Bakır, Weston & Schölkopf (2004), fitted by
+        :meth:`fit` (what scikit-learn's ``KernelPCA(fit_inverse_transform=True)`` fits; an
+        n x n system, m x m on the Nyström landmarks). ``'auto'``: ``'fixed-point'`` for the
+        Gaussian kernel, ``'gradient'`` for the other differentiable kernels; other kernels
+        (callables) have no pre-image unless ``'learned'`` is asked for. On the Nyström
+        variant the pre-images are computed from the landmark expansion.
+    preimage_alpha : float >= 0, default=1.0
+        Ridge parameter of the learned map (``preimage='learned'``).
+    preimage_max_iter : int, default=500
+        Iteration cap of the iterative pre-images.
+    preimage_tol : float > 0, default=1e-6
+        Tolerance of the iterative pre-images (fixed point: step in kernel widths; gradient:
+        relative reduction of the gradient's infinity norm).
+    preimage_neighbors : int, default=10
+        Nearest expansion points the MDS pre-image is placed among.
+    preimage_restart : {'nearest', 'best'}, default='nearest'
+        Restart rule of the fixed-point iteration when its denominator vanishes
+        (:func:`kpm.denoising.preimage.gaussian_fixed_point`).
 
     Attributes
     ----------
     eigenvalues_ : ndarray (n_components_,)
         Leading eigenvalues of the centred kernel matrix, decreasing.
+    explained_variance_ratio_ : ndarray (n_components_,)
+        ``eigenvalues_`` divided by the trace of the decomposed matrix (the total variance
+        in feature space; the sum of all its eigenvalues). On the Nyström variant, the
+        shares of the trace of the approximate (centred) kernel matrix, not of the exact one.
+    eigen_solver_ : str
+        The eigensolver that ran (``'auto'`` resolved): ``'dense'``, ``'arpack'``,
+        ``'randomized'``, ``'matrix-free'`` or ``'nystroem'``.
+    preimage_ : str or None
+        The pre-image method of :meth:`inverse_transform` (``preimage='auto'`` resolved);
+        None when there is none (a precomputed kernel, a callable kernel without ``'learned'``).
+    preimage_map_ : kpm.denoising.preimage.LearnedPreimage or None
+        The learned pre-image map (``preimage='learned'``), else None.
     eigenvectors_ : ndarray (n_samples, n_components_)
         Matching unit eigenvectors (largest-magnitude entry positive).
     dual_coef_ : ndarray (n_samples, n_components_) or (n_landmarks, n_components_)
@@ -205,6 +279,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     True
     >>> KernelProjection(10, sigma=0.5).fit(X).transform(X[:3]).shape
     (3, 10)
+    >>> kp = KernelProjection(0.9, sigma=0.5).fit(X)      # 90% of the variance
+    >>> kp.n_components_, round(float(kp.explained_variance_ratio_.sum()), 3)
+    (11, 0.902)
+    >>> Z = kp.inverse_transform(kp.transform(X[:3]))     # pre-images: back to input space
+    >>> Z.shape
+    (3, 2)
     """
 
     def __init__(
@@ -226,6 +306,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         landmarks="uniform",
         random_state=None,
         eigen_tol=None,
+        preimage="auto",
+        preimage_alpha=1.0,
+        preimage_max_iter=500,
+        preimage_tol=1e-6,
+        preimage_neighbors=10,
+        preimage_restart="nearest",
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -243,9 +329,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.landmarks = landmarks
         self.random_state = random_state
         self.eigen_tol = eigen_tol
+        self.preimage = preimage
+        self.preimage_alpha = preimage_alpha
+        self.preimage_max_iter = preimage_max_iter
+        self.preimage_tol = preimage_tol
+        self.preimage_neighbors = preimage_neighbors
+        self.preimage_restart = preimage_restart
 
     _parameter_constraints = {
-        "n_components": [Integer(1), Real(0, 1, "neither"), None],
+        "n_components": [Integer(1), Real(0, 1, "neither"), Options("rde"), None],
         "centered": [Boolean()],
         "rank_tol": [Real(0, 1, "left")],
         "residual": [Boolean()],
@@ -255,6 +347,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "landmarks": [Options(*LANDMARK_RULES)],
         "random_state": [RandomState()],
         "eigen_tol": [Real(0, 1, "neither"), None],
+        "preimage": [Options("auto", *PREIMAGE_METHODS)],
+        "preimage_alpha": [Real(0, None)],
+        "preimage_max_iter": [Integer(1)],
+        "preimage_tol": [Real(0, None, "neither")],
+        "preimage_neighbors": [Integer(1)],
+        "preimage_restart": [Options("nearest", "best")],
     }
 
     # ------------------------------------------------------------------ checks
@@ -278,12 +376,21 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 f"'matrix-free', or 'auto' choosing one); eigen_solver={self.eigen_solver!r} has none"
             )
         self._params = params
-        if self.landmarks != "uniform" and self._solver(n) != "nystroem":
+        nystroem = self.eigen_solver == "nystroem" or (
+            self.eigen_solver == "auto" and self.n_landmarks is not None
+        )
+        if self.landmarks != "uniform" and not nystroem:
             raise ValueError(
                 f"landmarks={self.landmarks!r} is used by the Nyström variant only: give "
                 "n_landmarks or eigen_solver='nystroem'"
             )
         return params
+
+    def _can_go_matrix_free(self):
+        """Whether the fitted kernel can be evaluated block by block by the matrix-free
+        solver (a built-in kernel on feature vectors other than the indefinite sigmoid)."""
+        k = self.kernel_
+        return not (k.is_precomputed or k.raw_input or k.user_defined or k.name == "sigmoid")
 
     def _solver(self, n):
         if self.eigen_solver == "nystroem" or (
@@ -291,13 +398,24 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         ):
             return "nystroem"
         nc = self._params["n_components"]
+        fraction = isinstance(nc, float)
         if self.eigen_solver == "auto":
-            fraction = isinstance(nc, float)
-            return resolve_solver("auto", n, None if fraction else nc, grow=fraction)
-        if self.eigen_solver == "matrix-free" and not isinstance(nc, int):
+            solver = resolve_solver("auto", n, None if fraction else nc, grow=fraction,
+                                    matrix_free=self._can_go_matrix_free())
+            if solver == "matrix-free" and nc is None:
+                nbytes = 8 * n * n
+                raise KernelMemoryError(
+                    f"the {n} x {n} kernel matrix needs {format_bytes(nbytes)}, over the budget of "
+                    f"{format_bytes(get_config()['max_kernel_bytes'])} "
+                    "(kpm.set_config(max_kernel_bytes=...)), and n_components=None asks for its whole "
+                    "spectrum: give an integer or float n_components (the matrix-free solver then "
+                    "computes the leading eigenpairs without the matrix) or n_landmarks (Nyström)"
+                )
+            return solver
+        if self.eigen_solver == "matrix-free" and nc is None:
             raise ValueError(
-                "eigen_solver='matrix-free' computes a given number of leading eigenpairs: give "
-                f"an integer n_components, got {nc!r}"
+                "eigen_solver='matrix-free' computes leading eigenpairs: give an integer or float "
+                "n_components, got None"
             )
         if nc is None and self.eigen_solver in ("arpack", "randomized"):
             raise ValueError(
@@ -306,6 +424,32 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             )
         return self.eigen_solver
 
+    def _check_preimage(self):
+        """``preimage_``: the pre-image method (``'auto'`` resolved), or None."""
+        kernel = self.kernel_
+        method = self.preimage
+        if kernel.is_precomputed or kernel.raw_input:
+            if method not in ("auto",):
+                what = "a precomputed kernel matrix" if kernel.is_precomputed else "non-numeric input"
+                raise ValueError(
+                    f"preimage={method!r}: pre-images are points of a numeric input space, and "
+                    f"{what} has none; use preimage='auto' (no inverse_transform)"
+                )
+            return None
+        if method == "auto":
+            return default_preimage(kernel)
+        if method == "fixed-point" and kernel.name != "rbf":
+            raise ValueError(
+                f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
+                "needs preimage='gradient' or 'mds' (poly, sigmoid, imq, linear) or 'learned'"
+            )
+        if method in ("gradient", "mds") and kernel.name not in DIFFERENTIABLE_KERNELS:
+            raise ValueError(
+                f"preimage={method!r} needs one of the kernels {DIFFERENTIABLE_KERNELS}, got "
+                f"{kernel.name!r}; use preimage='learned'"
+            )
+        return method
+
     # -------------------------------------------------------------------- fit
     def fit(self, X, y=None):
         """Eigendecompose the (centred) kernel matrix of X.
@@ -313,25 +457,45 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Parameters
         ----------
         X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
-        y : ignored
+        y : array-like (n_samples,), optional
+            Labels or real targets: used only by ``n_components='rde'`` (the relevant
+            dimension); ignored otherwise.
 
         Returns
         -------
         self
         """
-        self._fit(X)
+        self._fit(X, y)
         return self
 
     def fit_transform(self, X, y=None):
         """Fit and return the training coordinates ``Y^T = U Lambda^{1/2}``.
 
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+        y : array-like (n_samples,), optional
+            Used only by ``n_components='rde'``.
+
         Returns
         -------
         Y : ndarray (n_samples, n_components_ [+ 1 with ``residual``])
         """
-        return fit_coordinates(self, X)
+        return fit_coordinates(self, X, y)
 
-    def _fit(self, X, where="KernelProjection"):
+    def _relevant_dimension(self, X, y):
+        """``n_components='rde'``: the relevant dimension of (X, y), by
+        :class:`kpm.RelevantDimension` with this estimator's kernel."""
+        from kpm.relevance.dimension import RelevantDimension
+
+        if y is None:
+            raise ValueError(
+                "n_components='rde' is the relevant dimension of labelled data: fit(X, y) needs y"
+            )
+        rd = RelevantDimension(kernel=self.kernel_, random_state=self.random_state)
+        return int(rd.fit(X, y).n_components_)
+
+    def _fit(self, X, y=None, where="KernelProjection"):
         X = validate_kernel_input(self, X, reset=True, min_samples=2)
         n = X.shape[0]
         self._check_params(n)
@@ -345,20 +509,39 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                     "not provide"
                 )
             X = check_kernel_matrix(X, f"the {what}", psd=False)
+        self.preimage_ = self._check_preimage()
+        if self._params["n_components"] == "rde":
+            self._params["n_components"] = self._relevant_dimension(X, y)
+            self._rde = True
+        else:
+            self._rde = False
         solver = self._solver(n)
+        self.eigen_solver_ = solver
         self.X_fit_ = None if precomputed else X
         self.ritz_residuals_ = self.eigen_solver_info_ = None
+        self.preimage_map_ = None
         if solver == "nystroem":
-            return self._fit_nystroem(X, precomputed, what, where)
-        self.landmark_indices_ = None
-        self.nystroem_offset_ = None
-        if solver == "matrix-free":
-            return self._fit_matrix_free(X, where)
+            Yt, diag_c = self._fit_nystroem(X, precomputed, what, where)
+        elif solver == "matrix-free":
+            self.landmark_indices_ = None
+            self.nystroem_offset_ = None
+            Yt, diag_c = self._fit_matrix_free(X, where)
+        else:
+            self.landmark_indices_ = None
+            self.nystroem_offset_ = None
+            Yt, diag_c = self._fit_dense(X, precomputed, what, solver, where)
+        self.explained_variance_ratio_ = self.eigenvalues_ / self._basis_.trace
+        if self.preimage_ == "learned":
+            self._fit_learned(X, Yt)
+        return Yt, diag_c
 
+    def _fit_dense(self, X, precomputed, what, solver, where):
+        """Fit on the kernel matrix (formed, or given precomputed)."""
+        n = X.shape[0]
         K = X if precomputed else self.kernel_(X)
         if what is not None and not precomputed:
             K = check_kernel_matrix(K, f"the {what}", psd=False)
-        warn_if_degenerate_kernel(K, where, stacklevel=4)
+        warn_if_degenerate_kernel(K, where, stacklevel=5)
         # diagonal of the decomposed matrix (for float n_components and the residual), from
         # the column means that centring computes anyway (one pass less over K)
         diag = np.diag(K).copy()
@@ -370,7 +553,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if fraction and solver != "dense":
             # trace(H K H) = trace(K) - 1^T K 1 / n
             mass = float(diag.sum()) - (n * float(K.mean()) if self.centered else 0.0)
-            basis = self._grow_partial(K, solver, rs, nc, mass, n, name)
+            basis = self._grow_partial(
+                lambda k: self._basis(K, k, solver, rs, name, copy=True), nc, mass, n)
         else:
             # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
             # centred in place
@@ -381,7 +565,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0
         k = self._n_kept(
-            basis, float(diag_c.sum()),
+            basis,
             f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
             f"rank_tol={self.rank_tol:g} times the largest)",
         )
@@ -402,18 +586,31 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             )
         n = X.shape[0]
         rs = check_random_state(self.random_state)
-        # the degenerate-kernel diagnosis on a sample of at most 1000 points
-        sample = X if n <= 1000 else X[np.sort(rs.choice(n, 1000, replace=False))]
+        # the degenerate-kernel diagnosis on a sample of at most 1000 points (and within the
+        # memory budget)
+        size = min(n, 1000, max(2, int(np.sqrt(get_config()["max_kernel_bytes"] / 8))))
+        sample = X if size == n else X[np.sort(rs.choice(n, size, replace=False))]
         warn_if_degenerate_kernel(self.kernel_(sample), f"{where} (a sample of the kernel matrix)",
                                   stacklevel=5)
-        basis, info = matrix_free_basis(self.kernel_, X, self._params["n_components"],
-                                        center=self.centered, eigen_tol=self._eigen_tol(), rtol=self.rank_tol,
-                                        random_state=rs)
+        nc = self._params["n_components"]
+
+        def solve(k):
+            basis, info = matrix_free_basis(self.kernel_, X, k, center=self.centered,
+                                            eigen_tol=self._eigen_tol(), rtol=self.rank_tol,
+                                            random_state=rs)
+            solve.info = info
+            return basis
+
+        if isinstance(nc, float):
+            basis = self._grow_partial(solve, nc, None, n)
+        else:
+            basis = solve(nc)
+        info = solve.info
         diag = self.kernel_.diag(X)
         diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
         self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
         self.kernel_mean_ = basis.total_mean if self.centered else 0.0
-        k = self._n_kept(basis, None, f"{'centred ' if self.centered else ''}kernel matrix "
+        k = self._n_kept(basis, f"{'centred ' if self.centered else ''}kernel matrix "
                          f"(eigenvalues above rank_tol={self.rank_tol:g} times the largest)")
         self._basis_ = basis = basis.truncate(k)
         self.ritz_residuals_ = info["residuals"][:k]
@@ -433,12 +630,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         """The iterative solvers' tolerance: ``eigen_tol``, by default ``DEFAULT_EIGEN_TOL``."""
         return DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
 
-    def _n_kept(self, basis, mass, matrix):
+    def _n_kept(self, basis, matrix):
         """Set ``rank_`` (the basis's rank: eigenvalues above ``rank_tol`` times the largest and
         above the rounding level) and return the number of components kept by
-        ``n_components`` (None: the rank; an int, at most the rank; a float: that fraction
-        of ``mass``, the total variance, default the sum of the eigenvalues up to the
-        rank). ``matrix`` names the matrix in errors."""
+        ``n_components`` (None: the rank; an int, at most the rank -- the relevant dimension
+        is capped at the rank; a float: the fewest leading eigenvalues whose shares of the
+        basis's trace sum to at least that fraction, at most the rank). ``matrix`` names the
+        matrix in errors."""
         w = basis.eigenvalues
         rank = basis.rank
         if rank == 0:
@@ -460,20 +658,24 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             return rank
         if isinstance(nc, int):
             if nc > rank:
+                if self._rde:
+                    return rank
                 raise ValueError(f"n_components={nc} is larger than the rank {rank} of the {matrix}")
             return nc
-        csum = np.cumsum(np.clip(w[:rank], 0, None))
-        if mass is None:
-            mass = csum[-1]
-        return int(min(np.searchsorted(csum, nc * mass - 1e-12 * mass) + 1, rank))
+        # the same arithmetic as explained_variance_ratio_: its cumulative sum reaches nc at D
+        csum = np.cumsum(np.clip(w[:rank] / basis.trace, 0.0, None))
+        return int(min(np.searchsorted(csum, nc, side="left") + 1, rank))
 
-    def _grow_partial(self, K, solver, rs, frac, mass, n, name):
-        """Partial eigenpairs until they hold ``frac`` of the trace (float n_components)."""
+    @staticmethod
+    def _grow_partial(solve, frac, mass, n):
+        """Partial eigenpairs (``solve(k)``, a basis) until they hold ``frac`` of the trace
+        (float n_components); ``mass``: the trace, default the basis's."""
         k = min(n - 2, 32)
         while True:
-            basis = self._basis(K, k, solver, rs, name, copy=True)
+            basis = solve(k)
             w = basis.eigenvalues
-            if np.sum(np.clip(w, 0, None)) >= frac * mass or k >= n - 2 or basis.rank < len(w):
+            total = basis.trace if mass is None else mass
+            if np.sum(np.clip(w, 0, None)) >= frac * total or k >= n - 2 or basis.rank < len(w):
                 return basis
             k = min(n - 2, 2 * k)
 
@@ -495,7 +697,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Kxz = self._landmark_kernel(X, precomputed, idx)
         basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.rank_tol, landmark_indices=idx,
                                name=None if what is None else f"the landmark block of the {what}")
-        k = self._n_kept(basis, None, f"Nyström approximation of the kernel matrix ({m} landmarks)")
+        k = self._n_kept(basis, f"Nyström approximation of the kernel matrix ({m} landmarks)")
         self._basis_ = basis = basis.truncate(k)
         ny = basis.nystroem
         M, fbar, V = ny.landmark_map, ny.feature_mean, ny.rotation
@@ -516,6 +718,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 "ij,ij->i", F, F
             )
         return basis.coordinates(), diag_c
+
+    def _fit_learned(self, X, Yt):
+        """The learned pre-image map from the training coordinates (the landmarks' on the
+        Nyström variant) to the inputs."""
+        if self.landmark_indices_ is not None:
+            Yt, X = Yt[self.landmark_indices_], X[self.landmark_indices_]
+        self.preimage_map_ = fit_learned_preimage(Yt, X, self.kernel_, alpha=self.preimage_alpha)
 
     def _landmark_kernel(self, X, precomputed, idx):
         if precomputed:
@@ -589,13 +798,181 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             diag_c = dk - 2.0 * row_means + self.kernel_mean_ if self.centered else dk
         return self._finish(Yt, diag_c)
 
+    # ------------------------------------------------------ inverse transform
+    def _check_coordinates(self, Y):
+        """Validated coordinates of :meth:`transform`'s form -> the unwhitened leading
+        coordinates (m, n_components_) (a residual column is dropped)."""
+        Y = check_samples(Y, "Y", min_samples=0)
+        width = self._n_features_out
+        if Y.shape[1] != width:
+            raise ValueError(
+                f"Y has {Y.shape[1]} columns, but this KernelProjection maps to {width} coordinates "
+                f"({self.n_components_} components{' and the residual' if self.residual else ''})"
+            )
+        Y = Y[:, : self.n_components_]
+        return Y * np.sqrt(self.eigenvalues_) if self.whiten else Y
+
+    def _expansion_points(self):
+        """The expansion points: the training inputs, or the landmarks (Nyström)."""
+        if self.landmark_indices_ is not None:
+            return self.X_fit_[self.landmark_indices_]
+        return self.X_fit_
+
+    def _expansion(self, Y, points, landmark_features=None, dots=False):
+        """The feature-space points of the (unwhitened) coordinates Y as expansions on
+        ``points``: coefficients (m, p), squared norms (m,) and, with ``dots``, the dot
+        products with the expansion points' images (m, p).
+
+        Exact and matrix-free bases: ``P = phi_bar + sum_k y_k V^k`` with
+        ``V^k = sum_i dual_coef_[i, k] (phi(x_i) - phi_bar)``; ``<P, phi(x_i)>`` follows from
+        the training coordinates without kernel values. Nyström: ``P = sum_l w_l e_l`` in the
+        orthonormal landmark basis ``e_l = sum_j M[j, l] phi(z_j)``, ``w = fbar + V y``;
+        ``landmark_features`` are ``K(Z, Z) M``, the landmarks' own features.
+        """
+        if self.landmark_indices_ is not None:
+            ny = self._basis_.nystroem
+            W = ny.feature_mean + Y @ ny.rotation.T
+            coefs = W @ ny.landmark_map.T
+            sq = np.einsum("ij,ij->i", W, W)
+            D = W @ landmark_features.T if dots else None
+            return coefs, sq, D
+        A = self.dual_coef_
+        coefs = Y @ A.T
+        sq = np.einsum("ij,ij->i", Y, Y)
+        D = Y @ (self.eigenvectors_ * np.sqrt(self.eigenvalues_)).T if dots else None
+        if self.centered:
+            n = A.shape[0]
+            # <phi_bar, V^k> and the mean's weight 1/n (1 - sum_i sum_k y_k A[i, k])
+            mean_dot_v = A.T @ (self.kernel_col_means_ - self.kernel_mean_)
+            coefs += ((1.0 - coefs.sum(axis=1)) / n)[:, None]
+            along = Y @ mean_dot_v
+            sq += self.kernel_mean_ + 2.0 * along
+            if dots:
+                D += self.kernel_col_means_[None, :] + along[:, None]
+        return coefs, sq, D
+
+    def expansion(self, Y):
+        """The feature-space points with coordinates Y, as expansions on the training points.
+
+        ``P_j = phi_bar + sum_k Y[j, k] V^k = sum_i coefs[j, i] phi(points[i])``, the
+        points being the training inputs (the landmarks, on the Nyström variant): the
+        targets of the pre-image solvers of :mod:`kpm.denoising.preimage`, for calling them
+        with settings of one's own.
+
+        Parameters
+        ----------
+        Y : array-like (n_samples, n_components_ [+ 1 with ``residual``])
+            Coordinates of :meth:`transform`'s form.
+
+        Returns
+        -------
+        coefs : ndarray (n_samples, n_points)
+        points : ndarray (n_points, n_features)
+        sq_norms : ndarray (n_samples,)
+            ``||P_j||^2 = coefs[j] K coefs[j]^T``.
+        """
+        check_is_fitted(self, "eigenvalues_")
+        if self.X_fit_ is None:
+            raise ValueError(
+                "the expansion points are the training inputs, which a precomputed kernel does not have"
+            )
+        Y = self._check_coordinates(Y)
+        points = self._expansion_points()
+        coefs, sq, _ = self._expansion(Y, points)
+        return coefs, points, sq
+
+    def inverse_transform(self, Y, *, init=None, return_info=False):
+        """Approximate pre-images: input points whose images are closest to the feature-space
+        points with coordinates Y.
+
+        The coordinates (of :meth:`transform`'s form; whitened and residual columns are
+        understood) define ``P = phi_bar + sum_k y_k V^k``, an expansion on the training
+        points (the landmarks, on the Nyström variant); the pre-image ``z`` minimises
+        ``||phi(z) - P||^2`` by the method ``preimage_`` (see ``preimage``), or is the learned
+        map's image of Y. Targets are solved in blocks within ``kpm.get_config()['block_bytes']``.
+
+        Parameters
+        ----------
+        Y : array-like (n_samples, n_components_ [+ 1 with ``residual``])
+            Coordinates, e.g. ``transform(X)`` with some columns changed or zeroed (zeroing
+            the trailing ones projects onto fewer components).
+        init : array-like (n_samples, n_features), optional
+            Starting points of the iterative pre-images (``'fixed-point'``, ``'gradient'``),
+            e.g. the noisy inputs when denoising; default: the MDS pre-images (Kwok & Tsang
+            2004). Not used by ``'mds'`` and ``'learned'`` (an error if given).
+        return_info : bool, default=False
+            Also return the per-point diagnostics.
+
+        Returns
+        -------
+        Z : ndarray (n_samples, n_features)
+        info : kpm.denoising.preimage.PreimageInfo
+            Only with ``return_info=True``: iterations, convergence and the objective
+            ``||phi(z) - P||^2`` of each pre-image.
+        """
+        check_is_fitted(self, "eigenvalues_")
+        return_info = check_bool(return_info, "return_info")
+        if self.preimage_ is None:
+            why = (
+                "pre-images are points of a numeric input space, which a precomputed kernel "
+                "matrix does not have"
+                if self.kernel_.is_precomputed
+                else "pre-images need input vectors and a kernel with a pre-image method"
+                if self.kernel_.raw_input
+                else f"the {self.kernel_.name} kernel has no fixed-point, gradient or MDS "
+                "pre-image; refit with preimage='learned'"
+            )
+            raise ValueError(f"inverse_transform is not available: {why}")
+        Y = self._check_coordinates(Y)
+        m = Y.shape[0]
+        d = self.n_features_in_
+        method = self.preimage_
+        if init is not None:
+            if method in ("mds", "learned"):
+                raise ValueError(
+                    f"init is the start of the iterative pre-images; preimage={method!r} has none"
+                )
+            init = check_samples(init, "init", min_samples=0)
+            if init.shape != (m, d):
+                raise ValueError(f"init must have shape (n_samples, n_features) = ({m}, {d}), got {init.shape}")
+        Z = np.empty((m, d))
+        n_iter = np.zeros(m, dtype=int)
+        converged = np.ones(m, dtype=bool)
+        objective = np.empty(m)
+        if m == 0:
+            return (Z, PreimageInfo(n_iter, converged, objective)) if return_info else Z
+        points = self._expansion_points()
+        p = points.shape[0]
+        want_dots = method == "mds" or (init is None and method != "learned")
+        features = None
+        if want_dots and self.landmark_indices_ is not None:
+            features = self.kernel_(points) @ self._basis_.nystroem.landmark_map
+        step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(p, d))))
+        for a in range(0, m, step):
+            rows = slice(a, min(a + step, m))
+            if method == "learned":
+                Z[rows] = self.preimage_map_.predict(Y[rows])
+                if return_info:
+                    coefs, sq, _ = self._expansion(Y[rows], points)
+                    objective[rows] = preimage_objective(Z[rows], coefs, points, self.kernel_, ctc=sq)
+                continue
+            coefs, sq, D = self._expansion(Y[rows], points, features, dots=want_dots)
+            Z[rows], info = solve_preimages(
+                coefs, points, self.kernel_, method=method, init=None if init is None else init[rows],
+                ctc=sq, dots=D, n_neighbors=self.preimage_neighbors, max_iter=self.preimage_max_iter,
+                tol=self.preimage_tol, restart=self.preimage_restart)
+            n_iter[rows], converged[rows], objective[rows] = info.n_iter, info.converged, info.objective
+        if return_info:
+            return Z, PreimageInfo(n_iter=n_iter, converged=converged, objective=objective)
+        return Z
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
 
-def fit_coordinates(projection, X, *, owner="KernelProjection"):
+def fit_coordinates(projection, X, y=None, *, owner="KernelProjection"):
     """Fit ``projection`` on X and return the training coordinates, naming ``owner`` in warnings.
 
     :meth:`KernelProjection.fit_transform` for an estimator that maps its data with a
@@ -607,6 +984,8 @@ def fit_coordinates(projection, X, *, owner="KernelProjection"):
     projection : KernelProjection
         An unfitted (or to be refitted) projection; it is fitted in place.
     X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
+    y : array-like (n_samples,), optional
+        Labels, for ``n_components='rde'``.
     owner : str, default='KernelProjection'
         The model named in warnings.
 
@@ -616,5 +995,5 @@ def fit_coordinates(projection, X, *, owner="KernelProjection"):
     """
     check_param(projection, "projection", [InstanceOf(KernelProjection, "a KernelProjection")])
     check_param(owner, "owner", [InstanceOf(str, "a str")])
-    Yt, diag_c = projection._fit(X, owner)
+    Yt, diag_c = projection._fit(X, y, owner)
     return projection._finish(Yt, diag_c)

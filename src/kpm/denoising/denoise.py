@@ -11,13 +11,18 @@ approximate pre-image ``z`` of the projection (Schölkopf et al. 1999, §IV-A, �
 
     z = argmin_z ||phi(z) - P_m phi(x)||^2
 
-Pre-image methods: ``'fixed-point'`` (Gaussian kernel only; the paper's
-iteration, :func:`kpm.denoising.preimage.gaussian_fixed_point`), ``'gradient'``
-(L-BFGS with analytic gradients for rbf, poly, sigmoid, imq and linear;
-:func:`kpm.denoising.preimage.gradient_preimage`), and ``'learned'`` — scikit-learn's
-:class:`~sklearn.decomposition.KernelPCA` with ``fit_inverse_transform=True``
-(a kernel ridge regression from kernel PCA features back to inputs, Bakır et
-al. 2004), for comparison.
+:class:`KernelPCADenoiser` is :meth:`kpm.KernelProjection.transform` followed by
+:meth:`kpm.KernelProjection.inverse_transform` (one implementation of pre-images, in
+:mod:`kpm.denoising.preimage`), with the iterative pre-images started at the noisy point.
+Pre-image methods: ``'fixed-point'`` (Gaussian kernel only; the paper's iteration,
+:func:`kpm.denoising.preimage.gaussian_fixed_point`), ``'gradient'`` (L-BFGS with analytic
+gradients for rbf, poly, sigmoid, imq and linear;
+:func:`kpm.denoising.preimage.gradient_preimage`), ``'mds'`` (the non-iterative pre-image of
+Kwok & Tsang 2004, :func:`kpm.denoising.preimage.mds_preimage`) and ``'learned'`` (a kernel
+ridge regression from kernel PCA features back to inputs, Bakır et al. 2004: the map
+scikit-learn's :class:`~sklearn.decomposition.KernelPCA` fits with
+``fit_inverse_transform=True``). ``'auto'`` is the fixed point for the Gaussian kernel and
+the gradient pre-image for the other differentiable kernels.
 
 :class:`LinearPCADenoiser` is the linear PCA baseline (reconstruction from the
 first principal components).
@@ -26,7 +31,6 @@ first principal components).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
@@ -34,22 +38,15 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from kpm.base import KernelParamsMixin, check_n_components, raw_input_kernel
+from kpm.base import check_n_components, raw_input_kernel
+from kpm.denoising.preimage import PREIMAGE_METHODS, PreimageInfo
+from kpm.spectral.basis import EIGEN_SOLVERS, numerical_rank
 from kpm.validation import Integer, Options, RandomState, Real, validate_params
-from kpm.validation import check_bool, check_estimator_data, check_int, warn_if_degenerate_kernel
-from kpm.spectral.eigensolvers import center_cross_gram
-from kpm.kernels import RBFKernel
-from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis, numerical_rank
-from kpm.denoising.preimage import (
-    DIFFERENTIABLE_KERNELS,
-    gaussian_fixed_point,
-    gradient_preimage,
-    preimage_objective,
-)
+from kpm.validation import check_bool, check_estimator_data, check_int
 
 __all__ = ["KernelPCADenoiser", "LinearPCADenoiser", "PreimageInfo"]
 
-_PREIMAGES = ("fixed-point", "gradient", "learned")
+_PREIMAGES = ("auto", *PREIMAGE_METHODS)
 
 
 def _resolve_components(n_components, fitted, name="n_components"):
@@ -65,33 +62,16 @@ def _resolve_components(n_components, fitted, name="n_components"):
     return q
 
 
-@dataclass(frozen=True)
-class PreimageInfo:
-    """Diagnostics of the pre-images of one :meth:`KernelPCADenoiser.denoise` call.
-
-    Attributes
-    ----------
-    n_iter : ndarray of int (n_samples,)
-        Iterations spent on each pre-image (0 for the learned inverse).
-    converged : ndarray of bool (n_samples,)
-        Whether each pre-image met the tolerance within ``preimage_max_iter``.
-    objective : ndarray (n_samples,)
-        ``||phi(z) - P_m phi(x)||^2`` at each pre-image, from kernels (can be negative
-        for the sigmoid kernel, which is not positive definite).
-    """
-
-    n_iter: np.ndarray
-    converged: np.ndarray
-    objective: np.ndarray
-
-
-class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Denoise inputs by kernel PCA projection followed by an approximate pre-image.
 
     ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
     kernel PCA directions of the training data and returns the approximate
     pre-images (points of input space whose images are closest to the
-    projections), following Schölkopf et al. (1999) §IV.
+    projections), following Schölkopf et al. (1999) §IV: it is
+    :meth:`kpm.KernelProjection.transform` followed by
+    :meth:`kpm.KernelProjection.inverse_transform`, the iterative pre-images started at
+    the noisy point.
 
     Parameters
     ----------
@@ -114,8 +94,10 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         Constant of poly and sigmoid.
     kernel_params : dict, optional
         Other kernel parameters (e.g. ``{'c': 128}``).
-    preimage : {'fixed-point', 'gradient', 'learned'}, default='fixed-point'
-        Pre-image method. ``'fixed-point'`` needs the Gaussian kernel.
+    preimage : {'auto', 'fixed-point', 'gradient', 'mds', 'learned'}, default='auto'
+        Pre-image method (see :class:`kpm.KernelProjection`'s ``preimage``). ``'auto'``:
+        ``'fixed-point'`` for the Gaussian kernel, ``'gradient'`` for poly, sigmoid, imq and
+        linear. ``'fixed-point'`` needs the Gaussian kernel.
     preimage_max_iter : int, default=500
         Iteration cap of the pre-image solver (run by :meth:`transform`; fit does not
         iterate). Named ``max_iter`` before version 0.2.
@@ -126,16 +108,20 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         Restart rule of the fixed-point iteration when its denominator vanishes.
     alpha : float >= 0, default=1.0
         Ridge parameter of the learned inverse (``preimage='learned'`` only).
-    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free'}, default='auto'
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
         ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
         LAPACK for the whole spectrum, n <= 300 or ``n_components > n/5``; ARPACK for up
-        to 100 components; the block Krylov solver beyond).
+        to 100 components; the block Krylov solver beyond; the matrix-free solver when the
+        kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``).
     random_state : int, RandomState or None, default=None
         Seeds the partial eigensolvers.
 
     Attributes
     ----------
+    projection_ : KernelProjection
+        The fitted kernel PCA, whose :meth:`~kpm.KernelProjection.inverse_transform`
+        computes the pre-images.
     n_components_ : int
         Number of components kept.
     eigenvalues_ : ndarray of shape (n_components_,)
@@ -150,15 +136,14 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         The kernel used.
     n_features_in_ : int
         Number of input features.
-    kpca_ : sklearn.decomposition.KernelPCA
-        The fitted scikit-learn model (``preimage='learned'`` only).
 
     See Also
     --------
     LinearPCADenoiser : The linear PCA baseline.
+    kpm.KernelProjection : The kernel PCA coordinates and their pre-images.
     kpm.denoising.preimage.gaussian_fixed_point : The fixed-point pre-image iteration.
     sklearn.decomposition.KernelPCA : Kernel PCA with a learned pre-image map
-        (``preimage='learned'`` uses it).
+        (``preimage='learned'`` fits the same map).
 
     Notes
     -----
@@ -208,7 +193,7 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         degree=3,
         coef0=1.0,
         kernel_params=None,
-        preimage="fixed-point",
+        preimage="auto",
         preimage_max_iter=500,
         preimage_tol=1e-6,
         restart="nearest",
@@ -244,6 +229,9 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         -------
         self
         """
+        # imported here: kpm.decomposition.projection imports the solvers of this package
+        from kpm.decomposition.projection import KernelProjection, fit_coordinates
+
         if raw_input_kernel(self.kernel) is not None:
             raise ValueError(
                 f"kernel {self.kernel!r} takes non-numeric input (e.g. strings): denoising needs "
@@ -252,93 +240,39 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         params = validate_params(self)
         X = check_estimator_data(self, X, min_samples=2)
         n_components = params["n_components"]
-        if self.kernel == "precomputed":
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
             raise ValueError(
                 "kernel='precomputed' cannot be used for denoising: pre-images live in input space"
             )
-        kernel = self._make_kernel(X)
-        if self.preimage == "fixed-point" and not isinstance(kernel, RBFKernel):
-            raise ValueError(
-                f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
-                "needs preimage='gradient' (poly, sigmoid, imq, linear) or 'learned'"
-            )
-        if self.preimage == "gradient" and kernel.name not in DIFFERENTIABLE_KERNELS:
-            raise ValueError(
-                f"preimage='gradient' needs a kernel with analytic gradients {DIFFERENTIABLE_KERNELS}, "
-                f"got {kernel.name!r}; use preimage='learned'"
-            )
-        n = X.shape[0]
         if n_components is not None:
             # the centred Gram matrix has rank at most n - 1
-            check_n_components(n_components, n - 1)
-
-        K = kernel(X)
-        warn_if_degenerate_kernel(K, "KernelPCADenoiser")
-        basis = eigen_basis(K, n_components, center=True, solver=self.eigen_solver,
-                            random_state=self.random_state, copy=False)  # K is centred in place
-        del K
-        w, U, rank = basis.eigenvalues, basis.eigenvectors, basis.rank
-        col_means, total_mean = basis.col_means, basis.total_mean
-        if rank == 0:
+            check_n_components(n_components, X.shape[0] - 1)
+        solver = self.eigen_solver
+        if n_components is None and solver in ("arpack", "randomized", "matrix-free"):
+            solver = "dense"  # the whole spectrum: the partial solvers have nothing to add
+        projection = KernelProjection(
+            n_components, kernel=self.kernel, sigma=self.sigma, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params, eigen_solver=solver,
+            random_state=self.random_state, preimage=self.preimage, preimage_alpha=self.alpha,
+            preimage_max_iter=self.preimage_max_iter, preimage_tol=self.preimage_tol,
+            preimage_restart=self.restart,
+        )
+        fit_coordinates(projection, X, owner="KernelPCADenoiser")
+        if projection.preimage_ is None:
             raise ValueError(
-                "the centred kernel matrix is zero (all training points map to the same feature "
-                "vector): nothing to project onto"
+                f"kernel {projection.kernel_.name!r} has no fixed-point, gradient or MDS pre-image: "
+                "use preimage='learned'"
             )
-        if n_components is None:
-            q = rank
-        else:
-            q = check_n_components(n_components, rank)
-        self.eigenvalues_ = w[:q]
-        self.eigenvectors_ = U[:, :q]
-        self.alphas_ = U[:, :q] / np.sqrt(w[:q])
-        self.n_components_ = q
-        self.X_fit_ = X
-        self.kernel_ = kernel
-        self._col_means = col_means
-        self._total_mean = total_mean
-        # <phi_bar, V^k> for the squared norm of the projection
-        self._mean_dot_v = self.alphas_.T @ (col_means - total_mean)
-        if self.preimage == "learned":
-            self.kpca_ = self._fit_learned(X, q)
+        self.projection_ = projection
+        self.n_components_ = projection.n_components_
+        self.eigenvalues_ = projection.eigenvalues_
+        self.eigenvectors_ = projection.eigenvectors_
+        self.alphas_ = projection.dual_coef_
+        self.X_fit_ = projection.X_fit_
+        self.kernel_ = projection.kernel_
         return self
 
-    def _sklearn_kernel(self):
-        k = self.kernel_
-        params = k.sklearn_params()
-        if params is not None:
-            return params
-
-        def pair(a, b, _k=k):
-            return float(_k(a[None, :], b[None, :])[0, 0])
-
-        return {"kernel": pair}
-
-    def _fit_learned(self, X, q):
-        from sklearn.decomposition import KernelPCA
-
-        kpca = KernelPCA(
-            n_components=q,
-            fit_inverse_transform=True,
-            alpha=self.alpha,
-            eigen_solver="dense" if self.eigen_solver in ("auto", "dense") else self.eigen_solver,
-            random_state=self.random_state,
-            **self._sklearn_kernel(),
-        )
-        return kpca.fit(X)
-
     # ------------------------------------------------------------ transform
-    def _projection(self, X, q):
-        """gamma coefficients (m, n) and ||P_q phi(x)||^2 (m,) of the projections."""
-        Kx = self.kernel_(X, self.X_fit_)
-        Kxc = center_cross_gram(Kx, self._col_means, self._total_mean)
-        A = self.alphas_[:, :q]
-        beta = Kxc @ A
-        G = beta @ A.T
-        n = A.shape[0]
-        G += ((1.0 - G.sum(axis=1)) / n)[:, None]
-        sq_norm = self._total_mean + 2.0 * beta @ self._mean_dot_v[:q] + np.einsum("ij,ij->i", beta, beta)
-        return G, sq_norm
-
     def transform_features(self, X, n_components=None):
         """Kernel PCA features ``beta_k`` of X (projections onto the unit directions).
 
@@ -355,14 +289,14 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         check_is_fitted(self)
         X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
-        Kxc = center_cross_gram(self.kernel_(X, self.X_fit_), self._col_means, self._total_mean)
-        return Kxc @ self.alphas_[:, :q]
+        return self.projection_.transform(X)[:, :q]
 
     def denoise(self, X, n_components=None, *, return_info=False):
         """Denoise X using the first ``n_components`` fitted components.
 
         Same as :meth:`transform`, but with fewer components than were fitted if
-        asked (no refit needed; not available for ``preimage='learned'`` whose
+        asked (no refit needed: the trailing coordinates are set to zero, which projects
+        onto the leading components; not available for ``preimage='learned'`` whose
         learned inverse depends on the number of components), and with the pre-image
         diagnostics on request. The estimator is not modified.
 
@@ -392,35 +326,21 @@ class KernelPCADenoiser(KernelParamsMixin, OneToOneFeatureMixin, TransformerMixi
         return_info = check_bool(return_info, "return_info")
         X = check_estimator_data(self, X, reset=False)
         q = _resolve_components(n_components, self.n_components_)
-        G, sq_norm = self._projection(X, q)
-        if self.preimage == "learned":
-            if q != self.n_components_:
-                raise ValueError(
-                    "preimage='learned' learns its inverse for the fitted n_components only; refit "
-                    "with the number of components wanted"
-                )
-            Z = self.kpca_.inverse_transform(self.kpca_.transform(X))
-            info = PreimageInfo(
-                n_iter=np.zeros(len(X), dtype=int),
-                converged=np.ones(len(X), dtype=bool),
-                objective=preimage_objective(Z, G, self.X_fit_, self.kernel_, ctc=sq_norm),
+        projection = self.projection_
+        method = projection.preimage_
+        if method == "learned" and q != self.n_components_:
+            raise ValueError(
+                "preimage='learned' learns its inverse for the fitted n_components only; refit "
+                "with the number of components wanted"
             )
-            return (Z, info) if return_info else Z
-        if self.preimage == "fixed-point":
-            Z, raw = gaussian_fixed_point(
-                G, self.X_fit_, self.kernel_.gamma, X, max_iter=self.preimage_max_iter,
-                tol=self.preimage_tol, restart=self.restart, ctc=sq_norm,
-            )
-        else:
-            Z, raw = gradient_preimage(
-                G, self.X_fit_, self.kernel_, X, max_iter=self.preimage_max_iter, tol=self.preimage_tol,
-                ctc=sq_norm,
-            )
-        info = PreimageInfo(n_iter=raw["n_iter"], converged=raw["converged"], objective=raw["objective"])
+        Y = projection.transform(X)
+        Y[:, q:] = 0.0
+        init = X if method in ("fixed-point", "gradient") else None
+        Z, info = projection.inverse_transform(Y, init=init, return_info=True)
         n_bad = int(np.sum(~info.converged))
         if n_bad:
             warnings.warn(
-                f"{n_bad} of {len(X)} pre-images did not converge (preimage={self.preimage!r}, "
+                f"{n_bad} of {len(X)} pre-images did not converge (preimage={method!r}, "
                 f"preimage_max_iter={self.preimage_max_iter}, preimage_tol={self.preimage_tol}); the best iterates are returned (see "
                 "denoise(..., return_info=True))",
                 ConvergenceWarning,

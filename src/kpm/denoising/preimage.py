@@ -9,7 +9,7 @@ Given targets ``Psi_j = sum_i coefs[j, i] phi(points[i])`` (one per row of
 Everything is computed from kernel values: the constant ``c^T K c`` is either
 passed by the caller (``ctc``) or computed blockwise.
 
-Two solvers:
+The solvers:
 
 * :func:`gaussian_fixed_point` — the fixed-point iteration of Schölkopf et
   al. (1999), eq. for the Gaussian kernel ``k(x, y) = exp(-gamma ||x - y||^2)``
@@ -23,26 +23,110 @@ Two solvers:
 * :func:`gradient_preimage` — L-BFGS (scipy) on ``rho`` with analytic gradients,
   for any differentiable kernel: ``'rbf'``, ``'poly'``, ``'sigmoid'``, ``'imq'``
   and ``'linear'``.
+* :func:`mds_preimage` — the non-iterative pre-image of Kwok & Tsang (2004): the
+  feature-space distances of the target to its nearest expansion points are turned into
+  input-space distances through the kernel, and the point with those distances is placed
+  by multidimensional scaling in the span of the neighbours. It is also the default start
+  of the two iterative solvers in :func:`solve_preimages`.
+* :func:`fit_learned_preimage` — the learned pre-image map of Bakır, Weston & Schölkopf
+  (2004): a kernel ridge regression from feature-space coordinates back to the inputs
+  (what scikit-learn's ``KernelPCA(fit_inverse_transform=True)`` fits).
 
-Both return ``(Z, info)`` with per-target diagnostics: ``n_iter``,
-``converged`` (never set for a target that hit the iteration cap or ran out of
-restarts) and ``objective`` (``rho_j`` at the returned point, from kernels).
+:func:`solve_preimages` runs one of the expansion solvers in blocks of targets and returns
+the per-target diagnostics as a :class:`PreimageInfo`; :meth:`kpm.KernelProjection.inverse_transform`
+and :class:`kpm.KernelPCADenoiser` call it. The solvers return ``(Z, info)`` with per-target
+diagnostics: ``n_iter``, ``converged`` (never set for a target that hit the iteration cap or
+ran out of restarts) and ``objective`` (``rho_j`` at the returned point, from kernels).
+
+References
+----------
+B. Schölkopf, S. Mika, C. J. C. Burges, P. Knirsch, K.-R. Müller, G. Rätsch, A. J. Smola,
+"Input space versus feature space in kernel-based methods", IEEE TNN 10(5), 1999.
+
+J. T. Kwok, I. W. Tsang, "The pre-image problem in kernel methods", IEEE TNN 15(6), 2004.
+
+G. H. Bakır, J. Weston, B. Schölkopf, "Learning to find pre-images", NIPS 16, 2004.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from scipy import linalg
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from kpm.kernels import Kernel, make_kernel
+from kpm.config import get_config
+from kpm.exceptions import KernelMemoryError
+from kpm.kernels import Kernel, format_bytes, make_kernel
 from kpm.kernels import squared_distances as _sq_dists
-from kpm.validation import InstanceOf, Options, check_bool, check_int, check_param, check_real, check_samples
+from kpm.validation import (
+    InstanceOf,
+    Options,
+    check_bool,
+    check_int,
+    check_option,
+    check_param,
+    check_real,
+    check_samples,
+)
 
-__all__ = ["gaussian_fixed_point", "gradient_preimage", "preimage_objective"]
+__all__ = [
+    "PREIMAGE_METHODS",
+    "DIFFERENTIABLE_KERNELS",
+    "PreimageInfo",
+    "LearnedPreimage",
+    "default_preimage",
+    "gaussian_fixed_point",
+    "gradient_preimage",
+    "mds_preimage",
+    "solve_preimages",
+    "fit_learned_preimage",
+    "preimage_objective",
+]
 
 #: Names of the kernels with analytic input gradients (the gradient pre-image needs one).
+#: Their values also convert to input-space distances, as the MDS pre-image needs.
 DIFFERENTIABLE_KERNELS = ("rbf", "poly", "sigmoid", "imq", "linear")
+
+#: The pre-image methods: the three solvers of an expansion (:func:`solve_preimages`) and
+#: the learned map (:func:`fit_learned_preimage`).
+PREIMAGE_METHODS = ("fixed-point", "gradient", "mds", "learned")
+
+
+@dataclass(frozen=True)
+class PreimageInfo:
+    """Diagnostics of a batch of pre-images (one entry per target).
+
+    Attributes
+    ----------
+    n_iter : ndarray of int (n_samples,)
+        Iterations spent on each pre-image (0 for the MDS pre-image and the learned map).
+    converged : ndarray of bool (n_samples,)
+        Whether each pre-image met the tolerance within the iteration cap (always True for
+        the non-iterative methods).
+    objective : ndarray (n_samples,)
+        ``||phi(z) - P phi(x)||^2`` at each pre-image, from kernels (can be negative for
+        the sigmoid kernel, which is not positive definite).
+    """
+
+    n_iter: np.ndarray
+    converged: np.ndarray
+    objective: np.ndarray
+
+
+def default_preimage(kernel):
+    """The pre-image method that works for ``kernel``: ``'fixed-point'`` for the Gaussian
+    kernel (Schölkopf et al. 1999), ``'gradient'`` for the other kernels of
+    :data:`DIFFERENTIABLE_KERNELS`, None for the others (only the learned map, fitted on
+    request, applies to them)."""
+    name = getattr(kernel, "name", None)
+    if name == "rbf":
+        return "fixed-point"
+    if name in DIFFERENTIABLE_KERNELS:
+        return "gradient"
+    return None
 
 
 # --------------------------------------------------------------------------- validation
@@ -579,3 +663,356 @@ def _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z,
         n_iter[j] = res.nit
         converged[j] = bool(res.success) and res.nit < max_iter
         hist.append(trace)
+
+
+# ------------------------------------------------------------------------------ MDS
+def _check_targets(coefs, points):
+    """Validated ``coefs`` (m, n) and ``points`` (n, d); 1-D ``coefs``: a single target."""
+    coefs = check_samples(coefs, "coefs", min_samples=0, ensure_2d=False)
+    single = coefs.ndim == 1
+    coefs = _check_matrix("coefs", coefs[None, :] if single else coefs)
+    points = _check_matrix("points", points)
+    m, n = coefs.shape
+    if points.shape[0] != n:
+        raise ValueError(
+            f"coefs has {n} columns but there are {points.shape[0]} points: each row of coefs "
+            "must hold one coefficient per point"
+        )
+    if n == 0 or m == 0:
+        raise ValueError(f"need at least one target and one point, got coefs of shape {coefs.shape}")
+    return coefs, points, single
+
+
+def _dots(kernel, coefs, points, dots):
+    """``<Psi_j, phi(points[i])> = (K c_j)_i`` for every target j (rows), computed blockwise
+    unless given."""
+    m, n = coefs.shape
+    if dots is None:
+        return kernel.matvec(points, coefs.T).T
+    dots = np.asarray(dots, dtype=float)
+    if dots.shape != (m, n):
+        raise ValueError(f"dots must have shape (n_targets, n_points) = ({m}, {n}), got {dots.shape}")
+    if not np.all(np.isfinite(dots)):
+        raise ValueError("dots contains NaN or infinite values")
+    return dots
+
+
+def _inner_product_inverse(kernel, v):
+    """``t`` with ``kappa(t) = v`` for an inner-product kernel ``k(x, y) = kappa(<x, y>)``
+    (values outside the range of kappa are clipped to it)."""
+    name = kernel.name
+    if name == "linear":
+        return v
+    g, c0 = kernel.gamma, kernel.coef0
+    if name == "poly":
+        p = kernel.degree
+        if int(p) % 2:  # odd degree: kappa is onto, the real root
+            root = np.sign(v) * np.abs(v) ** (1.0 / p)
+        else:
+            root = np.maximum(v, 0.0) ** (1.0 / p)
+        return (root - c0) / g
+    # sigmoid: tanh(g t + c0) = v
+    return (np.arctanh(np.clip(v, -1.0 + 1e-15, 1.0 - 1e-15)) - c0) / g
+
+
+def _input_sq_distances(kernel, dots, ctc, points):
+    """Squared input-space distances from each target's pre-image to every point, from the
+    feature-space quantities (Kwok & Tsang 2004, Section III-A).
+
+    A stationary kernel ``k(x, y) = kappa(||x - y||^2)`` with ``k(x, x) = k0``: the
+    feature-space distance ``||Psi - phi(x_i)||^2 = ||Psi||^2 + k0 - 2 <Psi, phi(x_i)>``
+    is taken for ``||phi(z) - phi(x_i)||^2 = 2 k0 - 2 kappa(d_i^2)``, and inverted. An
+    inner-product kernel ``kappa(<x, y>)``: ``<z, x_i> = kappa^{-1}(<Psi, phi(x_i)>)`` and
+    ``||z||^2 = kappa^{-1}(||Psi||^2)``, so ``d_i^2 = ||z||^2 + ||x_i||^2 - 2 <z, x_i>``.
+    """
+    tiny = np.finfo(float).tiny
+    name = kernel.name
+    if name == "rbf":
+        kval = np.clip(dots + 0.5 * (1.0 - ctc)[:, None], tiny, 1.0)
+        return -np.log(kval) / kernel.gamma
+    if name == "imq":
+        c = abs(float(kernel.c))
+        k0 = 1.0 / c
+        kval = np.clip(dots + 0.5 * (k0 - ctc)[:, None], tiny, k0)
+        return np.maximum(1.0 / kval**2 - c**2, 0.0)
+    t = _inner_product_inverse(kernel, dots)
+    zz = _inner_product_inverse(kernel, ctc)
+    xx = np.einsum("ij,ij->i", points, points)
+    return np.maximum(zz[:, None] + xx[None, :] - 2.0 * t, 0.0)
+
+
+def _mds_point(points, d2, n_neighbors):
+    """The point whose squared distances to its ``n_neighbors`` nearest points are closest
+    to ``d2`` (Kwok & Tsang 2004, Section III-B), in the affine span of those neighbours."""
+    k = min(n_neighbors, points.shape[0])
+    nb = np.argpartition(d2, k - 1)[:k] if k < len(d2) else np.arange(len(d2))
+    nb = nb[np.argsort(d2[nb], kind="stable")]
+    Xn = points[nb]
+    mean = Xn.mean(axis=0)
+    # X_N H = U Lambda V^T: the neighbours' coordinates Z = Lambda V^T in the local frame U
+    U, s, Vt = linalg.svd((Xn - mean).T, full_matrices=False, check_finite=False)
+    if s.size == 0 or s[0] == 0.0:
+        return mean  # the neighbours coincide
+    q = int(np.count_nonzero(s > max(Xn.shape) * np.finfo(float).eps * s[0]))
+    s, Vt, U = s[:q], Vt[:q], U[:, :q]
+    d0 = np.sum((s[:, None] * Vt) ** 2, axis=0)  # squared norms of the neighbours' coordinates
+    z = -0.5 * (Vt @ (d2[nb] - d0)) / s
+    return U @ z + mean
+
+
+def mds_preimage(coefs, points, kernel, *, n_neighbors=10, ctc=None, dots=None, return_info=True):
+    """Non-iterative pre-images by multidimensional scaling (Kwok & Tsang 2004).
+
+    For each target ``Psi_j = sum_i coefs[j, i] phi(points[i])``: the feature-space
+    distances ``||Psi_j - phi(x_i)||^2`` are converted to input-space distances ``d_i``
+    through the kernel (stationary kernels: ``rbf``, ``imq``; inner-product kernels:
+    ``poly``, ``sigmoid``, ``linear``), and the pre-image is the point of the affine span of
+    the ``n_neighbors`` nearest points whose distances to them best match the ``d_i``: with
+    the centred neighbours ``X_N H = U Lambda V^T`` and their coordinates ``Lambda V^T``
+    of squared norms ``d0``, ``z = U (-1/2 Lambda^{-1} V^T (d^2 - d0)) + mean(X_N)``.
+
+    No iteration, no local minima; a good start for :func:`gaussian_fixed_point` and
+    :func:`gradient_preimage` (Kwok & Tsang, Section IV).
+
+    Parameters
+    ----------
+    coefs : array-like of shape (m, n) or (n,)
+        Expansion coefficients, one target per row (1-D: a single target).
+    points : array-like of shape (n, d)
+        Expansion points.
+    kernel : Kernel or str
+        One of :data:`DIFFERENTIABLE_KERNELS` (a :class:`~kpm.kernels.Kernel` or a name).
+    n_neighbors : int, default=10
+        Nearest expansion points (in feature space) the pre-image is placed among (at most n).
+    ctc : array-like of shape (m,), optional
+        ``||Psi_j||^2 = coefs[j] @ K @ coefs[j]``; computed blockwise when omitted.
+    dots : array-like of shape (m, n), optional
+        ``<Psi_j, phi(points[i])> = (K coefs[j])_i``; computed blockwise when omitted.
+    return_info : bool, default=True
+        Return ``(Z, info)`` rather than ``Z`` alone.
+
+    Returns
+    -------
+    Z : ndarray of shape (m, d) (or (d,) for a single target)
+    info : dict
+        ``n_iter`` (zeros), ``converged`` (all True), ``objective``
+        (``||phi(z) - Psi||^2`` from kernels).
+
+    References
+    ----------
+    J. T. Kwok, I. W. Tsang, "The pre-image problem in kernel methods", IEEE TNN 15(6), 2004.
+    """
+    coefs, points, single = _check_targets(coefs, points)
+    kernel = make_kernel(kernel)
+    if kernel.name not in DIFFERENTIABLE_KERNELS:
+        raise ValueError(
+            f"the MDS pre-image converts kernel values to distances, which needs one of the kernels "
+            f"{DIFFERENTIABLE_KERNELS}; got {kernel.name!r}"
+        )
+    n_neighbors = check_int(n_neighbors, "n_neighbors", minimum=1)
+    return_info = check_bool(return_info, "return_info")
+    ctc = _ctc(kernel, coefs, points, ctc)
+    dots = _dots(kernel, coefs, points, dots)
+    D2 = _input_sq_distances(kernel, dots, ctc, points)
+    Z = np.vstack([_mds_point(points, D2[j], n_neighbors) for j in range(coefs.shape[0])])
+    if not return_info:
+        return Z[0] if single else Z
+    m = coefs.shape[0]
+    obj = kernel.diag(Z) - 2.0 * np.einsum("ij,ij->i", kernel(Z, points), coefs) + ctc
+    info = {"n_iter": np.zeros(m, dtype=int), "converged": np.ones(m, dtype=bool), "objective": obj}
+    if single:
+        return Z[0], {k: v[0] for k, v in info.items()}
+    return Z, info
+
+
+# ----------------------------------------------------------------------- dispatcher
+def solve_preimages(coefs, points, kernel, *, method, init=None, ctc=None, dots=None, n_neighbors=10,
+                    max_iter=500, tol=1e-6, restart="nearest"):
+    """Pre-images of expansions ``Psi_j = sum_i coefs[j, i] phi(points[i])`` by one method.
+
+    The targets are solved in blocks whose ``(block, n)`` kernel arrays fit
+    ``kpm.get_config()['block_bytes']``.
+
+    Parameters
+    ----------
+    coefs : array-like of shape (m, n)
+    points : array-like of shape (n, d)
+    kernel : Kernel or str
+    method : {'fixed-point', 'gradient', 'mds'}
+        :func:`gaussian_fixed_point` (Gaussian kernel only), :func:`gradient_preimage` or
+        :func:`mds_preimage`.
+    init : array-like of shape (m, d), optional
+        Starting points of the iterative methods; default: the MDS pre-images (Kwok & Tsang
+        2004). Not used by ``'mds'`` (an error if given).
+    ctc : array-like of shape (m,), optional
+        ``||Psi_j||^2``; computed blockwise when omitted.
+    dots : array-like of shape (m, n), optional
+        ``<Psi_j, phi(points[i])>`` for the MDS pre-images; computed blockwise when omitted.
+    n_neighbors : int, default=10
+        Neighbours of the MDS pre-image.
+    max_iter, tol : int, float
+        Iteration cap and tolerance of the iterative methods.
+    restart : {'nearest', 'best'}, default='nearest'
+        Restart rule of the fixed-point iteration (:func:`gaussian_fixed_point`).
+
+    Returns
+    -------
+    Z : ndarray of shape (m, d)
+    info : PreimageInfo
+    """
+    method = check_option(method, "method", PREIMAGE_METHODS[:3])
+    coefs, points, _ = _check_targets(coefs, points)
+    if coefs.ndim != 2:
+        raise ValueError(f"coefs must be 2-D (one target per row), got shape {coefs.shape}")
+    kernel = make_kernel(kernel)
+    if method == "fixed-point" and kernel.name != "rbf":
+        raise ValueError(
+            f"the fixed-point pre-image is the Gaussian kernel's iteration; kernel {kernel.name!r} "
+            "needs method 'gradient' or 'mds'"
+        )
+    if kernel.name not in DIFFERENTIABLE_KERNELS:
+        raise ValueError(
+            f"the {method} pre-image needs one of the kernels {DIFFERENTIABLE_KERNELS}, got {kernel.name!r}"
+        )
+    m, n = coefs.shape
+    d = points.shape[1]
+    if init is not None:
+        if method == "mds":
+            raise ValueError("init is the start of the iterative pre-images; the MDS pre-image has none")
+        init = _check_matrix("init", init)
+        if init.shape != (m, d):
+            raise ValueError(f"init must have shape (n_targets, n_features) = ({m}, {d}), got {init.shape}")
+    ctc = _ctc(kernel, coefs, points, ctc)
+    if dots is not None:
+        dots = _dots(kernel, coefs, points, dots)
+    # a few (block, n) float64 arrays per block of targets
+    step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(n, d))))
+    Z = np.empty((m, d))
+    n_iter = np.zeros(m, dtype=int)
+    converged = np.ones(m, dtype=bool)
+    objective = np.empty(m)
+    for a in range(0, m, step):
+        rows = slice(a, min(a + step, m))
+        C, c2 = coefs[rows], ctc[rows]
+        if method == "mds" or init is None:
+            z0, info = mds_preimage(C, points, kernel, n_neighbors=n_neighbors, ctc=c2,
+                                    dots=None if dots is None else dots[rows])
+        else:
+            z0 = init[rows]
+        if method == "fixed-point":
+            z0, info = gaussian_fixed_point(C, points, kernel.gamma, z0, max_iter=max_iter, tol=tol,
+                                            restart=restart, ctc=c2)
+        elif method == "gradient":
+            z0, info = gradient_preimage(C, points, kernel, z0, max_iter=max_iter, tol=tol, ctc=c2)
+        Z[rows] = z0
+        n_iter[rows] = info["n_iter"]
+        converged[rows] = info["converged"]
+        objective[rows] = info["objective"]
+    return Z, PreimageInfo(n_iter=n_iter, converged=converged, objective=objective)
+
+
+# ---------------------------------------------------------------------- learned map
+@dataclass(frozen=True)
+class LearnedPreimage:
+    """A learned pre-image map (Bakır, Weston & Schölkopf 2004): kernel ridge regression
+    from feature-space coordinates to inputs, ``z(y) = sum_i k(y, y_i) a_i``.
+
+    Built by :func:`fit_learned_preimage`.
+
+    Attributes
+    ----------
+    kernel : Kernel
+        The kernel on coordinates.
+    coordinates : ndarray (n, D)
+        The coordinates ``y_i`` the map was fitted on.
+    dual_coef : ndarray (n, d)
+        ``a_i``: ``(K_Y + alpha I)^{-1} X``.
+    alpha : float
+        The ridge parameter.
+    """
+
+    kernel: Kernel
+    coordinates: np.ndarray
+    dual_coef: np.ndarray
+    alpha: float
+
+    def predict(self, Y):
+        """The learned pre-images ``z(y)`` of the rows of Y (kernel rows computed blockwise).
+
+        Parameters
+        ----------
+        Y : array-like of shape (m, D)
+
+        Returns
+        -------
+        ndarray of shape (m, d)
+        """
+        Y = _check_matrix("Y", Y)
+        D = self.coordinates.shape[1]
+        if Y.shape[1] != D:
+            raise ValueError(f"Y must have {D} columns (the coordinates the map was fitted on), got {Y.shape[1]}")
+        out = np.empty((Y.shape[0], self.dual_coef.shape[1]))
+        if Y.shape[0] == 0:
+            return out
+        for rows, Kb in self.kernel.blocks(Y, self.coordinates):
+            out[rows] = Kb @ self.dual_coef
+        return out
+
+
+def fit_learned_preimage(Y, X, kernel, *, alpha=1.0):
+    """Fit the learned pre-image map of Bakır, Weston & Schölkopf (2004).
+
+    Kernel ridge regression from the coordinates ``Y`` (e.g. kernel PCA features of the
+    training points) back to the inputs ``X``, with ``kernel`` evaluated on the
+    coordinates: ``a = (K_Y + alpha I)^{-1} X``. This is the map scikit-learn's
+    ``KernelPCA(fit_inverse_transform=True)`` fits (with the kernel PCA's own kernel on the
+    coordinates and ``alpha`` its ridge parameter); it solves an n x n system.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, D)
+        Coordinates of the training points.
+    X : array-like of shape (n, d)
+        Their inputs.
+    kernel : Kernel, str or callable
+        The kernel on coordinates (:func:`kpm.kernels.make_kernel`).
+    alpha : float >= 0, default=1.0
+        Ridge parameter. With ``alpha = 0`` a singular kernel matrix is pseudo-inverted.
+
+    Returns
+    -------
+    LearnedPreimage
+
+    Raises
+    ------
+    KernelMemoryError
+        If the n x n kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``.
+    """
+    Y = _check_matrix("Y", Y)
+    X = _check_matrix("X", X)
+    if Y.shape[0] != X.shape[0] or Y.shape[0] == 0:
+        raise ValueError(
+            f"Y and X must hold the same (nonzero) number of rows, got {Y.shape[0]} and {X.shape[0]}"
+        )
+    alpha = check_real(alpha, "alpha", low=0.0)
+    kernel = make_kernel(kernel)
+    n = Y.shape[0]
+    budget = get_config()["max_kernel_bytes"]
+    if 8 * n * n > budget:
+        raise KernelMemoryError(
+            f"the learned pre-image map solves an {n} x {n} kernel ridge system, "
+            f"{format_bytes(8 * n * n)} over the budget of {format_bytes(budget)} "
+            "(kpm.set_config(max_kernel_bytes=...)); the fixed-point, gradient and MDS pre-images "
+            "need no such matrix"
+        )
+    K = kernel(Y)
+    K.flat[:: n + 1] += alpha
+    try:
+        dual = linalg.cho_solve(linalg.cho_factor(K, lower=True, check_finite=False), X,
+                                check_finite=False)
+    except linalg.LinAlgError:
+        # singular (alpha = 0 on a rank-deficient K): the minimum-norm solution
+        w, V = linalg.eigh(K, check_finite=False)
+        keep = w > n * np.finfo(float).eps * max(float(w[-1]), 0.0)
+        dual = (V[:, keep] / w[keep]) @ (V[:, keep].T @ X)
+    return LearnedPreimage(kernel=kernel, coordinates=Y, dual_coef=dual, alpha=alpha)

@@ -49,7 +49,10 @@ Eigensolvers
 (``'dense'``, ``'arpack'``, ``'randomized'``, ``'matrix-free'``; the backends live in
 :mod:`kpm.spectral.eigensolvers`, and a new one is one function and one entry there) or
 ``'auto'``, resolved by :func:`resolve_solver` with the measured crossovers of
-:func:`kpm.spectral.eigensolvers.choose_solver`.
+:func:`kpm.spectral.eigensolvers.choose_solver`, and with the memory budget: a caller that
+can evaluate its kernel block by block (``matrix_free=True``) gets ``'matrix-free'`` when
+the dense n x n matrix would exceed ``kpm.get_config()['max_kernel_bytes']``
+(:func:`dense_matrix_fits`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from kpm.config import get_config
 from kpm.spectral.eigensolvers import (
     EIGENSOLVERS,
     SOLVERS,
@@ -91,6 +95,7 @@ __all__ = [
     "rounding_level",
     "landmark_map",
     "resolve_solver",
+    "dense_matrix_fits",
     "check_eigen_solver",
 ]
 
@@ -181,16 +186,29 @@ def check_eigen_solver(solver, name="eigen_solver"):
     return check_option(solver, name, EIGEN_SOLVERS)
 
 
-def resolve_solver(solver, n, n_components=None, *, grow=False):
+def dense_matrix_fits(n):
+    """Whether an n x n float64 kernel matrix fits ``kpm.get_config()['max_kernel_bytes']``."""
+    n = check_int(n, "n", minimum=0)
+    return 8 * n * n <= get_config()["max_kernel_bytes"]
+
+
+def resolve_solver(solver, n, n_components=None, *, grow=False, matrix_free=False):
     """The eigensolver that computes ``n_components`` leading eigenpairs of an n x n matrix.
 
     ``'auto'`` follows :func:`kpm.spectral.eigensolvers.choose_solver` (``'dense'`` for the whole
     spectrum or small matrices, ARPACK for a few pairs of a matrix that fits in the
     cache, the block Krylov solver beyond); ``grow=True`` when the number of pairs is
-    not known in advance. A partial solver asked for the whole spectrum is ``'dense'``.
+    not known in advance. With ``matrix_free=True`` (the caller can evaluate its kernel
+    block by block, :func:`kpm.spectral.operator.matrix_free_basis`), ``'auto'`` is
+    ``'matrix-free'`` when the dense matrix does not fit the memory budget
+    (:func:`dense_matrix_fits`), whatever the number of pairs. A partial solver asked for
+    the whole spectrum is ``'dense'``.
     """
     solver = check_eigen_solver(solver)
+    matrix_free = check_bool(matrix_free, "matrix_free")
     if solver == "auto":
+        if matrix_free and not dense_matrix_fits(n):
+            return "matrix-free"
         return choose_solver(n, None if grow else n_components, grow=grow)
     if n_components is None and not grow:
         return "dense"
@@ -237,6 +255,11 @@ class EigenBasis:
     nystroem : NystroemMap or None
         For a Nyström basis (:func:`nystroem_basis`): the kernel rows of new points are
         taken against the landmarks and mapped by it.
+    trace : float or None
+        The trace of the decomposed matrix (the sum of all its eigenvalues, the total
+        variance of the training points in feature space), where known: the dense and
+        matrix-free bases have it; for a Nyström basis it is the trace of the (centred)
+        approximation. None for :func:`operator_basis`.
     """
 
     eigenvalues: np.ndarray
@@ -247,6 +270,7 @@ class EigenBasis:
     complete: bool = True
     floor: float = 0.0
     nystroem: NystroemMap | None = None
+    trace: float | None = None
 
     def truncate(self, n_components=None):
         """The basis restricted to its ``n_components`` leading pairs (default: the rank)."""
@@ -373,7 +397,7 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
         check_psd_spectrum(w, name, scale=scale)
     floor = rounding_level(n, magnitude)
     return EigenBasis(w, U, numerical_rank(w, floor=floor, rtol=rtol), col_means, total_mean,
-                      complete=len(w) == n, floor=floor)
+                      complete=len(w) == n, floor=floor, trace=float(np.trace(A)))
 
 
 def operator_basis(matmat, n, n_components, *, center=False, solver="auto", random_state=None,
@@ -492,4 +516,6 @@ def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=
     signs = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(rank)]) if rank else np.ones(0)
     signs[signs == 0] = 1.0
     ny = NystroemMap(landmark_indices, M, fbar, V * signs)
-    return EigenBasis(lam, U * signs, rank, complete=False, floor=floor, nystroem=ny)
+    # the trace of the approximation F F^T is that of the scatter matrix F^T F
+    return EigenBasis(lam, U * signs, rank, complete=False, floor=floor, nystroem=ny,
+                      trace=float(np.trace(C)))

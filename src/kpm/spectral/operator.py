@@ -88,7 +88,8 @@ class KernelOperator:
         Threads computing row blocks (default: the number of CPUs). BLAS runs on one
         thread inside each.
     n_landmarks : int, optional
-        Landmarks of the Nyström starting block (default ``max(1000, 5 k)``, at most n).
+        Landmarks of the Nyström starting block (default ``max(1000, 5 k)``, at most n and
+        at most what fits ``kpm.get_config()['max_kernel_bytes']`` as a matrix).
 
     Attributes
     ----------
@@ -251,7 +252,9 @@ class KernelOperator:
         p chosen from its eigenvalues (:func:`_choose_block`)."""
         k = check_int(k, "k", minimum=1, maximum=self.n)
         rs = check_random_state(random_state)
-        m = min(self.n, self.n_landmarks or max(1000, 5 * k))
+        # the landmark kernel matrix within the memory budget of a formed matrix
+        fits = int(np.sqrt(get_config()["max_kernel_bytes"] / 8))
+        m = min(self.n, self.n_landmarks or max(1000, 5 * k), max(fits, 1))
         idx = select_landmarks(self.X, m, "uniform", rs)
         Z = self.X[idx]
         with threadpool_limits(limits=1, user_api="blas"):  # small: threads only busy-wait
@@ -380,12 +383,15 @@ def matrix_free_basis(kernel, X, n_components, *, center=True, eigen_tol=DEFAULT
     info["residuals"] = info["residuals"][order]
     info["start_s"] = start_s
     info["timings"] = dict(op.timings)
-    magnitude = float(np.max(kernel.diag(X)))
+    diag = kernel.diag(X)
+    magnitude = float(np.max(diag))
     floor = rounding_level(op.n, magnitude)
     col_means = total_mean = None
+    trace = float(diag.sum())
     if center:
         col_means = op.col_sums / op.n
         total_mean = float(col_means.mean())
+        trace -= op.n * total_mean  # trace(H K H) = trace(K) - 1^T K 1 / n
     basis = EigenBasis(w, U, numerical_rank(w, floor=floor, rtol=rtol), col_means, total_mean,
-                       complete=False, floor=floor)
+                       complete=False, floor=floor, trace=trace)
     return basis, info

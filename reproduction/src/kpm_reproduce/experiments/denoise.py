@@ -5,7 +5,8 @@ Four reproductions, each writing markdown + JSON (+ PNG) under ``out``:
 * :func:`run_gaussians` — ``kpm reproduce denoise-gaussians``: 11 Gaussians in R^10,
   ratio (linear-PCA MSE to the true centres) / (kernel-PCA MSE) for sigma x components.
 * :func:`run_2d` — ``kpm reproduce denoise-2d``: half circle and square; kernel PCA
-  (fixed-point pre-image), linear PCA and scikit-learn's learned pre-image side by side.
+  (fixed-point pre-image), linear PCA and the learned pre-image (the map scikit-learn's
+  ``KernelPCA(fit_inverse_transform=True)`` fits) side by side.
 * :func:`run_usps` — ``kpm reproduce denoise-usps``: USPS digits with Gaussian and speckle
   noise; digit grid, MSE-versus-components curves, the optimal-count and equal-count
   ratios, the effect of the width c, the fixed-point versus learned pre-image comparison
@@ -456,7 +457,7 @@ def run_2d(st: TwoDSettings) -> dict:
     titles = [
         ("kernel_pca", "kernel PCA, fixed-point pre-image"),
         ("linear_pca", "linear PCA, 1 component"),
-        ("learned", "scikit-learn learned pre-image"),
+        ("learned", "learned pre-image (kernel ridge)"),
     ]
     for i, (name, (clean, noisy, dense)) in enumerate(problems.items()):
         for j, (key, title) in enumerate(titles):
@@ -493,7 +494,8 @@ def run_2d(st: TwoDSettings) -> dict:
         f"[-1, 1]^2), Gaussian noise σ = {st.noise}, seed {st.seed}. Every method is fitted on the "
         "noisy points and denoises them. Kernel PCA uses "
         f"{st.n_components} components (as in the paper) with c chosen from {list(st.c_grid)}; the "
-        f"learned pre-image (scikit-learn KernelPCA(fit_inverse_transform=True)) uses the same "
+        f"learned pre-image (Bakır et al. 2004: the kernel ridge map of scikit-learn's "
+        f"KernelPCA(fit_inverse_transform=True), computed by kpm) uses the same "
         f"components with c and its ridge alpha chosen from {list(st.alpha_grid)}; linear PCA uses "
         "one component (two would reproduce the data). As in the paper, parameters are selected "
         "for the best denoising result: here the smallest symmetric (Chamfer) squared distance "
@@ -508,7 +510,7 @@ def run_2d(st: TwoDSettings) -> dict:
     for name, r in results.items():
         rows = [("noisy input", "", r["noisy"]),
                 ("kernel PCA (fixed point)", f"c={r['kernel_pca']['c']:g}", r["kernel_pca"]),
-                ("learned pre-image (sklearn)", f"c={r['learned']['c']:g}, alpha={r['learned']['alpha']:g}",
+                ("learned pre-image", f"c={r['learned']['c']:g}, alpha={r['learned']['alpha']:g}",
                  r["learned"]),
                 ("linear PCA", "1 component", r["linear_pca"])]
         for label, par, v in rows:
@@ -705,7 +707,7 @@ def usps_kernel_task(c, components, grid_components, max_iter, tol, **data):
 
 def usps_perf_task(c, components, n_images, alpha, max_iter, tol, **data):
     """Wall and CPU time of denoising ``n_images`` noisy test images (fixed point and
-    scikit-learn's learned pre-image, same kernel and components)."""
+    the learned pre-image, same kernel and components)."""
     from kpm.denoising.denoise import KernelPCADenoiser
 
     X = _usps_problem(**data)[0]
@@ -1060,7 +1062,7 @@ def _usps_markdown(st, state, ratios, kq, lq, missing):
         L += ["(n.c.: pre-images that did not converge within max_iter/restarts; they are still counted.)", ""]
     if state["comparison"]:
         n_test = 10 * st.n_test_per_digit
-        L += ["## Fixed-point versus learned (scikit-learn) and gradient pre-images", "",
+        L += ["## Fixed-point versus learned (the map of scikit-learn's KernelPCA) and gradient pre-images", "",
               "| method | n | noise | alpha | MSE | fit s | denoise s (images) | notes |",
               "|---|---|---|---|---|---|---|---|"]
         for r in state["comparison"]:
@@ -1070,7 +1072,7 @@ def _usps_markdown(st, state, ratios, kq, lq, missing):
                          f"{r['fixed_point_mse_same_images']:.2f} in {r['fixed_point_s_same_images']:.2f} s, max abs "
                          f"pixel difference {r['max_abs_diff_to_fixed_point']:.2g}; n.c. {r['not_converged']} |")
             elif r["method"] == "learned":
-                L.append(f"| learned (sklearn KernelPCA) | {r['q']} | {r['noise']} | {r['alpha']:g} | {r['mse']:.2f} | "
+                L.append(f"| learned (kernel ridge map) | {r['q']} | {r['noise']} | {r['alpha']:g} | {r['mse']:.2f} | "
                          f"{r['fit_s']:.1f} | {r['transform_s']:.2f} ({n_test}) | |")
             else:
                 fs = r.get("fit_s")
@@ -1094,7 +1096,7 @@ def _usps_markdown(st, state, ratios, kq, lq, missing):
                   f"{st.n_train_per_digit * 10} training images) {fs:.1f} s wall / {perf['fit_cpu_seconds']:.1f} s CPU "
                   f"for the fixed-point denoiser"
                   + (" (includes the eigendecomposition)" if fs is not None else "")
-                  + f"; scikit-learn learned pre-image (alpha={lp['alpha']:g}): fit {lp['fit_seconds']:.1f} s wall / "
+                  + f"; learned pre-image (alpha={lp['alpha']:g}): fit {lp['fit_seconds']:.1f} s wall / "
                   f"{lp['fit_cpu_seconds']:.1f} s CPU, denoising {lp['seconds']:.2f} s wall / {lp['cpu_seconds']:.2f} s "
                   f"CPU, MSE {lp['mse']:.2f} (fixed point: {perf['mse']:.2f}).", ""]
     L += ["![digits](denoise_usps_digits.png)", "", "![MSE curves](denoise_usps_mse.png)", "",

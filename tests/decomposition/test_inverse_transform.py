@@ -1,0 +1,369 @@
+"""KernelProjection.inverse_transform (pre-images on every basis), the explained variance, the
+relevant dimension as n_components, and the memory-aware 'auto' eigensolver."""
+
+import numpy as np
+import pytest
+from sklearn.decomposition import KernelPCA
+
+from kpm import RelevantDimension, config_context
+from kpm.decomposition.projection import KernelProjection
+from kpm.denoising.preimage import mds_preimage, preimage_objective
+from kpm.exceptions import KernelMemoryError
+from kpm.kernels import make_kernel
+from kpm.spectral.eigensolvers import center_gram
+from kpm.spectral.landmarks import select_landmarks
+
+BASES = {
+    "exact": dict(eigen_solver="dense"),
+    "nystroem": dict(eigen_solver="nystroem", n_landmarks=120, random_state=0),
+    "matrix-free": dict(eigen_solver="matrix-free", random_state=0),
+}
+METHODS = ("fixed-point", "gradient", "mds", "learned")
+
+
+def _curve(rng, n, noise):
+    t = rng.uniform(0, 2 * np.pi, n)
+    clean = np.c_[np.cos(t), np.sin(t), 0.5 * np.cos(2 * t)]  # a closed curve in R^3
+    return clean, clean + noise * rng.normal(size=clean.shape)
+
+
+@pytest.fixture(scope="module")
+def curve():
+    rng = np.random.default_rng(0)
+    _, X = _curve(rng, 250, 0.1)
+    clean, noisy = _curve(rng, 60, 0.1)
+    return X, clean, noisy
+
+
+def _mse(Z, T):
+    return float(np.mean(np.sum((Z - T) ** 2, axis=1)))
+
+
+# ------------------------------------------------------------------- pre-images
+@pytest.mark.parametrize("basis", list(BASES))
+@pytest.mark.parametrize("method", METHODS)
+def test_inverse_transform_denoises_on_every_basis(curve, basis, method):
+    X, clean, noisy = curve
+    kp = KernelProjection(8, gamma=2.0, preimage=method, preimage_alpha=0.1, **BASES[basis]).fit(X)
+    assert kp.preimage_ == method
+    Y = kp.transform(noisy)
+    Z, info = kp.inverse_transform(Y, return_info=True)
+    assert Z.shape == noisy.shape
+    np.testing.assert_array_equal(Z, kp.inverse_transform(Y))
+    assert _mse(Z, clean) < 0.75 * _mse(noisy, clean)
+    assert info.converged.all()
+    # the reported objective is ||phi(z) - P||^2 of the returned points, from kernels
+    coefs, points, sq = kp.expansion(Y)
+    np.testing.assert_allclose(info.objective, preimage_objective(Z, coefs, points, kp.kernel_, ctc=sq),
+                               atol=1e-10)
+    if method in ("fixed-point", "gradient"):
+        # started from the MDS pre-image: never worse than it in the objective
+        mds = KernelProjection(8, gamma=2.0, preimage="mds", **BASES[basis]).fit(X)
+        _, start = mds.inverse_transform(Y, return_info=True)
+        assert np.all(info.objective <= start.objective + 1e-12)
+
+
+@pytest.mark.parametrize("basis", list(BASES))
+def test_expansion_is_the_projection_onto_the_components(curve, basis):
+    X, _, noisy = curve
+    kp = KernelProjection(6, gamma=2.0, **BASES[basis]).fit(X)
+    Y = kp.transform(noisy)
+    coefs, points, sq = kp.expansion(Y)
+    kern = make_kernel("rbf", gamma=2.0)
+    K = kern(points)
+    np.testing.assert_allclose(sq, np.einsum("ij,jk,ik->i", coefs, K, coefs), rtol=1e-9)
+    # the coordinates of the expansion are Y: <P - phi_bar, V^k> = y_k, with the directions
+    # V^k taken from transform of the expansion points (their coordinates)
+    if basis == "nystroem":
+        np.testing.assert_array_equal(points, X[kp.landmark_indices_])
+    else:
+        np.testing.assert_array_equal(points, X)
+        Yfit = kp.transform(X)
+        mean_row = K.mean(axis=0)  # <phi_bar, phi(x_i)>
+        dots = coefs @ K
+        # <P, phi(x_i)> = <phi_bar, phi(x_i)> + <P - phi_bar, phi(x_i) - phi_bar> + <P - phi_bar, phi_bar>
+        P_bar = coefs @ mean_row - K.mean()
+        np.testing.assert_allclose(dots, mean_row + Y @ Yfit.T + P_bar[:, None], atol=1e-8)
+
+
+@pytest.mark.parametrize("basis", ["exact", "nystroem"])
+def test_mds_from_the_closed_form_dot_products_equals_the_kernel_ones(curve, basis):
+    X, _, noisy = curve
+    kp = KernelProjection(6, gamma=2.0, preimage="mds", preimage_neighbors=7, **BASES[basis]).fit(X)
+    Y = kp.transform(noisy)
+    coefs, points, sq = kp.expansion(Y)
+    ref = mds_preimage(coefs, points, kp.kernel_, n_neighbors=7, return_info=False)  # K c
+    np.testing.assert_allclose(kp.inverse_transform(Y), ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["fixed-point", "gradient", "mds"])
+@pytest.mark.parametrize("basis", ["exact", "all-landmarks"])
+def test_full_rank_map_inverts_the_training_points(basis, method):
+    """With every direction kept, a training point's projection is its own image: the
+    pre-image is the point itself."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    kw = dict(n_landmarks=40, random_state=0) if basis == "all-landmarks" else {}
+    kp = KernelProjection(kernel="rbf", sigma=1.5, preimage=method, preimage_tol=1e-10,
+                          preimage_max_iter=2000, **kw).fit(X)
+    Z, info = kp.inverse_transform(kp.transform(X[:8]), return_info=True)
+    np.testing.assert_allclose(Z, X[:8], atol=1e-4)
+    np.testing.assert_allclose(info.objective, 0.0, atol=1e-8)
+
+
+def test_learned_map_is_scikit_learns(curve):
+    X, _, noisy = curve
+    for alpha in (1e-3, 0.1, 1.0):
+        ours = KernelProjection(8, gamma=2.0, preimage="learned", preimage_alpha=alpha).fit(X)
+        ref = KernelPCA(8, kernel="rbf", gamma=2.0, fit_inverse_transform=True, alpha=alpha,
+                        eigen_solver="dense").fit(X)
+        np.testing.assert_allclose(ours.inverse_transform(ours.transform(noisy)),
+                                   ref.inverse_transform(ref.transform(noisy)), atol=1e-8)
+    # on the Nyström variant the map is fitted on the landmarks (an m x m system)
+    ny = KernelProjection(8, gamma=2.0, preimage="learned", n_landmarks=50, random_state=0).fit(X)
+    assert ny.preimage_map_.coordinates.shape == (50, 8)
+    np.testing.assert_allclose(ny.preimage_map_.coordinates, ny.transform(X[ny.landmark_indices_]),
+                               atol=1e-12)
+
+
+def test_learned_map_without_ridge_interpolates_the_training_points():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 4))
+    kp = KernelProjection(12, sigma=1.0, preimage="learned", preimage_alpha=0.0).fit(X)
+    np.testing.assert_allclose(kp.inverse_transform(kp.transform(X)), X, atol=1e-6)
+
+
+def test_whitened_and_residual_coordinates_invert_alike(curve):
+    X, _, noisy = curve
+    plain = KernelProjection(6, gamma=2.0).fit(X)
+    Z = plain.inverse_transform(plain.transform(noisy))
+    for kw in (dict(whiten=True), dict(residual=True), dict(whiten=True, residual=True)):
+        other = KernelProjection(6, gamma=2.0, **kw).fit(X)
+        np.testing.assert_allclose(other.inverse_transform(other.transform(noisy)), Z, atol=1e-9)
+
+
+def test_zeroed_trailing_coordinates_project_onto_fewer_components(curve):
+    X, _, noisy = curve
+    big = KernelProjection(8, gamma=2.0, eigen_solver="dense").fit(X)
+    small = KernelProjection(3, gamma=2.0, eigen_solver="dense").fit(X)
+    Y = big.transform(noisy)
+    Y[:, 3:] = 0.0
+    np.testing.assert_allclose(big.inverse_transform(Y), small.inverse_transform(small.transform(noisy)),
+                               atol=1e-7)
+
+
+def test_init_starts_the_iterative_pre_images(curve):
+    X, clean, noisy = curve
+    kp = KernelProjection(8, gamma=2.0).fit(X)
+    Y = kp.transform(noisy)
+    Z, info = kp.inverse_transform(Y, init=noisy, return_info=True)
+    Z0, info0 = kp.inverse_transform(Y, return_info=True)
+    # the same minima from two starts (this objective has one basin near the curve)
+    np.testing.assert_allclose(Z, Z0, atol=1e-4)
+    one, _ = kp.inverse_transform(Y[:1], init=noisy[:1], return_info=True)
+    np.testing.assert_allclose(one, Z[:1], atol=1e-12)  # each row on its own
+    capped = KernelProjection(8, gamma=2.0, preimage_max_iter=1, preimage_tol=1e-12).fit(X)
+    Zc, ic = capped.inverse_transform(Y, init=noisy, return_info=True)
+    assert np.all(ic.n_iter == 1) and not ic.converged.any()
+    assert not np.allclose(Zc, noisy)  # one step from the given start
+
+
+def test_inverse_transform_is_invariant_to_subsets_and_order(curve):
+    X, _, noisy = curve
+    for method in ("fixed-point", "mds", "learned"):
+        kp = KernelProjection(5, gamma=2.0, preimage=method).fit(X)
+        Y = kp.transform(noisy)
+        full = kp.inverse_transform(Y)
+        perm = np.random.default_rng(0).permutation(len(Y))
+        np.testing.assert_allclose(kp.inverse_transform(Y[perm]), full[perm], atol=1e-12)
+        np.testing.assert_allclose(kp.inverse_transform(Y[10:20]), full[10:20], atol=1e-12)
+        with config_context(block_bytes=8 * 4 * len(X) * 7):  # blocks of 7 targets
+            np.testing.assert_allclose(kp.inverse_transform(Y), full, atol=1e-12)
+
+
+def test_inverse_transform_leaves_the_estimator_unchanged(curve):
+    X, _, noisy = curve
+    kp = KernelProjection(5, gamma=2.0, preimage="learned").fit(X)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(kp).items()}
+    kp.inverse_transform(kp.transform(noisy), return_info=True)
+    assert set(vars(kp)) == set(before)
+    for k, v in vars(kp).items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, before[k])
+
+
+@pytest.mark.parametrize("kernel, params, method", [
+    ("poly", dict(degree=3, gamma=0.5), "gradient"),
+    ("imq", dict(kernel_params={"c": 1.0}), "gradient"),
+    ("linear", {}, "gradient"),
+    ("sigmoid", dict(gamma=0.2, coef0=0.1), "gradient"),
+])
+def test_default_preimage_of_other_kernels(curve, kernel, params, method):
+    X, _, noisy = curve
+    kp = KernelProjection(3, kernel=kernel, **params).fit(X)
+    assert kp.preimage_ == method
+    Y = kp.transform(noisy)
+    Z, info = kp.inverse_transform(Y, return_info=True)
+    mds = KernelProjection(3, kernel=kernel, preimage="mds", **params).fit(X)
+    Zm, im = mds.inverse_transform(Y, return_info=True)
+    assert np.all(info.objective <= im.objective + 1e-10)
+    assert np.all(np.isfinite(Zm))
+
+
+def test_linear_kernel_pre_image_is_linear_pca_reconstruction(curve):
+    X, _, noisy = curve
+    for method in ("gradient", "mds"):
+        kp = KernelProjection(2, kernel="linear", preimage=method).fit(X)
+        Z = kp.inverse_transform(kp.transform(noisy))
+        mean = X.mean(axis=0)
+        _, _, Vt = np.linalg.svd(X - mean, full_matrices=False)
+        W = Vt[:2]
+        np.testing.assert_allclose(Z, mean + (noisy - mean) @ W.T @ W, atol=1e-6)
+
+
+def test_inverse_transform_errors(curve):
+    X, _, noisy = curve
+    kp = KernelProjection(4, gamma=2.0).fit(X)
+    Y = kp.transform(noisy)
+    with pytest.raises(ValueError, match="Y has 3 columns, but this KernelProjection maps to 4"):
+        kp.inverse_transform(Y[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        kp.inverse_transform(np.full((2, 4), np.nan))
+    with pytest.raises(ValueError, match=r"init must have shape \(n_samples, n_features\) = \(60, 3\)"):
+        kp.inverse_transform(Y, init=noisy[:5])
+    with pytest.raises(ValueError, match="return_info must be True or False"):
+        kp.inverse_transform(Y, return_info=1)
+    for method in ("mds", "learned"):
+        other = KernelProjection(4, gamma=2.0, preimage=method).fit(X)
+        with pytest.raises(ValueError, match=f"init is the start of the iterative pre-images; preimage='{method}'"):
+            other.inverse_transform(Y, init=noisy)
+    pre = KernelProjection(4, kernel="precomputed").fit(make_kernel("rbf", gamma=2.0)(X))
+    assert pre.preimage_ is None
+    with pytest.raises(ValueError, match="inverse_transform is not available: .*precomputed"):
+        pre.inverse_transform(Y)
+    with pytest.raises(ValueError, match="preimage='learned': pre-images are points of a numeric input"):
+        KernelProjection(4, kernel="precomputed", preimage="learned").fit(make_kernel("rbf", gamma=2.0)(X))
+    call = KernelProjection(4, kernel=lambda A, B: (A @ B.T + 1.0) ** 2).fit(X)
+    with pytest.raises(ValueError, match="refit with preimage='learned'"):
+        call.inverse_transform(call.transform(noisy))
+    learned = KernelProjection(4, kernel=lambda A, B: (A @ B.T + 1.0) ** 2, preimage="learned").fit(X)
+    assert learned.inverse_transform(learned.transform(noisy)).shape == noisy.shape
+    with pytest.raises(ValueError, match="preimage='fixed-point' is the Gaussian-kernel iteration"):
+        KernelProjection(4, kernel="poly", preimage="fixed-point").fit(X)
+    with pytest.raises(ValueError, match="preimage='mds' needs one of the kernels"):
+        KernelProjection(4, kernel=lambda A, B: A @ B.T, preimage="mds").fit(X)
+    for name, value, match in [
+        ("preimage", "newton", r"preimage must be one of \('auto', 'fixed-point', 'gradient', 'mds', 'learned'\)"),
+        ("preimage_alpha", -1.0, "preimage_alpha must be >= 0, got -1.0"),
+        ("preimage_max_iter", 0, "preimage_max_iter must be >= 1, got 0"),
+        ("preimage_tol", 0.0, "preimage_tol must be > 0, got 0.0"),
+        ("preimage_neighbors", 0, "preimage_neighbors must be >= 1, got 0"),
+        ("preimage_restart", "far", r"preimage_restart must be one of \('nearest', 'best'\)"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            KernelProjection(4, **{name: value}).fit(X)
+
+
+def test_learned_map_over_the_memory_budget_is_a_clear_error(curve):
+    X, _, _ = curve
+    with config_context(max_kernel_bytes=8 * 200 * 200):
+        with pytest.raises(KernelMemoryError, match="learned pre-image map solves an 250 x 250"):
+            KernelProjection(4, gamma=2.0, preimage="learned", eigen_solver="matrix-free",
+                             random_state=0).fit(X)
+
+
+# ----------------------------------------------------------- explained variance
+def test_explained_variance_ratio_is_the_share_of_the_centred_trace(curve):
+    X, _, _ = curve
+    K = make_kernel("rbf", gamma=2.0)(X)
+    trace = np.trace(center_gram(K)[0])
+    full = KernelProjection(gamma=2.0).fit(X)
+    np.testing.assert_allclose(full.explained_variance_ratio_, full.eigenvalues_ / trace, rtol=1e-12)
+    assert abs(full.explained_variance_ratio_.sum() - 1.0) < 1e-8  # the whole rank
+    for kw in BASES["matrix-free"], dict(eigen_solver="arpack"), dict(eigen_solver="randomized", random_state=0):
+        part = KernelProjection(5, gamma=2.0, **kw).fit(X)
+        np.testing.assert_allclose(part.explained_variance_ratio_, full.explained_variance_ratio_[:5],
+                                   rtol=1e-8)
+    unc = KernelProjection(5, gamma=2.0, centered=False).fit(X)
+    np.testing.assert_allclose(unc.explained_variance_ratio_, unc.eigenvalues_ / np.trace(K), rtol=1e-12)
+
+
+def test_nystroem_explained_variance_is_the_share_of_the_approximation(curve):
+    X, _, _ = curve
+    kp = KernelProjection(5, gamma=2.0, n_landmarks=40, random_state=0).fit(X)
+    idx = select_landmarks(X, 40, "uniform", np.random.RandomState(0))
+    np.testing.assert_array_equal(np.sort(idx), np.sort(kp.landmark_indices_))
+    kern = make_kernel("rbf", gamma=2.0)
+    Knm = kern(X, X[kp.landmark_indices_])
+    approx = Knm @ np.linalg.pinv(kern(X[kp.landmark_indices_]), rcond=1e-10) @ Knm.T
+    np.testing.assert_allclose(kp.explained_variance_ratio_,
+                               kp.eigenvalues_ / np.trace(center_gram(approx)[0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(eigen_solver="dense"), dict(eigen_solver="randomized", random_state=0),
+                                dict(eigen_solver="matrix-free", random_state=0),
+                                dict(n_landmarks=100, random_state=0)],
+                         ids=["dense", "randomized", "matrix-free", "nystroem"])
+@pytest.mark.parametrize("fraction", [0.5, 0.9, 0.99])
+def test_fraction_is_the_smallest_dimension_reaching_it(curve, kw, fraction):
+    X, _, _ = curve
+    full = KernelProjection(gamma=2.0, **({} if "n_landmarks" in kw else dict(eigen_solver="dense"))).fit(X)
+    if "n_landmarks" in kw:
+        full = KernelProjection(gamma=2.0, **kw).fit(X)
+    ratios = np.cumsum(full.explained_variance_ratio_)
+    kp = KernelProjection(fraction, gamma=2.0, **kw).fit(X)
+    D = kp.n_components_
+    assert np.cumsum(kp.explained_variance_ratio_)[-1] >= fraction
+    assert ratios[D - 1] >= fraction - 1e-9 and ratios[D - 2] < fraction
+
+
+# ----------------------------------------------------------- relevant dimension
+@pytest.mark.parametrize("kw", [dict(sigma=0.7), dict(kernel="poly", degree=2, gamma=0.5),
+                                dict(sigma=0.7, n_landmarks=80, random_state=0)])
+def test_rde_is_relevant_dimensions_dimension(kw):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-3, 3, (150, 2))
+    y_reg = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(150)
+    y_cls = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    rd_kw = {k: v for k, v in kw.items() if k not in ("n_landmarks", "random_state")}
+    for y in (y_reg, y_cls):
+        want = RelevantDimension(**rd_kw).fit(X, y).n_components_
+        kp = KernelProjection("rde", **kw).fit(X, y)
+        assert kp.n_components_ == want
+        assert KernelProjection("rde", **kw).fit_transform(X, y).shape == (150, want)
+    K = make_kernel("rbf", sigma=0.7)(X)
+    pre = KernelProjection("rde", kernel="precomputed").fit(K, y_reg)
+    assert pre.n_components_ == RelevantDimension(kernel="precomputed").fit(K, y_reg).n_components_
+
+
+def test_rde_needs_labels():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=r"n_components='rde' is the relevant dimension of labelled data: fit\(X, y\) needs y"):
+        KernelProjection("rde").fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        KernelProjection("rde").fit(X, np.full(30, np.nan))
+
+
+# ------------------------------------------------------------ memory budget
+@pytest.mark.slow
+def test_auto_solver_goes_matrix_free_over_the_memory_budget():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1500, 4))
+    ref = KernelProjection(5, sigma=2.0, random_state=0).fit(X)
+    assert ref.eigen_solver_ == "arpack"
+    want = KernelProjection(0.3, sigma=2.0, eigen_solver="dense").fit(X).n_components_
+    with config_context(max_kernel_bytes=8 * 1500 * 1500 - 1):
+        kp = KernelProjection(5, sigma=2.0, random_state=0).fit(X)
+        assert kp.eigen_solver_ == "matrix-free"
+        np.testing.assert_allclose(kp.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+        np.testing.assert_allclose(kp.transform(X[:20]), ref.transform(X[:20]), atol=1e-6)
+        frac = KernelProjection(0.3, sigma=2.0, random_state=0).fit(X)
+        assert frac.eigen_solver_ == "matrix-free"
+        assert frac.n_components_ == want
+        with pytest.raises(KernelMemoryError, match="n_components=None asks for its whole spectrum"):
+            KernelProjection(sigma=2.0).fit(X)
+        # a kernel the matrix-free solver cannot evaluate blockwise keeps the kernel's own error
+        with pytest.raises(KernelMemoryError, match="over the budget"):
+            KernelProjection(5, kernel=lambda A, B: A @ B.T).fit(X)
+        # Nyström stays Nyström
+        assert KernelProjection(5, sigma=2.0, n_landmarks=100, random_state=0).fit(X).eigen_solver_ == "nystroem"
