@@ -25,7 +25,9 @@ Protocol
   values in [1e-2, 1e3] (:func:`kpm_reproduce.experiments.kpm_tables.svm_cv_task`, folds
   ``StratifiedKFold(5, shuffle=True, random_state=realization)``).
 * Beyond the papers, ``KernelProjectionMachine(formulation='svm')`` (the soft-margin SVM
-  restricted to S_D; D and C chosen by the same 5-fold CV, folds seeded by the realization,
+  restricted to S_D, with the estimator's defaults: the squared hinge, each fold's basis by
+  Rayleigh-Ritz, early stopping along D; D and C chosen by the same 5-fold CV, folds seeded
+  by the realization,
   with each C rule of :data:`SVM_C_RULES` asked for: jointly over :data:`SVM_FORMULATION_C`,
   or C first at the largest D, then D), on realizations 1..``svm_realizations`` of each set
   (its own task family, :func:`svm_formulation_task`), reported beside the SVM and the
@@ -252,6 +254,10 @@ def _svm_config(st, c_rule):
               "C": list(rule["C"]), "tol": SVM_SOLVER["tol"], "max_sweeps": SVM_SOLVER["max_sweeps"]}
     if c_rule != "joint":  # (the joint rule's records predate the rule's name)
         config.update(c_selection=rule["c_selection"], max_sweeps=TWO_STAGE_MAX_SWEEPS)
+    # the estimator's defaults that define its SVM (records of the hinge with a basis per fold,
+    # made before these were parameters, have none of them)
+    defaults = KernelProjectionMachine().get_params()
+    config.update({k: defaults[k] for k in ("loss", "cv_basis", "early_stopping")})
     return config
 
 
@@ -396,8 +402,10 @@ def _svm_formulation_markdown(rows, c_rule):
     default = KernelProjectionMachine().get_params()["c_selection"] == c_rule
     md = ["", f"## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`, C rule `{c_rule}`"
           f"{'; the estimator default with D by CV' if default else ''})", "",
-          "`KernelProjectionMachine(formulation='svm')`: in each S_D the soft-margin SVM on the "
-          f"kernel-PCA features (at D = rank, the kernel SVM), {_C_RULE_TEXT[c_rule]}, "
+          "`KernelProjectionMachine(formulation='svm')` with the estimator's defaults: in each S_D "
+          "the soft-margin SVM with the squared hinge on the kernel-PCA features (at D = rank, the "
+          "kernel SVM), each CV fold's basis by Rayleigh-Ritz in the training set's, the folds' "
+          f"paths along D stopped once the CV error stopped improving, {_C_RULE_TEXT[c_rule]}, "
           f"C in {{{', '.join(f'{c:.3g}' for c in Cs)}}}. Every column of "
           "a row covers the same R realizations (1..R); gap = formulation='svm' − SVM, mean ± "
           "standard error of the per-realization differences.", "",
