@@ -203,6 +203,10 @@ def make_estimator(method, sigma):
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
+def _shorten(text, limit=300):
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def fit_one(name, split, width, method, n=None, data_dir=None):
     """Prepare one split, fit one method on it (timed) and return its record."""
     Xtr, Xte, ytr, yte, sigma = prepare(name, split, width, n=n, data_dir=data_dir)
@@ -218,7 +222,7 @@ def fit_one(name, split, width, method, n=None, data_dir=None):
            "sigma": sigma, "n_train": len(ytr), "n_test": len(yte), "n_features": Xtr.shape[1],
            "n_classes": len(np.unique(ytr)), "load_before": load_before, "load_after": os.getloadavg()[0],
            "warnings": dict(Counter(w.category.__name__ for w in caught)),
-           "warning_messages": {w.category.__name__: str(w.message)[:300] for w in reversed(caught)}}
+           "warning_messages": {w.category.__name__: _shorten(str(w.message)) for w in reversed(caught)}}
     if method == "kpm":
         C = getattr(est, "C_", None)
         rec.update(D=int(est.n_components_), C=None if C is None else float(C))
@@ -531,7 +535,7 @@ def summary_lines(s):
 
 def split_lines(records, rows):
     lines = ["| set | width | split | σ | n train | KPM s | KPM CPU s | SVC s | SVC CPU s | ratio | "
-             "KPM error % | SVC error % | KPM D | KPM C | SVC C | load before / after |",
+             "KPM error % | SVC error % | KPM D | KPM C | SVC C | load before / after (SVC · KPM) |",
              "|" + "---|" * 16]
     for name, n, width, splits in rows:
         for sp in splits:
@@ -539,7 +543,7 @@ def split_lines(records, rows):
             s = records.get(record_key(name, n, width, sp, "svc"))
             if k is None or s is None:
                 continue
-            ok = [r for r in (k, s) if r["status"] == "ok"]
+            ok = [r for r in (s, k) if r["status"] == "ok"]  # in the order they ran
             ref = ok[0] if ok else {}
 
             def t(r, key):
@@ -581,8 +585,8 @@ def report_lines(result):
         "`benchmarks/bench_kpm_panel.py`; every fit is in `kpm_panel.json` beside this file.",
         "",
         f"- Worker threads: {result['threads']}. Run wall time {result['wall_s'] / 60:.1f} min"
-        + (f" (this run only: {result['resumed']} fits were kept from an earlier run)" if result["resumed"] else "")
-        + ".",
+        + (f" (summed over the resumed runs; the last kept {result['resumed']} finished fits)"
+           if result["resumed"] else "") + ".",
     ]
     if loads:
         lines.append(f"- Load (1-minute average, before and after each fit): min {min(loads):.1f}, median "
@@ -663,18 +667,20 @@ def main(argv=None):
         ap.error("nothing to run: the sets chosen have none of the widths chosen")
     args.out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = args.out / f"{RESULTS_NAME}.json", args.out / f"{RESULTS_NAME}.md"
-    records = {}
-    if args.resume and json_path.exists():
-        records = {k: r for k, r in json.loads(json_path.read_text())["records"].items() if r["status"] == "ok"}
+    earlier = json.loads(json_path.read_text()) if args.resume and json_path.exists() else {}
+    records = {k: r for k, r in earlier.get("records", {}).items() if r["status"] == "ok"}
+    if earlier:
         print(f"resuming: {len(records)} finished fits from {json_path}", flush=True)
     resumed = len(records)
+    earlier_s = earlier.get("wall_s", 0.0) if resumed else 0.0
     config = {"sets": args.sets, "sizes": sizes, "widths": args.widths, "realizations": args.realizations,
               "splits": args.splits, "kpm_max_n": args.kpm_max_n, "time_limit": args.time_limit,
               "quick": args.quick, "C_grid": C_GRID.tolist()}
     command = command_line(None if argv is None else ["bench_kpm_panel.py", *argv])
     result = {"title": TITLE, "command": command, "code": code_version(), "machine": machine(),
               "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "config": config, "plan": rows, "threads": None, "resumed": resumed, "records": records}
+              "config": config, "plan": rows, "threads": earlier.get("threads") if resumed else None,
+              "resumed": resumed, "records": records}
 
     worker = FitWorker()
     t0 = time.perf_counter()
@@ -707,11 +713,11 @@ def main(argv=None):
                               f"C={rec['C']} (load {rec['load_before']:.1f})", flush=True)
                     else:
                         print(f"{key}: {rec['status']} {rec.get('error', '')}", flush=True)
-                    result["wall_s"] = time.perf_counter() - t0
+                    result["wall_s"] = earlier_s + time.perf_counter() - t0
                     json_path.write_text(json.dumps(result, indent=1))
     finally:
         worker.close()
-    result["wall_s"] = time.perf_counter() - t0
+    result["wall_s"] = earlier_s + time.perf_counter() - t0
     result["rows"] = summarise_rows(records, rows)
     result["summary"] = summary(result["rows"])
     json_path.write_text(json.dumps(result, indent=1))

@@ -91,7 +91,8 @@ def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path):
 
     # --resume keeps every finished fit and runs only what is missing (the skipped KPM again)
     again = bench.main([*argv, "--resume"])
-    assert again["resumed"] == 7
+    assert again["resumed"] == 7 and again["threads"] == result["threads"]
+    assert again["wall_s"] > result["wall_s"]  # summed over the runs
     assert again["records"]["wine/median/0/kpm"] == k
     assert again["records"]["classification n=450/median/0/kpm"] == big
 
