@@ -1,0 +1,147 @@
+"""Smoke test of the panel benchmark (benchmarks/bench_kpm_panel.py) at tiny sizes, one split."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+
+@pytest.mark.slow
+def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path):
+    import bench_kpm_panel as bench
+
+    from kpm import KernelProjectionMachine, median_sigma
+
+    argv = ["--quick", "--sets", "wine", "classification", "--sizes", "150", "300", "450",
+            "--kpm-max-n", "250", "--out", str(tmp_path)]
+    bench.main(argv)
+    result = json.loads((tmp_path / "kpm_panel.json").read_text())
+    text = (tmp_path / "kpm_panel.md").read_text()
+    recs = result["records"]
+    assert set(recs) == {f"{s}/median/0/{m}" for s in ("wine", "classification n=150", "classification n=300",
+                                                       "classification n=450") for m in ("kpm", "svc")}
+    assert [(r["label"], r["n_train"]) for r in result["rows"]] == [
+        ("wine", 124), ("classification n=150", 105), ("classification n=300", 210),
+        ("classification n=450", 315)]
+
+    # the wine cell, recomputed: same split, same width, the same two estimators
+    Xtr, Xte, ytr, yte, sigma = bench.prepare("wine", 0, "median")
+    assert sigma == pytest.approx(median_sigma(Xtr), rel=1e-12)
+    np.testing.assert_allclose(Xtr.mean(axis=0), 0, atol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kpm = KernelProjectionMachine(sigma=sigma, random_state=0).fit(Xtr, ytr)
+        svc = bench.make_estimator("svc", sigma).fit(Xtr, ytr)
+    k, s = recs["wine/median/0/kpm"], recs["wine/median/0/svc"]
+    assert (k["status"], s["status"]) == ("ok", "ok")
+    assert k["sigma"] == s["sigma"] == pytest.approx(sigma, rel=1e-12)
+    assert k["test_error"] == np.mean(kpm.predict(Xte) != yte)
+    assert s["test_error"] == np.mean(svc.predict(Xte) != yte)
+    assert (k["D"], k["C"], s["C"]) == (kpm.n_components_, kpm.C_, svc.best_params_["C"])
+    assert svc.param_grid == {"C": bench.C_GRID} and svc.cv == 5
+    assert svc.estimator.gamma == pytest.approx(1 / (2 * sigma**2))
+    row = result["rows"][0]
+    assert row["ratio"] == pytest.approx(k["wall_s"] / s["wall_s"])
+    assert row["gap"] == pytest.approx(100 * (k["test_error"] - s["test_error"]))
+    assert (f"| wine | 124 | 13 | 3 | median | {sigma:.4g} | 0 | {k['wall_s']:.2f} | {s['wall_s']:.2f} | "
+            f"{row['ratio']:.2f} | {k['cpu_s'] / s['cpu_s']:.2f} | {100 * k['test_error']:.2f} | "
+            f"{100 * s['test_error']:.2f} | {row['gap']:+.2f} | {kpm.n_components_} | {kpm.C_:.3g} | "
+            f"{svc.best_params_['C']:.3g} |") in text
+
+    # the KPM skipped above --kpm-max-n, the SVC not; the exponents are the slopes of the fits run
+    big = recs["classification n=450/median/0/kpm"]
+    assert big == {"status": "skipped", "n_train": 315, "reason": "n_train 315 > --kpm-max-n 250"}
+    assert recs["classification n=450/median/0/svc"]["status"] == "ok"
+    assert "| classification n=450 | 315 | 20 | 2 | median |" in text and "| skipped |" in text
+    growth = result["summary"]["growth"]
+
+    def slope(n, m):
+        t = [recs[f"classification n={k}/median/0/{m}"]["wall_s"] for k in n]
+        n_train = [recs[f"classification n={k}/median/0/{m}"]["n_train"] for k in n]
+        return np.polyfit(np.log(n_train), np.log(t), 1)[0]
+
+    assert growth["kpm"]["n_train"] == [105, 210] and growth["svc"]["n_train"] == [105, 210, 315]
+    assert growth["kpm"]["exponent"] == pytest.approx(slope((150, 300), "kpm"))
+    assert growth["svc"]["exponent"] == pytest.approx(slope((150, 300, 450), "svc"))
+    assert growth["svc_same_sizes"]["exponent"] == pytest.approx(slope((150, 300), "svc"))
+    assert (f"KPM n^{growth['kpm']['exponent']:.2f} over n_train = 105, 210; SVC grid "
+            f"n^{growth['svc_same_sizes']['exponent']:.2f} over the same sizes, "
+            f"n^{growth['svc']['exponent']:.2f} over n_train = 105, 210, 315") in text
+
+    t210 = recs["classification n=300/median/0/kpm"]["wall_s"]
+    guess = t210 * 1.5 ** growth["kpm"]["exponent"]
+    assert result["summary"]["kpm_extrapolated"] == [pytest.approx(
+        {"n_train": 315, "wall_s": guess, "svc_wall_s": recs["classification n=450/median/0/svc"]["wall_s"]})]
+    assert f"The KPM at n_train = 315, not run: about {guess:.0f} s" in text
+
+    # the summary: median and worst over the rows both methods ran, the skipped row named
+    summ = result["summary"]
+    ratios = [r["ratio"] for r in result["rows"][:3]]
+    gaps = [r["gap"] for r in result["rows"][:3]]
+    assert summ["rows_compared"] == 3 and summ["incomplete"] == ["classification n=450 (median)"]
+    assert summ["median_ratio"] == pytest.approx(np.median(ratios))
+    assert summ["worst_ratio"] == pytest.approx(max(ratios))
+    assert summ["mean_gap"] == pytest.approx(np.mean(gaps))
+    assert f"median {np.median(ratios):.2f} over the 3 rows both methods ran" in text
+    assert f"- mean gap ≤ 0.3 point: {'met' if np.mean(gaps) <= 0.3 else '**not met**'}" in text
+    assert text.startswith("# The default KPM against the SVC grid a user runs: the panel\n\n> Generated by "
+                           "`python bench_kpm_panel.py --quick --sets wine classification")
+    assert "Load (1-minute average" in text and "--kpm-max-n" in text
+
+    # --resume keeps every finished fit and runs only what is missing (the skipped KPM again)
+    again = bench.main([*argv, "--resume"])
+    assert again["resumed"] == 7 and again["threads"] == result["threads"]
+    assert again["wall_s"] > result["wall_s"]  # summed over the runs
+    assert again["records"]["wine/median/0/kpm"] == k
+    assert again["records"]["classification n=450/median/0/kpm"] == big
+
+
+def test_tuned_widths_follow_the_standardisation(data_dir):
+    import bench_kpm_panel as bench
+
+    from kpm import median_sigma
+    from kpm_reproduce.datasets import load_raetsch
+    from kpm_reproduce.experiments import kpm13, kpm_tables
+
+    raw = load_raetsch("splice", 2, data_dir=data_dir).X_train
+    Xtr, _, _, _, sigma = bench.prepare("splice", 2, "likelihood", data_dir=data_dir)
+    assert sigma == pytest.approx(kpm13.SIGMAS["splice"] * median_sigma(Xtr) / median_sigma(raw), rel=1e-12)
+    assert sigma / kpm13.SIGMAS["splice"] == pytest.approx(0.914, abs=0.01)  # splice's raw codes
+    *_, sigma = bench.prepare("banana", 1, "paper", data_dir=data_dir)
+    assert sigma == pytest.approx(kpm_tables.SIGMAS["banana"], rel=0.01)  # already standardised
+    assert bench.widths_of("image", bench.WIDTHS) == ["median", "likelihood"]
+    assert bench.widths_of("german", bench.WIDTHS) == ["median", "paper", "likelihood"]
+    assert bench.widths_of("wine", ["likelihood"]) == []
+    with pytest.raises(ValueError, match="no paper width for 'image'"):
+        bench.prepare("image", 1, "paper", data_dir=data_dir)
+
+
+def test_plan_and_arguments(tmp_path):
+    import bench_kpm_panel as bench
+
+    rows = bench.plan(["digits", "classification", "image", "wine"], [100, 200], ["median", "likelihood"],
+                      None, 5)
+    assert rows == [("digits", None, "median", [0]), ("classification", 100, "median", [0]),
+                    ("classification", 200, "median", [0]), ("image", None, "median", [1, 2]),
+                    ("image", None, "likelihood", [1, 2]), ("wine", None, "median", [0, 1, 2, 3, 4])]
+    for bad in (["--sets", "iris"], ["--splits", "0"], ["--sizes", "5"], ["--realizations", "0"],
+                ["--sets", "wine", "--widths", "paper"]):
+        with pytest.raises(SystemExit):
+            bench.main([*bad, "--out", str(tmp_path)])
+    assert not (tmp_path / "kpm_panel.json").exists()
+
+
+@pytest.mark.slow
+def test_a_fit_over_the_time_limit_is_stopped_and_the_worker_restarted():
+    import bench_kpm_panel as bench
+
+    worker = bench.FitWorker()
+    try:
+        job = {"name": "classification", "split": 0, "width": "median", "method": "kpm", "n": 1500}
+        assert worker.run(job, time_limit=0.2) == {"status": "timeout", "wall_s": 0.2}
+        rec = worker.run({"name": "wine", "split": 1, "width": "median", "method": "svc"})
+        assert rec["status"] == "ok" and rec["n_train"] == 124
+        assert worker.threads["openblas"] == 1
+    finally:
+        worker.close()
