@@ -743,6 +743,27 @@ def test_auto_budget_keeps_the_expansion_when_nothing_smaller_matches():
     assert m.n_expansion_vectors_ == 40 and m.n_vectors_fraction_ == 1.0
 
 
+def test_budget_judged_by_the_decision_values_where_accuracy_cannot_tell():
+    # 30 points in 500 dimensions (5 informative): the SVC keeps every point as a support
+    # vector and fits its training set exactly, and so does a reduced set of 6 -- whose test
+    # error is 0.167 where the SVC's is 0.033: its decision values reproduce 29 % of the
+    # SVC's variation on the training set
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+    X = rng.normal(size=(60, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    with pytest.warns(UserWarning, match=r"n_vectors=0.2 \(6 expansion vector\(s\)\) is clearly far from the SVC "
+                                         r"it reduces on its training data \(its decision values reproduce 29%"):
+        small = ReducedSetSVC(n_vectors=0.2).fit(Xa, ya)
+    assert small.reduced_accuracy_ > 0.95 and np.isclose(small.score(Xb, yb), 25 / 30)
+    with pytest.warns(UserWarning, match="no budget below the 30 support vectors matched the SVC"):
+        auto = ReducedSetSVC().fit(Xa, ya)
+    assert auto.n_expansion_vectors_ == 30 and auto.score(Xb, yb) == auto.estimator_.score(Xb, yb)
+
+
 def test_auto_budget_without_training_data_is_a_tenth():
     X, y = make_moons(200, noise=0.2, random_state=0)
     svc = SVC(gamma=2.0).fit(X, y)

@@ -101,6 +101,13 @@ def auto_tolerance(n):
     return max(0.01, 1.0 / n)
 
 
+#: the share of the variation of the SVC's decision values on the training set that the
+#: reduced machine must reproduce for ``n_vectors='auto'`` (R^2 of its decision values)
+AUTO_MIN_R2 = 0.9
+#: an explicit budget reproducing less than this share warns
+WORSE_R2 = 0.5
+
+
 def worse_tolerance(n):
     """The accuracy gap (training set of n samples) beyond which an explicit budget is
     clearly worse than the SVC and warns: 5 %, or two samples."""
@@ -850,10 +857,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         all machines). A budget at least the number of support vectors keeps the original
         expansion, with a warning. ``'auto'``: the fractions 0.1, 0.2, 0.4, 0.8 and 1 in
         turn, until the reduced machine's (weighted) training accuracy is within 1 % (or one
-        training sample) of the SVC's; the whole expansion, with a warning, when none is.
-        Without training data (``prefit=True``, no X) it is 0.1. An explicit budget whose
-        training accuracy falls short of the SVC's by more than 5 % (or two samples) warns,
-        naming the better choice. (The default was 0.1, which kept 1 vector of an SVC with
+        training sample) of the SVC's and its decision values on the training set reproduce
+        90 % of the variation of the SVC's (``decision_r2_``); the whole expansion, with a
+        warning, when none does. Without training data (``prefit=True``, no X) it is 0.1. An
+        explicit budget whose training accuracy falls short of the SVC's by more than 5 % (or
+        two samples), or whose decision values reproduce less than half of the SVC's
+        variation, warns, naming the better choice. (The default was 0.1, which kept 1 vector of an SVC with
         10 support vectors and a test error of 42 % where the SVC had none.)
     method : {'select', 'select-l1', 'construct', 'burges'}, default='select'
         See the module docstring and :doc:`/user_guide/reduced_sets`. 'construct' and
@@ -939,6 +948,10 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     original_accuracy_, reduced_accuracy_ : float or None
         (Weighted) training accuracy of the SVC and of the reduced machine (None without
         training data).
+    decision_r2_ : float
+        The share of the variation of the SVC's decision values on the training set that the
+        reduced machine's reproduce (``1 - sum (f - g)^2 / sum (f - mean f)^2``, weighted,
+        over all machines; with training data only).
     n_vectors_fraction_ : float or None
         The fraction ``n_vectors='auto'`` settled on (None for an explicit budget).
     n_features_in_ : int
@@ -1135,7 +1148,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._fit_budget(exp, X, y, weight, threshold)
             self.original_accuracy_ = None
             return self
-        original = self._labels(exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b)
+        self._original_raw = exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b
+        original = self._labels(self._original_raw)
         self.original_accuracy_ = float(weight @ (original == y) / weight.sum())
         if n_vectors == "auto":
             self._fit_auto(exp, X, y, weight, threshold)
@@ -1143,6 +1157,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._n_vectors = n_vectors
             self._fit_budget(exp, X, y, weight, threshold)
             self._warn_if_worse(X, y, weight)
+        del self._original_raw
         warn_if_degenerate_model(self.predict(X), y, self.classes_, "ReducedSetSVC")
         return self
 
@@ -1191,11 +1206,20 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = self._thresholds(exp, X, y, threshold, weight)
 
     def _accuracy(self, X, y, weight):
-        return float(weight @ (self.predict(X) == y) / weight.sum())
+        """The (weighted) training accuracy and the share of the variation of the SVC's
+        decision values on the training set that the reduced machine reproduces (R^2)."""
+        raw = self._raw(X)
+        acc = float(weight @ (self._labels(raw) == y) / weight.sum())
+        f = self._original_raw
+        spread = weight @ np.sum((f - weight @ f / weight.sum()) ** 2, axis=1)
+        miss = weight @ np.sum((f - raw) ** 2, axis=1)
+        r2 = 1.0 - float(miss / spread) if spread > 0 else (1.0 if miss == 0 else -np.inf)
+        return acc, r2
 
     def _fit_auto(self, exp, X, y, weight, threshold):
         """``n_vectors='auto'``: the first budget of :data:`AUTO_FRACTIONS` whose training
-        accuracy is within :func:`auto_tolerance` of the SVC's."""
+        accuracy is within :func:`auto_tolerance` of the SVC's and whose decision values
+        reproduce at least :data:`AUTO_MIN_R2` of the SVC's variation on the training set."""
         tol = auto_tolerance(len(y))
         last = None
         for fraction in AUTO_FRACTIONS:
@@ -1207,15 +1231,16 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             with warnings.catch_warnings():  # the last budget keeps the whole expansion
                 warnings.filterwarnings("ignore", message="n_vectors=.* is not smaller than")
                 self._fit_budget(exp, X, y, weight, threshold)
-            self.reduced_accuracy_ = self._accuracy(X, y, weight)
-            if self.reduced_accuracy_ >= self.original_accuracy_ - tol:
+            self.reduced_accuracy_, self.decision_r2_ = self._accuracy(X, y, weight)
+            if self.reduced_accuracy_ >= self.original_accuracy_ - tol and self.decision_r2_ >= AUTO_MIN_R2:
                 break
         self.n_vectors_fraction_ = self._n_vectors
         if np.all(self.n_vectors_ >= self.original_n_vectors_) and self.n_expansion_vectors_ > 1:
             warnings.warn(
                 f"ReducedSetSVC(n_vectors='auto'): no budget below the {int(np.max(self.original_n_vectors_))} "
-                "support vectors matched the SVC's training accuracy "
-                f"({self.original_accuracy_:.3f}); the original expansion is kept: use the SVC itself",
+                f"support vectors matched the SVC on its training data (accuracy {self.original_accuracy_:.3f}, "
+                f"{AUTO_MIN_R2:.0%} of the variation of its decision values); the original expansion is "
+                "kept: use the SVC itself",
                 UserWarning,
                 stacklevel=3,
             )
@@ -1227,19 +1252,23 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         return tuple(int(self._target(n)) for n in np.count_nonzero(exp.A, axis=1))
 
     def _warn_if_worse(self, X, y, weight):
-        """Warn when an explicit budget is clearly less accurate on the training set than
-        the SVC it reduces (by more than :func:`worse_tolerance`), naming the better choice."""
-        self.reduced_accuracy_ = self._accuracy(X, y, weight)
+        """Warn when an explicit budget is clearly worse on the training set than the SVC it
+        reduces -- less accurate by more than :func:`worse_tolerance`, or reproducing less than
+        :data:`WORSE_R2` of the variation of its decision values -- naming the better choice."""
+        self.reduced_accuracy_, self.decision_r2_ = self._accuracy(X, y, weight)
         self.n_vectors_fraction_ = None
         gap = self.original_accuracy_ - self.reduced_accuracy_
-        if gap > worse_tolerance(len(y)):
+        if gap > worse_tolerance(len(y)) or self.decision_r2_ < WORSE_R2:
+            what = (f"less accurate on its training data than the SVC it reduces "
+                    f"({self.reduced_accuracy_:.3f} against {self.original_accuracy_:.3f}"
+                    if gap > worse_tolerance(len(y)) else
+                    f"far from the SVC it reduces on its training data (its decision values "
+                    f"reproduce {max(self.decision_r2_, 0.0):.0%} of the SVC's variation")
             warnings.warn(
                 f"ReducedSetSVC with n_vectors={self.n_vectors!r} ({self.n_expansion_vectors_} "
-                f"expansion vector(s)) is clearly less accurate on its training data "
-                f"than the SVC it reduces ({self.reduced_accuracy_:.3f} against "
-                f"{self.original_accuracy_:.3f}, {int(np.max(self.original_n_vectors_))} support "
-                "vectors): use a larger n_vectors (n_vectors='auto' takes the smallest budget that "
-                "matches the SVC), or the SVC itself",
+                f"expansion vector(s)) is clearly {what}, {int(np.max(self.original_n_vectors_))} "
+                "support vectors): use a larger n_vectors (n_vectors='auto' takes the smallest budget "
+                "that matches the SVC), or the SVC itself",
                 UserWarning,
                 stacklevel=3,
             )
