@@ -25,7 +25,8 @@ the pooled ``sum_c t_ic^2`` fixes one common d).
 The number of directions d is
 
 * an integer (``1 <= d <= n-1``, and at most the numerical rank of K, since
-  ``Λ_d^{-1}`` must exist),
+  ``Λ_d^{-1}`` must exist); one below the relevant dimension whose training fit is clearly
+  worse than there (training R^2 lower by 0.1, or accuracy by 5 % or two samples) warns,
 * ``'relevant'`` (default): the relevant-dimension estimate ``d_hat`` of
   :class:`kpm.relevance.RelevantDimension` with the same ``fit_intercept`` (clipped to the
   numerical rank), or
@@ -58,6 +59,8 @@ Strings (weighted-degree kernel) and precomputed kernels are accepted as in
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -367,7 +370,26 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.dual_coef_ = dual
         self.fitted_train_ = fitted
         self._finish_fit(y, Y, weight)
+        if isinstance(self.n_components, (int, np.integer)) and not isinstance(self.n_components, bool) \
+                and d < min(rel_dim, rank):
+            ref_b, ref_coef = contrib.coefficients(min(rel_dim, rank))
+            at_ref = U[:, : len(ref_coef)] @ ref_coef / sw[:, None] + ref_b
+            self._warn_if_underfit(d, min(rel_dim, rank), Y[rows], fitted[rows], at_ref, weight[rows])
         return self
+
+    def _warn_if_underfit(self, d, d_ref, Y, fitted, at_ref, weight):
+        """Warn when an explicit d fits the training set clearly worse than the relevant
+        dimension d_ref would (the fit there costs one product with the eigenvectors)."""
+        mine, ref, what = self._fit_quality(Y, fitted, at_ref, weight)
+        if mine is None:
+            return
+        warnings.warn(
+            f"{type(self).__name__} with n_components={d} fits its training data clearly worse "
+            f"than at the relevant dimension {d_ref} ({what} {mine:.3f} against {ref:.3f}): use "
+            "n_components='relevant' or 'cv', or a larger n_components",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def _finish_fit(self, y, Y, weight):
         pass
@@ -485,6 +507,17 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
 
     def _finish_fit(self, y, Y, weight):
         self.residual_variance_ = float(weight @ ((Y - self.fitted_train_) ** 2)[:, 0] / weight.sum())
+
+    def _fit_quality(self, Y, fitted, at_ref, weight):
+        """Training R^2 at the chosen d and at the reference: (mine, ref, name) when clearly
+        worse (by more than 0.1), else (None, None, None)."""
+        mean = weight @ Y[:, 0] / weight.sum()
+        total = weight @ (Y[:, 0] - mean) ** 2
+        if not total > 0:
+            return None, None, None
+        mine = 1.0 - float(weight @ (Y[:, 0] - fitted[:, 0]) ** 2 / total)
+        ref = 1.0 - float(weight @ (Y[:, 0] - at_ref[:, 0]) ** 2 / total)
+        return (mine, ref, "training R^2") if mine < ref - 0.1 else (None, None, None)
 
     def predict(self, X):
         """Predict ``f(x) = κ(x)^T dual_coef_ + intercept_``.
@@ -629,6 +662,15 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     def _losses(self, pred, va, y, Y):
         true = self._decide(Y[va])  # (n_va,)
         return (self._decide(pred) != true[:, None]).astype(float)
+
+    def _fit_quality(self, Y, fitted, at_ref, weight):
+        """Training accuracy at the chosen d and at the reference: (mine, ref, name) when
+        clearly worse (by more than 5 %, or two samples), else (None, None, None)."""
+        true = self._decide(Y)
+        mine = float(weight @ (self._decide(fitted) == true) / weight.sum())
+        ref = float(weight @ (self._decide(at_ref) == true) / weight.sum())
+        clearly = mine < ref - max(0.05, 2.0 / len(Y))
+        return (mine, ref, "training accuracy") if clearly else (None, None, None)
 
     def _finish_fit(self, y, Y, weight):
         train_classes = self._decide(self.fitted_train_)
