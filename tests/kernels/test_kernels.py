@@ -197,6 +197,11 @@ def test_kernel_memory_error_shows_the_sizes():
     with kpm.config_context(max_kernel_bytes=3 * 2**30):
         with pytest.raises(KernelMemoryError, match=r"needs 7.45 GiB, over the budget of 3 GiB"):
             k(np.zeros((10**5, 1)), np.zeros((10**4, 1)))
+    # the estimator-level ways out are named
+    with kpm.config_context(max_kernel_bytes=100):
+        with pytest.raises(KernelMemoryError, match=r"KernelProjection\(eigen_solver='matrix-free'\) for "
+                                                    r"kernel PCA, NystroemKPM for the Kernel Projection Machine"):
+            k(X)
     with kpm.config_context(block_bytes=8):
         with pytest.raises(KernelMemoryError, match=r"block_bytes=8 \(8 bytes\) is too small"):
             k.block_rows(10)

@@ -241,9 +241,9 @@ def test_thresholds(moons, threshold):
 # ----------------------------------------------------------------- bad input
 def test_bad_input(moons):
     X, y, svc = moons
-    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1 or a real number in \(0, 1\], got 0"):
+    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1, a real number in \(0, 1\] or 'auto', got 0"):
         reduce_svc(svc, 0)
-    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1 or a real number in \(0, 1\], got -3"):
+    with pytest.raises(ValueError, match=r"n_vectors must be an integer >= 1, a real number in \(0, 1\] or 'auto', got -3"):
         reduce_svc(svc, -3)
     with pytest.raises(ValueError, match="n_vectors must be <= 1, got 1.5"):
         reduce_svc(svc, 1.5)
@@ -290,7 +290,19 @@ def test_bad_input(moons):
         ReducedSetSVC().fit(np.full_like(X, np.nan), y)
 
 
-@parametrize_with_checks([ReducedSetSVC(), ReducedSetSVC(n_vectors=3, method="construct", random_state=0)])
+def _expected_failures(est):
+    # scikit-learn declares the same failure for SVC itself (gamma='scale' from the unweighted
+    # variance, libsvm's tolerance); the reduced set's own fits on the training set are
+    # weighted exactly: test_sample_weight_in_the_fits_on_the_training_set
+    return {"check_sample_weight_equivalence_on_dense_data":
+            "the SVC it fits: sample_weight is not equivalent to removing/repeating samples"}
+
+
+@parametrize_with_checks(
+    [ReducedSetSVC(), ReducedSetSVC(n_vectors=3, method="construct", random_state=0),
+     ReducedSetSVC(n_vectors=0.2, class_weight="balanced")],
+    expected_failed_checks=_expected_failures,
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -689,3 +701,169 @@ def test_data_fit_on_a_tiny_training_set_keeps_a_point_to_fit():
         r = reduce_svc(svc, 1, method="construct", data_fit_maxiter=5, validation_fraction=0.9,
                        X=X, y=y, random_state=0)
     assert np.all(np.isfinite(r.reduced_vectors_)) and np.all(np.isfinite(r.decision_function(X)))
+
+
+# ------------------------------------------------- the default budget (regression tests)
+def _four_blobs(seed=10):
+    """48 points in 4 blobs, two blobs per class (diagonally opposite), half for testing."""
+    from sklearn.datasets import make_blobs
+    from sklearn.model_selection import train_test_split
+
+    X, blob = make_blobs(48, centers=4, cluster_std=0.6, random_state=seed)
+    y = np.isin(blob, [0, 3]).astype(int)
+    return train_test_split(X, y, test_size=0.5, random_state=seed, stratify=y)
+
+
+def test_default_budget_follows_the_svc_accuracy():
+    # n_vectors=0.1 (the old default) keeps 1 of the SVC's 9 support vectors: 41.7 % test
+    # error where the SVC has none (and the majority class 50 %)
+    Xa, Xb, ya, yb = _four_blobs()
+    svc_err = 1 - SVC().fit(Xa, ya).score(Xb, yb)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        m = ReducedSetSVC().fit(Xa, ya)
+    assert svc_err == 0.0 and m.original_n_vectors_.tolist() == [9]
+    assert 1 <= m.n_expansion_vectors_ < 9 and m.n_vectors_fraction_ == 0.4
+    assert 1 - m.score(Xb, yb) == 0.0
+    assert m.reduced_accuracy_ >= m.original_accuracy_ - 1 / len(ya)
+    with pytest.warns(UserWarning, match=r"n_vectors=0.1 \(1 expansion vector\(s\)\) is clearly less accurate "
+                                         r"on its training data than the SVC it reduces .*use a larger n_vectors"):
+        small = ReducedSetSVC(n_vectors=0.1).fit(Xa, ya)
+    assert small.n_expansion_vectors_ == 1 and np.isclose(1 - small.score(Xb, yb), 10 / 24)
+
+
+def test_auto_budget_keeps_the_expansion_when_nothing_smaller_matches():
+    # alternating labels on a line, a kernel that separates neighbours: every support
+    # vector decides its own training point
+    X = np.arange(40.0)[:, None]
+    y = np.arange(40) % 2
+    with pytest.warns(UserWarning, match=r"n_vectors='auto'\): no budget below the 40 support vectors "
+                                         r"matched .*use the SVC itself"):
+        m = ReducedSetSVC(SVC(gamma=10.0)).fit(X, y)
+    assert m.n_expansion_vectors_ == 40 and m.n_vectors_fraction_ == 1.0
+
+
+def test_budget_judged_by_the_decision_values_where_accuracy_cannot_tell():
+    # 30 points in 500 dimensions (5 informative): the SVC keeps every point as a support
+    # vector and fits its training set exactly, and so does a reduced set of 6 -- whose test
+    # error is 0.167 where the SVC's is 0.033: its decision values reproduce 29 % of the
+    # SVC's variation on the training set
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+    X = rng.normal(size=(60, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    with pytest.warns(UserWarning, match=r"n_vectors=0.2 \(6 expansion vector\(s\)\) is clearly far from the SVC "
+                                         r"it reduces on its training data \(its decision values reproduce 29%"):
+        small = ReducedSetSVC(n_vectors=0.2).fit(Xa, ya)
+    assert small.reduced_accuracy_ > 0.95 and np.isclose(small.score(Xb, yb), 25 / 30)
+    with pytest.warns(UserWarning, match="no budget below the 30 support vectors matched the SVC"):
+        auto = ReducedSetSVC().fit(Xa, ya)
+    assert auto.n_expansion_vectors_ == 30 and auto.score(Xb, yb) == auto.estimator_.score(Xb, yb)
+
+
+def test_auto_budget_without_training_data_is_a_tenth():
+    X, y = make_moons(200, noise=0.2, random_state=0)
+    svc = SVC(gamma=2.0).fit(X, y)
+    m = ReducedSetSVC(svc, prefit=True).fit()
+    assert m.n_expansion_vectors_ == int(np.ceil(0.1 * svc.n_support_.sum()))
+    assert m.original_accuracy_ is None
+
+
+# ----------------------------------------------- linear SVC: one vector is exact
+def test_linear_svc_reduces_exactly_to_its_weight_vector():
+    # method='construct' rejected a linear SVC
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    y = (X @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=80) > 0).astype(int)
+    svc = SVC(kernel="linear", C=1.0).fit(X, y)
+    for method in ("construct", "burges"):
+        m = reduce_svc(svc, 1, method=method, X=X, y=y, threshold="keep")
+        assert m.n_expansion_vectors_ == 1
+        np.testing.assert_allclose(m.reduced_vectors_[0] * m.reduced_coef_[0, 0], svc.coef_[0], rtol=1e-10)
+        np.testing.assert_allclose(m.decision_function(X), svc.decision_function(X), atol=1e-10)
+        assert m.approximation_error_[0] < 1e-20 * m.original_norm_sq_[0]
+    # one-vs-one with a shared budget: the rank-m approximation of the machines' w,
+    # exact at the rank (3 machines in 3 dimensions)
+    y3 = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-0.5, 0.5])
+    svc3 = SVC(kernel="linear").fit(X, y3)
+    errs = []
+    for m_ in (1, 2, 3):
+        r = reduce_svc(svc3, m_, method="construct", X=X, y=y3, threshold="keep")
+        assert r.n_expansion_vectors_ == m_
+        errs.append(r.approximation_error_.sum())
+    assert errs[0] > errs[1] > 1e6 * errs[2]
+    np.testing.assert_allclose(r.decision_function(X), svc3.decision_function(X), atol=1e-9)
+    # per machine: one vector each
+    r = reduce_svc(svc3, 2, method="construct", X=X, y=y3, threshold="keep", shared_vectors=False)
+    assert r.n_vectors_.tolist() == [1, 1, 1]
+    np.testing.assert_allclose(r.decision_function(X), svc3.decision_function(X), atol=1e-9)
+
+
+# ------------------------------------------------------------ sample and class weights
+def test_sample_weight_reaches_the_svc():
+    X, y = make_moons(120, noise=0.25, random_state=2)
+    w = np.random.default_rng(2).integers(1, 4, 120).astype(float)
+    m = ReducedSetSVC(n_vectors=10).fit(X, y, sample_weight=w)
+    ref = SVC().fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(m.estimator_.dual_coef_, ref.dual_coef_)
+    bal = ReducedSetSVC(n_vectors=10, class_weight="balanced").fit(X[:90], y[:90])
+    np.testing.assert_allclose(bal.estimator_.class_weight_,
+                               SVC(class_weight="balanced").fit(X[:90], y[:90]).class_weight_)
+    with pytest.raises(ValueError, match=r"sample_weight must have shape \(120,\)"):
+        ReducedSetSVC().fit(X, y, sample_weight=w[:5])
+
+
+@pytest.mark.parametrize("kw", [dict(threshold="mean"), dict(threshold="error"),
+                                dict(coef_fit="train"),
+                                dict(data_fit_maxiter=30, validation_fraction=0.0)])
+def test_sample_weight_in_the_fits_on_the_training_set(kw):
+    # the SVC is given (prefit): integer weights and repeated rows give the same thresholds,
+    # coefficients and vectors, since every fit on the training set is weighted
+    X, y = make_moons(120, noise=0.3, random_state=3)
+    svc = SVC(gamma=2.0).fit(X, y)
+    w = np.random.default_rng(3).integers(0, 4, 120)
+    rep = np.repeat(np.arange(120), w)
+    a = ReducedSetSVC(svc, n_vectors=6, prefit=True, **kw).fit(X, y, sample_weight=w)
+    b = ReducedSetSVC(svc, n_vectors=6, prefit=True, **kw).fit(X[rep], y[rep])
+    tol = 1e-6 if "data_fit_maxiter" in kw else 1e-10
+    np.testing.assert_allclose(a.reduced_vectors_, b.reduced_vectors_, atol=tol)
+    np.testing.assert_allclose(a.reduced_coef_, b.reduced_coef_, atol=tol, rtol=tol)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, atol=tol)
+    assert np.isclose(a.reduced_accuracy_, b.reduced_accuracy_)
+    # and the weights matter (the error-minimising offset's interval is the same here)
+    c = ReducedSetSVC(svc, n_vectors=6, prefit=True, **kw).fit(X, y)
+    if kw.get("threshold") != "error":
+        assert not np.allclose(a.intercept_, c.intercept_)
+
+
+def test_refits_take_sample_weight():
+    X, y = make_moons(100, noise=0.3, random_state=4)
+    svc = SVC(gamma=2.0).fit(X, y)
+    w = np.random.default_rng(4).integers(1, 4, 100)
+    rep = np.repeat(np.arange(100), w)
+    m = ReducedSetSVC(svc, n_vectors=5, prefit=True).fit(X, y)
+    a = m.refit_coefficients(X, y, sample_weight=w).intercept_.copy()
+    b = m.refit_coefficients(X[rep], y[rep]).intercept_.copy()
+    np.testing.assert_allclose(a, b, atol=1e-10)
+    a = m.refit_threshold(X, y, "error", sample_weight=w).intercept_.copy()
+    b = m.refit_threshold(X[rep], y[rep], "error").intercept_.copy()
+    np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_class_weight_is_checked_and_weights_the_fits():
+    X, y = make_moons(100, noise=0.3, random_state=5)
+    with pytest.raises(ValueError, match=r"class_weight names class\(es\) \[7\] not among the classes \[0, 1\]"):
+        ReducedSetSVC(SVC().fit(X, y), prefit=True, class_weight={7: 2.0}).fit(X, y)
+    with pytest.raises(ValueError, match="class_weight must be"):
+        ReducedSetSVC(class_weight="auto").fit(X, y)
+    # a prefit SVC's own class weights weight the offsets unless class_weight is given
+    svc = SVC(gamma=2.0, class_weight={1: 3.0}).fit(X, y)
+    own = ReducedSetSVC(svc, n_vectors=5, prefit=True).fit(X, y)
+    given = ReducedSetSVC(svc, n_vectors=5, prefit=True, class_weight={1: 1.0})
+    as_samples = given.fit(X, y, sample_weight=np.where(y == 1, 3.0, 1.0)).intercept_.copy()
+    plain = given.fit(X, y).intercept_.copy()
+    np.testing.assert_allclose(own.intercept_, as_samples, rtol=1e-12)
+    assert not np.isclose(own.intercept_[0], plain[0])

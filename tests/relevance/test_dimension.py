@@ -81,10 +81,14 @@ def test_duplicated_inputs_do_not_create_spurious_dimension():
     y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(80))
     Xd = np.r_[X, X[:30]]
     yd = np.r_[y, y[:30]]
-    m = RelevantDimension(sigma=0.3).fit(Xd, yd)
+    m = RelevantDimension(sigma=0.3, fit_intercept=False).fit(Xd, yd)
     assert m.rank_ <= 80
     assert m.n_directions_ == m.rank_
     assert m.n_components_ < m.rank_ - 5
+    # with the intercept, one direction of the rank completes the constant
+    c = RelevantDimension(sigma=0.3).fit(Xd, yd)
+    assert c.rank_ == m.rank_ and c.n_directions_ == c.rank_ - 1
+    assert c.n_components_ < c.rank_ - 5
 
 
 def test_transform_of_training_points_is_empirical_kernel_map():
@@ -180,12 +184,20 @@ def test_null_space_option():
     g = rng.integers(0, 6, 200)
     X = centres[g]
     y = np.where(rng.random(200) < 0.8, np.sign(centres[g, 0]), -np.sign(centres[g, 0]))
-    ex = RelevantDimension(sigma=1.0).fit(X, y)
-    no = RelevantDimension(sigma=1.0, null_space="noise").fit(X, y)
+    ex = RelevantDimension(sigma=1.0, fit_intercept=False).fit(X, y)
+    no = RelevantDimension(sigma=1.0, null_space="noise", fit_intercept=False).fit(X, y)
     assert ex.rank_ == no.rank_ == 6
     assert ex.n_directions_ == 6 and no.n_directions_ == 200
     assert len(ex.neg_log_likelihood_) == 5 and len(no.neg_log_likelihood_) == 6
     assert 1 <= no.n_components_ <= 6
+    # with the intercept: the constant lies in the span of the 6 group indicators, so one of
+    # the 6 directions completes it, and the 200 directions of 'noise' are 199
+    ex = RelevantDimension(sigma=1.0).fit(X, y)
+    no = RelevantDimension(sigma=1.0, null_space="noise").fit(X, y)
+    assert ex.rank_ == no.rank_ == 6
+    assert ex.n_directions_ == 5 and no.n_directions_ == 199
+    assert len(ex.neg_log_likelihood_) == 4 and len(no.neg_log_likelihood_) == 5
+    assert 1 <= ex.n_components_ <= 6 and 1 <= no.n_components_ <= 6
     with pytest.raises(ValueError, match="null_space"):
         RelevantDimension(null_space="keep").fit(X, y)
 
@@ -290,3 +302,35 @@ def test_select_kernel_rejects_complex_input():
     y = np.sign(X[:, 0])
     with pytest.raises(ValueError, match="[Cc]omplex"):
         select_kernel([{"kernel": "rbf", "sigma": 1.0}], X + 1j, y)
+
+
+def test_select_kernel_with_arguments_in_another_order_names_the_problem():
+    # the whole arrays were written into the message (up to a thousand characters)
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((200, 2))
+    y = np.sign(X[:, 0])
+    cands = [{"kernel": "rbf", "sigma": s} for s in (0.5, 1.0)]
+    for args, match in [
+        ((X, cands, y), r"candidates must be a list of kernels, got an array of shape \(200, 2\).*"
+                        r"select_kernel\(candidates, X, y\) \(the candidates were passed as X\)"),
+        ((X, y, cands), r"got an array of shape \(200, 2\).*\(the candidates were passed as y\)"),
+        ((y, X, cands), r"got an array of shape \(200,\).*\(the candidates were passed as y\)"),
+        ((cands, y, X), r"X is 1-D \(an array of shape \(200,\)\) and y is 2-D .*X and y swapped"),
+        ((cands, cands, y), "X is a list of kernel candidates, not data"),
+    ]:
+        with pytest.raises(ValueError, match=match) as info:
+            select_kernel(*args)
+        assert len(str(info.value)) < 200 and "[" not in str(info.value).split(":")[0]
+
+
+def test_select_kernel_fit_intercept_is_passed_on():
+    rng = np.random.default_rng(13)
+    X = rng.uniform(-2, 2, (80, 2))
+    y = np.sin(2 * X[:, 0]) + 5.0 + 0.1 * rng.standard_normal(80)
+    cands = [{"kernel": "rbf", "sigma": s} for s in (0.5, 1.0)]
+    for fit_intercept in (True, False):
+        ranking = select_kernel(cands, X, y, fit_intercept=fit_intercept)
+        for r in ranking:
+            m = RelevantDimension(sigma=r.candidate["sigma"], fit_intercept=fit_intercept).fit(X, y)
+            assert r.n_components == m.n_components_
+            assert np.isclose(r.neg_log_likelihood, m.min_neg_log_likelihood_)

@@ -94,3 +94,60 @@ def test_a_case_that_hangs_is_reported_as_a_hang(monkeypatch):
                                                                                 targets[name].groups)})
     (rec,) = F.run_cases(1, seed=0, timeout=2.0)
     assert rec["outcome"] == "hang" and rec["target"] == name
+
+
+# the accuracy oracles: they must flag a clearly wrong answer and pass a right one
+def _accuracy_case(name, family, seed=0):
+    targets = F._targets()
+    t = targets[name]
+    base = t.data(np.random.default_rng([seed, F.DATA_SEEDS, 0, len(name)]))
+    d, expect, _ = F.MUTATIONS[family][1](F._copy(base), np.random.default_rng([seed, 1]), t)
+    assert expect == "accurate"
+    result, rec = F._run_target(t, d)
+    return t, d, result, rec
+
+
+def test_accuracy_oracle_flags_wrong_classifiers_and_regressors():
+    t, d, out, rec = _accuracy_case("KernelPCRClassifier", "acc_separable")
+    assert F.judge(t, d, "accurate", out, rec, None)[0] == "correct"
+    wrong = dict(out, predict=np.full_like(out["predict"], np.bincount(d["y"]).argmin()))
+    outcome, detail = F.judge(t, d, "accurate", wrong, [], None)
+    assert outcome == "silent_wrong" and "where an SVC on the same kernel (C tuned) has" in detail
+    t, d, out, rec = _accuracy_case("KernelPCRRegressor", "acc_offset")
+    assert F.judge(t, d, "accurate", out, rec, None)[0] == "correct"
+    outcome, detail = F.judge(t, d, "accurate", dict(out, predict=out["predict"] - 1.0), [], None)
+    assert outcome == "silent_wrong" and "kernel ridge regression on the same kernel" in detail
+    # a constant target must come back exactly
+    t, d, out, rec = _accuracy_case("KernelPCRRegressor", "acc_shifted")
+    assert np.ptp(d["y"]) == 0 and F.judge(t, d, "accurate", out, rec, None)[0] == "correct"
+    assert F.judge(t, d, "accurate", dict(out, predict=out["predict"] + 0.01), [], None)[0] == "silent_wrong"
+
+
+def test_accuracy_oracle_for_transformers():
+    t, d, out, rec = _accuracy_case("LinearPCADenoiser", "acc_nonlinear")
+    assert F.judge(t, d, "accurate", out, rec, None)[0] == "correct"
+    assert F.judge(t, d, "accurate", dict(out, transform=out["transform"] + 1e-3), [], None)[0] == "silent_wrong"
+    t, d, out, rec = _accuracy_case("KernelProjection", "acc_separable", seed=0)
+    assert d["params"]["n_components"] == 3 and d["params"]["centered"]  # the oracle applies
+    assert F.judge(t, d, "accurate", out, rec, None)[0] == "correct"
+    other = dict(out, transform=out["transform"] ** 2)  # not a basis change of the same span
+    outcome, detail = F.judge(t, d, "accurate", other, [], None)
+    assert outcome == "silent_wrong" and "span other directions than KernelPCA's" in detail
+
+
+def test_a_warning_about_the_fit_is_not_silent():
+    t, d, out, rec = _accuracy_case("KernelPCRClassifier", "acc_separable")
+    wrong = dict(out, predict=np.full_like(out["predict"], np.bincount(d["y"]).argmin()))
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("KernelPCRClassifier with n_components=1 fits its training data clearly worse", UserWarning)
+    assert F.judge(t, d, "accurate", wrong, caught, None)[0] == "correct"
+
+
+def test_only_restricts_the_cases_to_a_group():
+    targets = F._targets()
+    specs = [F.case_spec(i, 0, targets, ("accuracy",)) for i in range(60)]
+    assert {F.MUTATIONS[m][0] for _, m, _ in specs} == {"accuracy"}
+    assert {t for t, _, _ in specs} == {n for n, t in targets.items() if "accuracy" in t.groups}

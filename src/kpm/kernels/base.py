@@ -264,8 +264,10 @@ class Kernel(metaclass=_KernelFactory):
         if nbytes > budget:
             raise KernelMemoryError(
                 f"the {len(X)} x {len(Y)} kernel matrix needs {format_bytes(nbytes)}, over the "
-                f"budget of {format_bytes(budget)} (kpm.set_config(max_kernel_bytes=...)); use "
-                "Kernel.blocks / Kernel.matvec, a partial or Nystroem eigensolver instead"
+                f"budget of {format_bytes(budget)} (kpm.set_config(max_kernel_bytes=...)). "
+                "Estimators that never form it: KernelProjection(eigen_solver='matrix-free') for "
+                "kernel PCA, NystroemKPM for the Kernel Projection Machine; in code, "
+                "Kernel.blocks / Kernel.matvec"
             )
         out = np.empty((len(X), len(Y)))
         step = self.block_rows(len(Y))

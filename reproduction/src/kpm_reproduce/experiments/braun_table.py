@@ -17,6 +17,7 @@ Protocol (ours; the slides do not spell theirs out)
   every σ; the σ with the smallest mean is fixed for all realizations (likelihood
   criterion, :func:`kpm.relevance.select_kernel`; it never looks at test data).
 * dim, est. error, kPCR: :class:`kpm.relevance.pcr.KernelPCRClassifier` with ``n_components='relevant'``.
+  Everywhere the slides' model, without an intercept (``fit_intercept=False``: ``s = U^T y``).
 * dim (cv): the same with ``n_components='cv'`` (5 stratified shuffled folds, seed =
   realization, 0-1 error, ties -> smaller d); its test error is reported too.
 * KRR: ``sklearn.kernel_ridge.KernelRidge`` on ±1 labels, prediction ``sign``; ridge
@@ -181,7 +182,7 @@ def _nll_scores(K_list, y):
 
     out = []
     for K in K_list:
-        m = RelevantDimension(kernel="precomputed").fit(K, y)
+        m = RelevantDimension(kernel="precomputed", fit_intercept=False).fit(K, y)
         out.append((m.min_neg_log_likelihood_, m.n_components_))
     return out
 
@@ -190,7 +191,7 @@ def _kpcr(Ktr, ytr, Kte, yte, n_components, seed, cv=5, null_space="exclude"):
     from kpm.relevance.pcr import KernelPCRClassifier
 
     c = KernelPCRClassifier(n_components, kernel="precomputed", cv=cv, random_state=seed,
-                            null_space=null_space).fit(Ktr, ytr)
+                            null_space=null_space, fit_intercept=False).fit(Ktr, ytr)
     err = float(np.mean(c.predict(Kte) != yte))
     return c, err
 
@@ -319,12 +320,13 @@ def extra_task(dataset, realization, sigma, data_dir=None, cv=5):
     from kpm.relevance.pcr import KernelPCRClassifier
 
     sq = KernelPCRClassifier("cv", kernel="precomputed", cv=splitter, cv_loss="squared",
-                             random_state=realization).fit(Ktr, sp.y_train)
+                             random_state=realization, fit_intercept=False).fit(Ktr, sp.y_train)
     return {
         "dataset": dataset,
         "realization": realization,
         "sigma": float(sigma),
-        "rank": int(RelevantDimension(kernel="precomputed").fit(Ktr, sp.y_train.astype(float)).rank_),
+        "rank": int(RelevantDimension(kernel="precomputed", fit_intercept=False).fit(
+            Ktr, sp.y_train.astype(float)).rank_),
         "dim": int(rel.n_components_),
         "est_error": float(rel.label_noise_),
         "err_kpcr": err,
@@ -344,7 +346,7 @@ def cv_rule_task(dataset, realization, sigma, data_dir=None, cv=5):
     sp, Ktr, Kte = _split_grams(dataset, realization, sigma, data_dir)
     splitter = StratifiedKFold(cv, shuffle=True, random_state=realization)
     c = KernelPCRClassifier("cv", kernel="precomputed", cv=splitter, cv_rule="one_se",
-                            random_state=realization).fit(Ktr, sp.y_train)
+                            random_state=realization, fit_intercept=False).fit(Ktr, sp.y_train)
     return {
         "dataset": dataset,
         "realization": realization,
@@ -673,7 +675,7 @@ def splice_spectra_figure(out_dir, *, realization=1, data_dir=None, results=None
     for ax, e in zip(axes, [e for e in SPLICE_ENCODINGS if e in chosen_enc]):
         p = chosen_enc[e]["param"]
         K, _ = _splice_grams(e, p, Str, None)
-        m = RelevantDimension(kernel="precomputed").fit(K, y)
+        m = RelevantDimension(kernel="precomputed", fit_intercept=False).fit(K, y)
         a = np.abs(m.s_)[: m.rank_]  # the null space of K (duplicates) is not drawn
         ax.plot(np.arange(1, len(a) + 1), a, ".", ms=2, color="0.3")
         ax.axvline(m.n_components_ + 0.5, color="C3", lw=1)
