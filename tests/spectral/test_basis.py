@@ -129,6 +129,17 @@ def test_centred_identical_samples_have_rank_zero():
     assert eigen_basis(K).rank == 1
 
 
+def test_dense_partial_spectrum_of_a_nearly_identity_centred_matrix():
+    # LAPACK's subset drivers (syevr, then syevx) both return no eigenpairs for this matrix:
+    # a Gaussian kernel matrix of points far apart, centred (spectrum 1 + 1e-4, 1 repeated)
+    K = np.eye(60)
+    K[0, 1] = K[1, 0] = 1e-4
+    basis = eigen_basis(K, 3, center=True, solver="dense")
+    Kc = K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
+    np.testing.assert_allclose(basis.eigenvalues, np.linalg.eigvalsh(Kc)[::-1][:3], rtol=1e-12)
+    assert basis.rank == 3
+
+
 def test_nystroem_basis_with_every_point_a_landmark_is_the_exact_basis():
     X, Xt = _data(80)
     K, Kt = _rbf(X), _rbf(Xt, X)

@@ -395,18 +395,22 @@ def _dense_eigh(A, k):
 
     LAPACK's subset driver ``syevr`` fails on exactly repeated eigenvalues (e.g. the
     centred identity ``I - 11^T/n``, whose spectrum is 1 n - 1 times): scipy then
-    raises "Internal Error" or silently returns no eigenpairs. ``syevx`` is used then.
+    raises "Internal Error" or silently returns no eigenpairs. ``syevx`` is used then, and
+    where it too returns fewer than k (seen on a nearly identity centred Gaussian kernel
+    matrix: eigenvalues 1 + 5e-5, then 1 repeated), the whole spectrum.
     """
     n = A.shape[0]
     if k == n:
         return linalg.eigh(A, check_finite=False)
-    try:
-        w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False)
-    except linalg.LinAlgError:
-        w = np.zeros(0)
-    if len(w) != k:
-        w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False, driver="evx")
-    return w, V
+    for driver in ("evr", "evx"):
+        try:
+            w, V = linalg.eigh(A, subset_by_index=(n - k, n - 1), check_finite=False, driver=driver)
+        except linalg.LinAlgError:
+            continue
+        if len(w) == k:
+            return w, V
+    w, V = linalg.eigh(A, check_finite=False)
+    return w[n - k:], V[:, n - k:]
 
 
 def _check_square(K, check_finite=True):
