@@ -2,8 +2,9 @@
 Kernel PCR and kernel selection by the relevant-dimension likelihood
 ====================================================================
 
-Kernel principal component regression fits the label on the first d kernel PCs,
-``f(x) = κ(x)ᵀ U_d Λ_d⁻¹ U_dᵀ y``, and classifies by its sign. Braun, Buhmann & Müller
+Kernel principal component regression fits the label by least squares on a constant and
+the first d kernel PCs (without the constant, ``f(x) = κ(x)ᵀ U_d Λ_d⁻¹ U_dᵀ y``), and
+classifies by its sign. Braun, Buhmann & Müller
 (2008) take d = d̂ from the two-component model and choose the kernel width by the same
 model's likelihood: the width whose ``-log ℓ(d̂)`` is smallest -- no cross-validation.
 """

@@ -4,8 +4,9 @@
   Machine, as in Figure 1 (left panel) of Blanchard, Massart, Vert & Zwald (2004): the
   test error when test data are given, the cross-validated error, and the empirical
   (training) hinge risk.
-* :func:`plot_relevance`: the contributions ``|u_i^T y|`` of the kernel PCA directions with
-  the two-component split of the relevant dimension (Braun, Buhmann & Müller).
+* :func:`plot_relevance`: the contributions ``|s_i|`` of the kernel PCA directions to the
+  labels (``u_i^T y`` without an intercept) with the two-component split of the relevant
+  dimension (Braun, Buhmann & Müller).
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def plot_relevance(model, ax=None, *, max_index=None, log=True):
     d = int(getattr(model, cut))
     m = min(len(a), 4 * d + 50 if max_index is None else max_index)
     idx = np.arange(1, m + 1)
-    ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i| = |u_i^\top y|$")
+    ax.plot(idx, a[:m], ".", ms=3, color="0.3", label=r"$|s_i|$ (model.s_)")
     ax.axvline(d + 0.5, color="C3", lw=1, label=rf"$\hat d = {d}$")
     ax.hlines(np.sqrt(model.sigma1_sq_), 1, d, colors="C0", lw=2, label=r"$\sigma_1$")
     ax.hlines(np.sqrt(model.sigma2_sq_), d + 1, m, colors="C1", lw=2, label=r"$\sigma_2$")
