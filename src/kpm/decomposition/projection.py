@@ -912,59 +912,67 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         """
         check_is_fitted(self, "eigenvalues_")
         return_info = check_bool(return_info, "return_info")
-        if self.preimage_ is None:
-            why = (
-                "pre-images are points of a numeric input space, which a precomputed kernel "
-                "matrix does not have"
-                if self.kernel_.is_precomputed
-                else "pre-images need input vectors and a kernel with a pre-image method"
-                if self.kernel_.raw_input
-                else f"the {self.kernel_.name} kernel has no fixed-point, gradient or MDS "
-                "pre-image; refit with preimage='learned'"
-            )
-            raise ValueError(f"inverse_transform is not available: {why}")
+        self._check_preimage_available()
         Y = self._check_coordinates(Y)
-        m = Y.shape[0]
-        d = self.n_features_in_
-        method = self.preimage_
-        if init is not None:
-            if method in ("mds", "learned"):
-                raise ValueError(
-                    f"init is the start of the iterative pre-images; preimage={method!r} has none"
-                )
-            init = check_samples(init, "init", min_samples=0)
-            if init.shape != (m, d):
-                raise ValueError(f"init must have shape (n_samples, n_features) = ({m}, {d}), got {init.shape}")
+        m, d = Y.shape[0], self.n_features_in_
+        init = self._check_preimage_init(init, m, d)
         Z = np.empty((m, d))
-        n_iter = np.zeros(m, dtype=int)
-        converged = np.ones(m, dtype=bool)
-        objective = np.empty(m)
-        if m == 0:
-            return (Z, PreimageInfo(n_iter, converged, objective)) if return_info else Z
+        info = PreimageInfo(n_iter=np.zeros(m, dtype=int), converged=np.ones(m, dtype=bool), objective=np.empty(m))
+        if m > 0:
+            self._solve_preimage_blocks(Y, init, Z, info, return_info)
+        return (Z, info) if return_info else Z
+
+    def _check_preimage_available(self):
+        """An error naming why this fit has no pre-images (``preimage_`` is None)."""
+        if self.preimage_ is not None:
+            return
+        why = (
+            "pre-images are points of a numeric input space, which a precomputed kernel "
+            "matrix does not have"
+            if self.kernel_.is_precomputed
+            else "pre-images need input vectors and a kernel with a pre-image method"
+            if self.kernel_.raw_input
+            else f"the {self.kernel_.name} kernel has no fixed-point, gradient or MDS "
+            "pre-image; refit with preimage='learned'"
+        )
+        raise ValueError(f"inverse_transform is not available: {why}")
+
+    def _check_preimage_init(self, init, m, d):
+        """``init`` of :meth:`inverse_transform`, checked: None, or (m, d) starting points of
+        an iterative method."""
+        if init is None:
+            return None
+        if self.preimage_ in ("mds", "learned"):
+            raise ValueError(f"init is the start of the iterative pre-images; preimage={self.preimage_!r} has none")
+        init = check_samples(init, "init", min_samples=0)
+        if init.shape != (m, d):
+            raise ValueError(f"init must have shape (n_samples, n_features) = ({m}, {d}), got {init.shape}")
+        return init
+
+    def _solve_preimage_blocks(self, Y, init, Z, info, return_info):
+        """Fill ``Z`` and ``info`` with the pre-images of the rows of ``Y``, in blocks of rows
+        within ``kpm.get_config()['block_bytes']``."""
+        method, m, d = self.preimage_, Y.shape[0], self.n_features_in_
         points = self._expansion_points()
-        p = points.shape[0]
         want_dots = method == "mds" or (init is None and method != "learned")
         features = None
         if want_dots and self.landmark_indices_ is not None:
             features = self.kernel_(points) @ self._basis_.nystroem.landmark_map
-        step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(p, d))))
+        step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(points.shape[0], d))))
         for a in range(0, m, step):
             rows = slice(a, min(a + step, m))
             if method == "learned":
                 Z[rows] = self.preimage_map_.predict(Y[rows])
                 if return_info:
                     coefs, sq, _ = self._expansion(Y[rows], points)
-                    objective[rows] = preimage_objective(Z[rows], coefs, points, self.kernel_, ctc=sq)
+                    info.objective[rows] = preimage_objective(Z[rows], coefs, points, self.kernel_, ctc=sq)
                 continue
             coefs, sq, D = self._expansion(Y[rows], points, features, dots=want_dots)
-            Z[rows], info = solve_preimages(
+            Z[rows], block = solve_preimages(
                 coefs, points, self.kernel_, method=method, init=None if init is None else init[rows],
                 ctc=sq, dots=D, n_neighbors=self.preimage_neighbors, max_iter=self.preimage_max_iter,
                 tol=self.preimage_tol, restart=self.preimage_restart)
-            n_iter[rows], converged[rows], objective[rows] = info.n_iter, info.converged, info.objective
-        if return_info:
-            return Z, PreimageInfo(n_iter=n_iter, converged=converged, objective=objective)
-        return Z
+            info.n_iter[rows], info.converged[rows], info.objective[rows] = block.n_iter, block.converged, block.objective
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -864,16 +864,7 @@ def solve_preimages(coefs, points, kernel, *, method, init=None, ctc=None, dots=
     coefs, points, _ = _check_targets(coefs, points)
     if coefs.ndim != 2:
         raise ValueError(f"coefs must be 2-D (one target per row), got shape {coefs.shape}")
-    kernel = make_kernel(kernel)
-    if method == "fixed-point" and kernel.name != "rbf":
-        raise ValueError(
-            f"the fixed-point pre-image is the Gaussian kernel's iteration; kernel {kernel.name!r} "
-            "needs method 'gradient' or 'mds'"
-        )
-    if kernel.name not in DIFFERENTIABLE_KERNELS:
-        raise ValueError(
-            f"the {method} pre-image needs one of the kernels {DIFFERENTIABLE_KERNELS}, got {kernel.name!r}"
-        )
+    kernel = _check_preimage_kernel(make_kernel(kernel), method)
     m, n = coefs.shape
     d = points.shape[1]
     if init is not None:
@@ -888,27 +879,44 @@ def solve_preimages(coefs, points, kernel, *, method, init=None, ctc=None, dots=
     # a few (block, n) float64 arrays per block of targets
     step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(n, d))))
     Z = np.empty((m, d))
-    n_iter = np.zeros(m, dtype=int)
-    converged = np.ones(m, dtype=bool)
-    objective = np.empty(m)
+    info = PreimageInfo(n_iter=np.zeros(m, dtype=int), converged=np.ones(m, dtype=bool), objective=np.empty(m))
     for a in range(0, m, step):
         rows = slice(a, min(a + step, m))
-        C, c2 = coefs[rows], ctc[rows]
-        if method == "mds" or init is None:
-            z0, info = mds_preimage(C, points, kernel, n_neighbors=n_neighbors, ctc=c2,
-                                    dots=None if dots is None else dots[rows])
-        else:
-            z0 = init[rows]
-        if method == "fixed-point":
-            z0, info = gaussian_fixed_point(C, points, kernel.gamma, z0, max_iter=max_iter, tol=tol,
-                                            restart=restart, ctc=c2)
-        elif method == "gradient":
-            z0, info = gradient_preimage(C, points, kernel, z0, max_iter=max_iter, tol=tol, ctc=c2)
-        Z[rows] = z0
-        n_iter[rows] = info["n_iter"]
-        converged[rows] = info["converged"]
-        objective[rows] = info["objective"]
-    return Z, PreimageInfo(n_iter=n_iter, converged=converged, objective=objective)
+        Z[rows], block = _preimage_block(
+            method, coefs[rows], points, kernel, ctc[rows], None if init is None else init[rows],
+            None if dots is None else dots[rows], n_neighbors=n_neighbors, max_iter=max_iter, tol=tol,
+            restart=restart)
+        info.n_iter[rows], info.converged[rows], info.objective[rows] = (
+            block["n_iter"], block["converged"], block["objective"])
+    return Z, info
+
+
+def _check_preimage_kernel(kernel, method):
+    """``kernel``, if ``method`` can find its pre-images."""
+    if method == "fixed-point" and kernel.name != "rbf":
+        raise ValueError(
+            f"the fixed-point pre-image is the Gaussian kernel's iteration; kernel {kernel.name!r} "
+            "needs method 'gradient' or 'mds'"
+        )
+    if kernel.name not in DIFFERENTIABLE_KERNELS:
+        raise ValueError(
+            f"the {method} pre-image needs one of the kernels {DIFFERENTIABLE_KERNELS}, got {kernel.name!r}"
+        )
+    return kernel
+
+
+def _preimage_block(method, C, points, kernel, c2, init, dots, *, n_neighbors, max_iter, tol, restart):
+    """One block of targets of :func:`solve_preimages`: the MDS pre-images (the start of the
+    iterative methods when ``init`` is None), then the iteration; ``(Z, info dict)``."""
+    if method == "mds" or init is None:
+        z0, info = mds_preimage(C, points, kernel, n_neighbors=n_neighbors, ctc=c2, dots=dots)
+    else:
+        z0 = init
+    if method == "fixed-point":
+        return gaussian_fixed_point(C, points, kernel.gamma, z0, max_iter=max_iter, tol=tol, restart=restart, ctc=c2)
+    if method == "gradient":
+        return gradient_preimage(C, points, kernel, z0, max_iter=max_iter, tol=tol, ctc=c2)
+    return z0, info
 
 
 # ---------------------------------------------------------------------- learned map
