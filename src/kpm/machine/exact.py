@@ -156,7 +156,11 @@ class KernelProjectionMachine(BaseKPM):
     early_stopping : bool or 'auto', default='auto'
         With cross-validation: advance the paths of all folds together and stop the sweep
         at the first D > 2 D_best + 20, D_best the CV minimiser so far (a heuristic: it can
-        miss a later minimum). ``'auto'``: True for the SVM, False for the papers' LP, which
+        miss a later minimum). For the SVM with ``c_selection='two-stage'`` stage one
+        likewise tries C from the largest value down and stops after
+        :data:`kpm.machine.formulation.C_PATIENCE` values in a row above the best pooled CV
+        error (``c_selection_curve_`` is NaN for the C values not tried). ``'auto'``: True
+        for the SVM, False for the papers' LP, which
         then solves every D up to the floor of the training risk in every fold (provably
         without changing the selection). The LP's early stopping does not use ``n_jobs``.
     centered : bool, default=False

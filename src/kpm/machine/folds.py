@@ -13,9 +13,9 @@ parallel and assemble their curves, whatever the source:
 * :func:`make_splits` -- the folds (stratified K-fold, or the user's splitter), checked;
 * :func:`cross_validate` -- one job per fold (the LP paths), in joblib workers;
 * :func:`cross_validate_svm` -- ``formulation='svm'``: stage one of
-  ``c_selection='two-stage'`` (the C of the smallest CV error at the largest D), then the
-  folds' SVM paths for each C kept, advanced together along D (:func:`svm_d_path`, with
-  optional early stopping).
+  ``c_selection='two-stage'`` (the C of the smallest CV error at the largest D; with early
+  stopping :func:`svm_c_curve`), then the folds' SVM paths for each C kept, advanced
+  together along D (:func:`svm_d_path`, with optional early stopping).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 
 from kpm.hinge.svm_path import svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, pad, predict_codes
-from kpm.machine.formulation import TWO_STAGE_MAX_SWEEPS
+from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
 
-__all__ = ["Fold", "make_splits", "cross_validate", "cross_validate_svm", "svm_d_path"]
+__all__ = ["Fold", "make_splits", "cross_validate", "cross_validate_svm", "svm_c_curve", "svm_d_path"]
 
 
 @dataclass
@@ -161,26 +161,56 @@ class _FoldPath:
         self.seconds += time.perf_counter() - t0
         return errors
 
+    def errors_at_C(self, C):
+        """Stage one's model at a new C: the solvers re-solved at the fold's largest D, warm
+        from their last solution; the misclassified validation points."""
+        for solver in self.solvers:
+            solver.set_C(C)
+        self.solved = 0
+        return self.advance(self.m)
+
     def curves(self, n_grid, n_used, where):
         return FoldCurves(errors=pad(np.asarray(self.errors, dtype=float), n_grid),
                           clipped=pad(np.asarray(self.clipped), n_grid), n_used=n_used, n_valid=n_used,
                           fallbacks=0, failures=[], seconds=self.seconds)
 
 
-def svm_d_path(folds, C, grid, plan, *, early_stopping=False):
+def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE):
+    """Stage one with early stopping: the folds' SVMs at their largest D, advanced together
+    from the largest C of the increasing ``Cs`` down, each C warm-started from the previous
+    one; the sweep ends once ``patience`` values in a row have a pooled CV error above the
+    best so far. The small C values it skips are the expensive ones (nearly every point
+    inside the margin). Returns the pooled CV error per C (NaN where not reached)."""
+    paths = [_FoldPath(f, Cs[-1], plan) for f in folds]
+    curve = np.full(len(Cs), np.nan)
+    best, worse = np.inf, 0
+    for j in range(len(Cs) - 1, -1, -1):
+        total = sum(p.errors_at_C(Cs[j]) for p in paths)
+        curve[j] = total / n_samples
+        best, worse = (total, 0) if total <= best else (best, worse + 1)
+        if worse >= patience:
+            break
+    return curve
+
+
+def svm_d_path(folds, C, grid, plan, *, early_stopping=False, reference=None):
     """The folds' SVM paths at one C, advanced together along the D grid: their
     :class:`~kpm.machine.engine.FoldCurves` (padded to the grid).
 
     With ``early_stopping`` the sweep ends at the first grid D > 2 D_best + 20, D_best the
     pooled CV minimiser so far (as the LP paths' early stopping); the curves then cover the
-    grid points reached."""
+    grid points reached. ``reference`` (stage one's pooled CV error at the largest D, a
+    fraction) keeps the sweep going to the end of the grid while D_best does not beat it by
+    more than one standard error, so that the rule ``CV(one_se=True)`` sees the largest D."""
     paths = [_FoldPath(f, C, plan) for f in folds]
+    n_val = sum(len(p.codes_va) for p in paths)
+    bar = np.inf if reference is None else n_val * (reference - np.sqrt(reference * (1 - reference) / n_val))
     best, best_D, n_used = np.inf, None, len(grid)
     for gi, D in enumerate(grid):
         total = sum(p.advance(D) for p in paths)
         if total < best:
             best, best_D = total, int(D)
-        if early_stopping and D > 2 * best_D + 20:
+        if early_stopping and D > 2 * best_D + 20 and best < bar:
             n_used = gi + 1
             break
     return [p.curves(len(grid), n_used, f.where) for p, f in zip(paths, folds)]
@@ -192,26 +222,34 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
 
     The folds' data are made first (in joblib workers: a fold may decompose its kernel
     matrix). With ``c_selection='two-stage'`` stage one keeps the C of the smallest pooled CV
-    error of the SVM at each fold's largest D (ties -> the smaller C). Then, for each C kept,
-    the folds' paths along the D grid (:func:`svm_d_path`). Returns ``(Cs, stage_one,
-    curves)``: the C values kept, stage one's pooled CV error per C of the plan (None without
-    stage one) and, per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`.
+    error of the SVM at each fold's largest D (ties -> the smaller C); with ``early_stopping``
+    the C values are tried from the largest down and stop once the error has risen
+    (:func:`svm_c_curve`). Then, for each C kept, the folds' paths along the D grid
+    (:func:`svm_d_path`). Returns ``(Cs, stage_one, curves)``: the C values kept, stage one's
+    pooled CV error per C of the plan (None without stage one; NaN for a C not tried) and,
+    per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`.
     """
     from joblib import delayed
 
     folds = _parallel(n_jobs, prefer)(delayed(fold_of)(k) for k in range(n_folds))
 
     def c_stage(d=None):
-        errors = _parallel(n_jobs, prefer)(
-            delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS, d) for f in folds)
-        curve = sum(errors) / n_samples
-        return curve, plan.Cs[[int(np.argmin(curve))]]  # first minimum: ties -> the smaller C
+        if early_stopping:
+            curve = svm_c_curve(folds, plan.Cs, plan, n_samples)
+        else:
+            errors = _parallel(n_jobs, prefer)(
+                delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS, d) for f in folds)
+            curve = sum(errors) / n_samples
+        return curve, plan.Cs[[int(np.nanargmin(curve))]]  # first minimum: ties -> the smaller C
 
-    def d_stage(C):
-        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping)
+    def d_stage(C, reference=None):
+        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, reference=reference)
 
     Cs, stage_one = plan.Cs, None
     if plan.two_stage:
         stage_one, Cs = c_stage()
-    curves = [d_stage(C) for C in Cs]
+    if stage_one is None:
+        curves = [d_stage(C) for C in Cs]
+    else:  # one C, and the kernel SVM's CV error at it
+        curves = [d_stage(Cs[0], float(np.nanmin(stage_one)))]
     return Cs, stage_one, curves

@@ -31,6 +31,7 @@ __all__ = [
     "C_SELECTIONS",
     "DEFAULT_C",
     "TWO_STAGE_MAX_SWEEPS",
+    "C_PATIENCE",
     "SVM_SOLVER",
     "FitPlan",
     "plan_fit",
@@ -56,6 +57,10 @@ DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
 #: papers").
 TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
 #: The SVM solver's settings, for the records of the reproductions.
+#: Stage one of ``c_selection='two-stage'`` with early stopping (:func:`kpm.machine.folds.svm_c_curve`):
+#: the C values are tried from the largest down and the sweep ends after this many in a row
+#: with a pooled CV error above the best so far.
+C_PATIENCE = 2
 SVM_SOLVER = {"tol": TOL, "max_sweeps": MAX_SWEEPS, "two_stage_max_sweeps": TWO_STAGE_MAX_SWEEPS}
 
 
@@ -102,12 +107,15 @@ def plan_fit(est, *, lp_only=False) -> FitPlan:
     chooses C too) and the paper's LP for every other rule and wherever the caller needs the
     LP (``lp_only``). The C grid (``C=None``: :data:`DEFAULT_C` of the C rule) may hold
     several values only with the CV rule: the penalty and slope rules compare training
-    risks, which always favour the largest C.
+    risks, which always favour the largest C. ``selection='cv'`` with the SVM's two-stage C
+    rule is ``CV(one_se=True)``: a D below the largest must beat the kernel SVM clearly.
     """
     rule = as_rule(est.selection, est.penalty, est.slope_factor)
     formulation = est.formulation
     if formulation == "auto":
         formulation = "svm" if isinstance(rule, CV) and not lp_only else "paper"
+    if formulation == "svm" and isinstance(est.selection, str) and est.selection == "cv" and est.c_selection == "two-stage":
+        rule = CV(one_se=True)
     Cs = None
     if formulation == "svm":
         Cs = check_positive_grid(DEFAULT_C[est.c_selection] if est.C is None else est.C, "C")

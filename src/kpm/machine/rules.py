@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kpm.machine.selection import candidate_penalties, penalty_path, select_cv, select_penalty, slope_heuristic
-from kpm.validation import InstanceOf, Integer, Options, Real, check_int, check_param, check_real
+from kpm.validation import Boolean, InstanceOf, Integer, Options, Real, check_int, check_param, check_real
 
-__all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule",
+__all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule", "largest_within_one_se",
            "SELECTION_CONSTRAINTS"]
 
 
@@ -123,13 +123,41 @@ class SelectionRule:
 
 @dataclass(frozen=True)
 class CV(SelectionRule):
-    """The model with the smallest pooled K-fold cross-validated 0-1 error (ties -> smaller D)."""
+    """The model with the smallest pooled K-fold cross-validated 0-1 error (ties -> smaller D).
+
+    Parameters
+    ----------
+    one_se : bool, default=False
+        Then the largest D of that model's kernel (and C) whose pooled CV error is within one
+        standard error ``sqrt(e (1 - e) / n)`` of the minimum ``e`` (``n`` the validation
+        points): a one-standard-error rule (Breiman et al. 1984) towards the larger model.
+        It is the rule of the SVM formulation's ``c_selection='two-stage'``, whose largest
+        D is the kernel SVM at the C chosen by cross-validation: a smaller D must beat it
+        clearly, not by the chance of a few validation points.
+    """
+
+    one_se: bool = False
 
     needs_cv = True
     needs_training_risks = False
 
+    def __post_init__(self):
+        object.__setattr__(self, "one_se", check_param(self.one_se, "CV: one_se", [Boolean()]))
+
     def select(self, curves):
-        return self._choice(curves, select_cv(curves.D, curves.cv_error))
+        idx = select_cv(curves.D, curves.cv_error)
+        if self.one_se:
+            idx = largest_within_one_se(curves, idx)
+        return self._choice(curves, idx)
+
+
+def largest_within_one_se(curves, idx):
+    """The index of the largest D of model ``idx``'s kernel whose pooled CV error is within
+    one standard error of model ``idx``'s (see :class:`CV`)."""
+    e = float(curves.cv_error[idx])
+    se = np.sqrt(max(e * (1.0 - e), 0.0) / max(curves.n_samples, 1))
+    rows = np.flatnonzero((curves.kernel == curves.kernel[idx]) & (curves.cv_error <= e + se + 1e-12))
+    return int(rows[np.argmax(curves.D[rows])])
 
 
 @dataclass(frozen=True)
