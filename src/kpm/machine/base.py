@@ -192,9 +192,16 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         self._warn_degenerate(family, data)
 
     def _warn_edge(self, family):
-        """A dimension chosen at the end of a grid that stops below the rank."""
+        """A dimension chosen at the end of a grid that stops below the rank -- by
+        cross-validation, only where the CV error there is below that of every smaller D (the
+        error still falling; not a choice of the one-standard-error rule among equals)."""
         kp = family.paths[self._model_member]
         if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
+            curves = self._curves
+            rows = curves.kernel == self._model_member
+            e, D = curves.cv_error[rows], curves.D[rows]
+            if np.isfinite(e).any() and not e[D == self.n_components_][0] < np.nanmin(e[D < self.n_components_]):
+                return
             warnings.warn(
                 f"{self._name}: the selected D = {self.n_components_} is the largest D considered "
                 f"(max_components): a larger D may fit better. Raise max_components to consider it.",
