@@ -31,7 +31,7 @@ from kpm.exceptions import LPSolverError
 from kpm.hinge.aggregation import Reference, aggregate_sums, line_minimiser
 from kpm.hinge.highs import new_highs
 from kpm.hinge.rows import InMemoryRows
-from kpm.validation import Integer, Options, Real, check_param
+from kpm.validation import Integer, Options, Real, check_param, check_sample_weight
 
 __all__ = [
     "ConstraintGenerationOptions",
@@ -284,9 +284,7 @@ class ConstraintGenerationHingeLP:
         if len(rows) and (rows[0] < 0 or rows[-1] >= F.shape[0]):
             raise ValueError("rows out of range")
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64).ravel()
-            if sample_weight.shape != y.shape or not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
-                raise ValueError(f"sample_weight must hold {len(y)} non-negative finite numbers (one per row of F)")
+            sample_weight = check_sample_weight(sample_weight, len(y), who="the constraint generation")
             rows = rows[sample_weight[rows] > 0]
         if len(rows) == 0:
             raise ValueError("the hinge LP needs at least one sample (of positive weight)")

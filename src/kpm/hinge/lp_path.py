@@ -54,6 +54,7 @@ import numpy as np
 
 from kpm.hinge.highs import new_highs
 from kpm.exceptions import LPSolverError
+from kpm.validation import check_sample_weight
 
 __all__ = [
     "LPSolverError",
@@ -416,11 +417,7 @@ class HingeLP:
         weights = None
         self.floor = 0.0
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=float)
-            if sample_weight.shape != y.shape or not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
-                raise ValueError(f"sample_weight must hold {len(y)} non-negative finite numbers")
-            if not np.any(sample_weight > 0):
-                raise ValueError("sample_weight must have a positive entry")
+            sample_weight = check_sample_weight(sample_weight, len(y), who="the hinge LP")
         if groups is not None:
             groups = np.asarray(groups).ravel()
             if groups.shape != y.shape:

@@ -32,6 +32,7 @@ from kpm.validation import (
     check_int,
     check_kernel_matrix,
     check_param,
+    check_sample_weight,
     check_samples,
     warn_if_degenerate_kernel,
 )
@@ -111,9 +112,10 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None, sa
     warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
     s = None
     if sample_weight is not None:
-        w = np.asarray(sample_weight, dtype=float).ravel()
-        if w.shape != (m,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise ValueError(f"sample_weight must hold {m} positive finite weights (one per landmark)")
+        w = check_sample_weight(sample_weight, m, who="nystroem_eigenfunctions")
+        if np.any(w == 0):
+            raise ValueError("nystroem_eigenfunctions: sample_weight must be positive (one weight per landmark): "
+                             "leave a landmark of weight 0 out")
         s = np.sqrt(w)
         Wm = Wm * np.outer(s, s)
     # only the top k (LAPACK subset eigh)

@@ -21,36 +21,17 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_array
 from sklearn.utils.class_weight import compute_class_weight
 
-from kpm.validation import InstanceOf, Options, warn_if_degenerate_counts, warn_if_one_class
+from kpm.validation import InstanceOf, Options, check_sample_weight, warn_if_degenerate_counts, warn_if_one_class
 
-__all__ = ["check_sample_weight", "fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
+__all__ = ["fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
            "CLASS_WEIGHT_CONSTRAINTS"]
 
 
-def check_sample_weight(sample_weight, n_samples):
-    """``sample_weight`` as a float64 array of ``n_samples`` non-negative finite numbers with a
-    positive sum (a scalar: the same weight for every sample)."""
-    if np.isscalar(sample_weight) and not isinstance(sample_weight, (str, bytes)):
-        sample_weight = np.full(n_samples, sample_weight)
-    try:
-        w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sample_weight must be a 1-D array of {n_samples} non-negative numbers: {exc}") from None
-    if w.ndim != 1 or w.shape[0] != n_samples:
-        raise ValueError(f"sample_weight must be a 1-D array of {n_samples} numbers (one per sample), "
-                         f"got shape {w.shape}")
-    if np.any(w < 0):
-        raise ValueError("sample_weight must be non-negative (a zero weight leaves the sample out)")
-    if not np.sum(w) > 0:
-        raise ValueError("sample_weight must have a positive entry: every sample has weight zero")
-    return w
-
-
-def fit_weights(sample_weight, class_weight, y, classes):
-    """The weight of every training sample: ``sample_weight`` (checked) times the weight of
+def fit_weights(sample_weight, class_weight, y, classes, who=None):
+    """The weight of every training sample: ``sample_weight`` (checked by
+    :func:`kpm.validation.check_sample_weight`, ``who`` naming the estimator) times the weight of
     its class (``class_weight``: None, ``'balanced'`` -- ``n / (n_classes * n_c)`` from the
     class counts weighted by ``sample_weight``, as
     :func:`sklearn.utils.class_weight.compute_class_weight` has it, so that integer weights
@@ -60,7 +41,7 @@ def fit_weights(sample_weight, class_weight, y, classes):
     if sample_weight is None and class_weight is None:
         return None
     y = np.asarray(y)
-    w = np.ones(len(y)) if sample_weight is None else check_sample_weight(sample_weight, len(y))
+    w = check_sample_weight(sample_weight, len(y), who=who)
     if class_weight is not None:
         # 'balanced' from the class counts weighted by sample_weight: the same as for the repeated rows
         per_class = compute_class_weight(class_weight, classes=classes, y=y,
