@@ -317,3 +317,32 @@ def test_reference_is_the_previous_optimum_where_the_sample_is_worse(monkeypatch
     assert_exact_and_certified(cg, F, y, [first] + results)
     # with f = 0 as the reference (every point in A) these two solves took 21 rounds along rays
     assert cg.ray_rounds - rays <= 2
+
+
+@pytest.mark.parametrize("below", [None, 0.9])
+def test_weighted_constraint_generation_is_the_weighted_lp(below):
+    """Sample weights weigh the hinge terms: the path is that of the dense weighted LP and of
+    the LP of the repeated rows, with and without the aggregated term; zero weights drop
+    their rows."""
+    from kpm.hinge.lp_path import hinge_lp_path
+
+    F, y = problem(600, 6, seed=3)
+    w = np.random.default_rng(0).integers(0, 4, len(y)).astype(float)
+    Ds = [1, 3, 6]
+    opts = dict(init_size=100, random_state=1)
+    if below is not None:
+        opts.update(aggregate_below=below, max_add=100)
+    cg = ConstraintGenerationHingeLP(F, y, sample_weight=w, **opts)
+    results = cg.path(Ds)
+    dense = hinge_lp_path(F, y, max(Ds), dims=Ds, sample_weight=w)
+    rep = w.astype(int)
+    for res, D in zip(results, Ds):
+        ref = full_lp_objective(np.repeat(F, rep, axis=0), np.repeat(y, rep), D)
+        assert abs(res.objective - ref) <= 1e-7 * max(1.0, ref)
+        assert abs(dense.objective[Ds.index(D)] - ref) <= 1e-7 * max(1.0, ref)
+        f = F[:, :D] @ res.coef + res.intercept
+        assert np.isclose(res.objective, float(w @ np.maximum(0.0, 1.0 - y * f)), rtol=1e-9)
+        assert abs(res.gap) <= 1e-7 * max(1.0, ref)
+    assert not np.isin(np.flatnonzero(w == 0), cg.working_set).any()
+    if below is not None:
+        assert max(r.n_aggregated for r in results) > 0

@@ -81,3 +81,24 @@ def test_exact_line_search_is_the_minimiser_along_the_line():
         f = lambda s: 0.5 * (theta + s * step) @ (theta + s * step) + C * (np.maximum(0, 1 - m - s * q) ** 2).sum()
         ts = np.linspace(0, 3 * max(t, 1e-3), 3001)
         assert f(t) <= min(f(s) for s in ts) + 1e-9
+
+
+@pytest.mark.parametrize("n, D, C", [(300, 10, 1.0), (120, 80, 100.0)])  # Cholesky, then Woodbury steps
+def test_weighted_newton_is_the_repeated_problem(n, D, C):
+    """``sample_weight`` gives each point ``C w_i``: integer weights solve the problem of the
+    repeated points (the same unique minimiser), with the weighted exact line search."""
+    X, y = _problem(n, D, seed=4)
+    w = np.random.default_rng(1).integers(1, 4, n)
+    a = SquaredHingeSVM(X, y, C, sample_weight=w.astype(float)).solve(D)
+    b = SquaredHingeSVM(np.repeat(X, w, axis=0), np.repeat(y, w), C).solve(D)
+    np.testing.assert_allclose(np.r_[a[0], a[1]], np.r_[b[0], b[1]], atol=1e-8)
+    # the weighted Woodbury step solves the weighted Newton system
+    solver = SquaredHingeSVM(X, y, C, sample_weight=w.astype(float))
+    rows = np.arange(min(n, D) // 2)
+    active = np.zeros(n, bool)
+    active[rows] = True
+    F = solver._features(rows, D)
+    grad = np.ones(D + 1)
+    step = solver._newton_solve(grad, active, rows, F, D)
+    H = np.eye(D + 1) + 2 * C * F.T @ (w[rows, None] * F)
+    np.testing.assert_allclose(H @ step, grad, atol=1e-8)

@@ -161,3 +161,23 @@ def test_row_source_on_the_workers_answers_as_in_memory(cluster):
     np.testing.assert_array_equal(hinge_d[0] + hinge_d[1], hinge_m[0] + hinge_m[1])
     widths = np.array([0.01, 0.1, 0.3, 1.0])
     np.testing.assert_array_equal(dist.margin_counts(coef, b, widths), mem.margin_counts(coef, b, widths))
+
+
+@pytest.mark.slow
+def test_client_defaults_to_the_aggregated_constraint_generation(cluster, small_chunks):
+    """With client= and solver_options=None the fit is the memory-bounded constraint
+    generation (CLIENT_SOLVER_OPTIONS: the points of clear hinge loss aggregated): the same
+    model as the in-memory fit with those options, with points aggregated."""
+    assert S.CLIENT_SOLVER_OPTIONS == {"aggregate_below": 0.9}
+    _, client = cluster
+    X, y = make_twonorm(N, random_state=1)
+    fold = np.random.default_rng(1).integers(0, 2, N)
+    kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
+              memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0)
+    est = NystroemKPM(**kw, client=client).fit(X, y)
+    ref = NystroemKPM(**kw, solver_options=dict(S.CLIENT_SOLVER_OPTIONS)).fit(X, y)
+    assert max(est.lp_stats_["n_aggregated"]) > 0
+    assert_same_model(est, ref)
+    # in memory, solver_options=None stays the plain constraint generation
+    plain = NystroemKPM(**kw).fit(X, y)
+    assert max(plain.lp_stats_["n_aggregated"]) == 0

@@ -11,12 +11,21 @@ from kpm import KernelProjectionMachine
 from kpm.machine.selection import select_cv, select_penalty, slope_heuristic
 
 
+def _expected_failures(est):
+    if est.max_components is not None:
+        reason = ("the check's 16 samples are 4 distinct points: the kernel matrix has rank 4, "
+                  "and an explicit max_components above the rank raises ValueError")
+        return {"check_sample_weights_shape": reason, "check_sample_weights_not_overwritten": reason}
+    return {}
+
+
 @parametrize_with_checks(
     [
         KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by CV
         KernelProjectionMachine(max_components=6, cv=3, random_state=0, formulation="paper"),
         KernelProjectionMachine(selection="slope", random_state=0, formulation="paper"),
-    ]
+    ],
+    expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

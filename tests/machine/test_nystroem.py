@@ -14,7 +14,7 @@ import kpm.hinge.constraint_generation as cgmod
 from kpm import LPSolverError
 from kpm import KernelProjectionMachine
 from kpm.kernels import make_kernel
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold
 from kpm.machine import DaskClientError, nystroem_eigenfunctions
 from kpm import NystroemKPM
 from kpm.spectral import select_landmarks
@@ -23,7 +23,21 @@ from kpm.machine.selection import select_cv
 SMALL = dict(n_landmarks=10, cv=2, max_components=6, solver_options={"init_size": 20}, random_state=0)
 
 
-@parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM()])
+def _expected_failures(est):
+    if est.n_landmarks == SMALL["n_landmarks"]:  # 10 landmarks of the check's samples
+        return {"check_sample_weight_equivalence_on_dense_data":
+                "the landmarks are drawn from the samples without regard to their weights, and the "
+                "cross-validation folds of repeated samples differ from those of weighted ones: the "
+                "weighted and the repeated fits have different bases (equivalence with every sample a "
+                "landmark: test_weights.py)"}
+    return {"check_class_weight_classifiers": (
+            "at class weights 1000 : 1e-4 on 50 noisy 3-class training points, the weighted CV picks "
+            "D=5 (every class-0 validation point right at D=1..5, fewer of the light points wrong at "
+            "D=5), whose LP solution misclassifies 4 of the 15 class-0 test points: 78 % of the test "
+            "points predicted 0 where the check asks 87 % (D=1..4: 100 %)")}
+
+
+@parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -92,8 +106,11 @@ def test_bad_input(twonorm):
         NystroemKPM(**KW, memory_budget=100_000).fit(X, y)
     with pytest.raises(ValueError, match="larger than the number of samples"):
         select_landmarks(X, 5000)
-    with pytest.raises(ValueError, match="only 2 of the 3 classes"):
-        NystroemKPM(n_landmarks=20, cv=3).fit(X[:300], np.r_[np.zeros(298), 1, 2].astype(int))
+    # a class of a single sample is kept in every training part (with a warning) when cv is an
+    # int; a user's splitter is used as it is, and a fold without a class is an error
+    y3 = np.r_[np.zeros(298), 1, 2].astype(int)
+    with pytest.raises(ValueError, match="only 1 of the 3 classes"):
+        NystroemKPM(n_landmarks=20, cv=KFold(3)).fit(X[:300], y3)
     every, none = np.arange(300), np.array([], dtype=int)
     with pytest.raises(ValueError, match="fold 1 has an empty validation set"):
         NystroemKPM(n_landmarks=20, cv=[(every[:150], every[150:]), (every, none)]).fit(X[:300], y[:300])

@@ -223,6 +223,12 @@ def test_auto_formulation_and_the_default_c_grid(problem):
     assert slope.formulation_ == "paper" and slope.C_ is None
 
 
-@parametrize_with_checks([NystroemKPM(10, cv=2, max_components=6, formulation="svm", C=[0.1, 1.0], random_state=0)])
+@parametrize_with_checks(
+    [NystroemKPM(10, cv=2, max_components=6, formulation="svm", C=[0.1, 1.0], random_state=0)],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data":
+        "the landmarks are drawn without regard to the weights, and the CV folds of repeated and of "
+        "weighted samples differ: the two fits have different bases"},
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -639,3 +639,40 @@ def test_validate_params_reads_the_class_constraints():
         validate_params(Est(flag=True, grid=[2], C=[1, -1], mode="a"))
     with pytest.raises(ValueError, match="flag must be True or False, got 1"):
         validate_params(Est(flag=1, grid=[2], C=None, mode="a"))
+
+
+# ------------------------------------------------------------------ sample weights
+def test_check_sample_weight_accepts_and_converts():
+    from kpm.validation import check_sample_weight
+
+    w = check_sample_weight([1, 0, 2], 3)
+    assert w.dtype == np.float64 and w.tolist() == [1.0, 0.0, 2.0]
+    assert check_sample_weight(None, 4).tolist() == [1.0] * 4
+    assert check_sample_weight(2.5, 2).tolist() == [2.5, 2.5]
+    assert check_sample_weight(np.array([True, False]), 2).tolist() == [1.0, 0.0]
+    assert check_sample_weight(np.array([3, 4], dtype=np.int32), 2).dtype == np.float64
+
+
+@pytest.mark.parametrize("w, match", [
+    (np.ones(5), r"^Est: sample_weight must have shape \(30,\) for 30 samples .*got shape \(5,\)$"),
+    (np.ones((30, 1)), r"must have shape \(30,\).*got shape \(30, 1\)"),
+    (-np.ones(30), r"^Est: sample_weight must be >= 0 \(non-negative.*got -1\.0$"),
+    (np.r_[np.nan, np.ones(29)], "^Est: sample_weight contains NaN or infinite values$"),
+    (np.r_[np.inf, np.ones(29)], "NaN or infinite"),
+    (np.zeros(30), "^Est: sample_weight must have a positive sum: all weights are zero$"),
+    (np.full(30, 1e308), "sums to more than the largest float"),
+    (np.array(["a"] * 30), "^Est: sample_weight must be numbers, got an array of dtype <U1$"),
+    (np.ones(30, dtype=complex), "must be numbers"),
+])
+def test_check_sample_weight_rejects(w, match):
+    from kpm.validation import check_sample_weight
+
+    with pytest.raises(ValueError, match=match):
+        check_sample_weight(w, 30, who="Est")
+
+
+def test_check_sample_weight_without_a_name():
+    from kpm.validation import check_sample_weight
+
+    with pytest.raises(ValueError, match="^sample_weight must have a positive sum"):
+        check_sample_weight(np.zeros(3), 3)

@@ -51,9 +51,10 @@ class Reference:
         return y * f < self.below
 
 
-def line_derivatives(u, y, slopes, lo, width, n_bins):
+def line_derivatives(u, y, slopes, lo, width, n_bins, weights=None):
     """For ``f = s u + b`` at each slope ``s_j``: the derivative in ``b`` of the hinge sum at
-    the ``n_bins + 1`` edges ``lo_j + k width_j``, as integer counts.
+    the ``n_bins + 1`` edges ``lo_j + k width_j``, as integer counts (with ``weights``, the
+    points' weights summed instead, as float64).
 
     The hinge term of a point of class +1 is ``max(0, v - b)`` with ``v = 1 - s u``, that of
     class -1 is ``max(0, b - v)`` with ``v = -1 - s u``; with the points placed in bins of
@@ -61,12 +62,14 @@ def line_derivatives(u, y, slopes, lo, width, n_bins):
     minus those of class +1 at or above it. Returns ``(len(slopes), n_bins + 1)`` int32
     (sums over parts of the points are the numbers of their union, whatever the split)."""
     pos = y > 0
-    out = np.zeros((len(slopes), n_bins + 1), dtype=np.int32)
+    out = np.zeros((len(slopes), n_bins + 1), dtype=np.int32 if weights is None else np.float64)
+    w_pos = None if weights is None else weights[pos]
+    w_neg = None if weights is None else weights[~pos]
     for j, (s, lo_j, w_j) in enumerate(zip(slopes, lo, width)):
         # bin t = 0: v below the first edge; t = k + 1: v in [edge k, edge k + 1); n_bins + 1: above the last
         t = np.clip(np.floor((y - s * u - lo_j) / w_j), -1, n_bins).astype(np.int64) + 1
-        P = np.bincount(t[pos], minlength=n_bins + 2)[::-1].cumsum()[::-1][1:]
-        N = np.bincount(t[~pos], minlength=n_bins + 2).cumsum()[:-1]
+        P = np.bincount(t[pos], weights=w_pos, minlength=n_bins + 2)[::-1].cumsum()[::-1][1:]
+        N = np.bincount(t[~pos], weights=w_neg, minlength=n_bins + 2).cumsum()[:-1]
         out[j] = N - P
     return out
 

@@ -14,6 +14,11 @@ aggregated into one term (:mod:`kpm.hinge.aggregation`). The derivation, the war
 and the tolerances are in the user guide (large scale, "Linear programmes").
 
 The expert settings of the method are one object, :class:`ConstraintGenerationOptions`.
+
+Sample weights weigh the hinge terms, ``min sum_i w_i max(0, 1 - y_i f(x_i))``: in the dual
+HiGHS solves, the box of a working point is ``0 <= alpha_i <= w_i``, an aggregated point
+holds ``alpha_i = w_i``, and the hinge sums of the certificates are weighted; the test of a
+violated point does not depend on its weight.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from kpm.exceptions import LPSolverError
 from kpm.hinge.aggregation import Reference, aggregate_sums, line_minimiser
 from kpm.hinge.highs import new_highs
 from kpm.hinge.rows import InMemoryRows
-from kpm.validation import Integer, Options, Real, check_param
+from kpm.validation import Integer, Options, Real, check_param, check_sample_weight
 
 __all__ = [
     "ConstraintGenerationOptions",
@@ -190,15 +195,18 @@ class ConstraintGenerationHingeLP:
         without copying ``F``. Default: all rows.
     random_state : int or None
         Seeds the initial working set.
+    sample_weight : ndarray (n_samples,), optional
+        Non-negative weights of the hinge terms, one per row of ``F`` (default 1); rows of
+        zero weight are not part of the problem. Only with ``F`` an array.
     **options
         The settings of :class:`ConstraintGenerationOptions` (``init_size``, ``tol``,
         ``aggregate_below``, ...).
     """
 
-    def __init__(self, F, y, *, rows=None, random_state=0, **options):
+    def __init__(self, F, y, *, rows=None, random_state=0, sample_weight=None, **options):
         import highspy
 
-        source = self._source(F, y, rows)
+        source = self._source(F, y, rows, sample_weight)
         opts = ConstraintGenerationOptions(**options)
         self.options = opts
         self.band_size = opts.band_size
@@ -231,11 +239,14 @@ class ConstraintGenerationHingeLP:
         self._W = np.empty(0, np.int64)  # point index of each LP column, in column order
         self._FW = np.empty((0, 0), order="F")  # their feature rows (the first _D columns)
         self._yW = np.empty(0)  # their labels
+        self._weights = getattr(source, "weights", None)  # the points' weights (None: all 1)
+        self._wW = None if self._weights is None else np.empty(0)  # the working points' weights
         self._D = 0
         self._fW = None  # decision values of the last solution at the working points
         self._ref = None  # the Reference of the aggregated set A (None: A is empty)
         self._g = np.zeros(1)  # sum_A y_i [1, F_i[:D]]
         self._nA = 0  # |A|
+        self._wA = 0.0  # the sum of A's weights (|A| without weights)
         self._sample = None  # the exact LP of a sample (references of A)
         self.ray_rounds = 0  # rounds that added points of A along an infeasibility ray
         self.dissolved = 0  # times the aggregation was given up after a failed LP
@@ -244,12 +255,13 @@ class ConstraintGenerationHingeLP:
         self.results: list[HingeLPResult] = []
 
     @staticmethod
-    def _source(F, y, rows):
+    def _source(F, y, rows, sample_weight=None):
         """The row source: ``F`` itself (``y`` and ``rows`` None), or an :class:`InMemoryRows`
-        over the checked ``F``, ``y`` and ``rows``."""
+        over the checked ``F``, ``y``, ``rows`` and weights (rows of zero weight dropped)."""
         if all(hasattr(F, name) for name in ("search", "take", "columns")):
-            if y is not None or rows is not None:
-                raise ValueError("a row source holds its labels and rows: pass y=None and rows=None")
+            if y is not None or rows is not None or sample_weight is not None:
+                raise ValueError("a row source holds its labels, rows and weights: pass y=None, rows=None "
+                                 "and sample_weight=None")
             return F
         F = np.asarray(F)
         if F.ndim != 2:
@@ -269,11 +281,14 @@ class ConstraintGenerationHingeLP:
         if rows.dtype == bool:
             rows = np.flatnonzero(rows)
         rows = np.unique(rows.astype(np.int64))
-        if len(rows) == 0:
-            raise ValueError("the hinge LP needs at least one sample")
-        if rows[0] < 0 or rows[-1] >= F.shape[0]:
+        if len(rows) and (rows[0] < 0 or rows[-1] >= F.shape[0]):
             raise ValueError("rows out of range")
-        return InMemoryRows(F, y, rows)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, len(y), who="the constraint generation")
+            rows = rows[sample_weight[rows] > 0]
+        if len(rows) == 0:
+            raise ValueError("the hinge LP needs at least one sample (of positive weight)")
+        return InMemoryRows(F, y, rows, sample_weight)
 
     # ------------------------------------------------------------------ model
     @property
@@ -300,9 +315,12 @@ class ConstraintGenerationHingeLP:
         if k == 0:
             return
         D = self._D
+        wi = self.source.weights_of(idx) if self._weights is not None else None
         if aggregated is not None and aggregated.any():  # they leave A for W
-            self._g = self._g - aggregate_sums(Fi[aggregated, :D], yi[aggregated])
+            y_agg = yi[aggregated] if wi is None else yi[aggregated] * wi[aggregated]
+            self._g = self._g - aggregate_sums(Fi[aggregated, :D], y_agg)
             self._nA -= int(aggregated.sum())
+            self._wA -= float(aggregated.sum() if wi is None else wi[aggregated].sum())
             self._set_rhs()
         h = self._h
         width = D + 1
@@ -313,10 +331,13 @@ class ConstraintGenerationHingeLP:
         ridx = np.tile(np.arange(width, dtype=np.int32), k)
         starts = (np.arange(k, dtype=np.int64) * width).astype(np.int32)
         basis = h.getBasis() if self._W.size else None
-        h.addCols(k, -np.ones(k), np.zeros(k), np.ones(k), k * width, starts, ridx, vals.ravel())
+        upper = np.ones(k) if wi is None else np.asarray(wi, dtype=float)
+        h.addCols(k, -np.ones(k), np.zeros(k), upper, k * width, starts, ridx, vals.ravel())
         self._W = np.concatenate([self._W, idx])
         self._FW = np.asfortranarray(np.concatenate([self._FW, Fi]))
         self._yW = np.concatenate([self._yW, yi])
+        if wi is not None:
+            self._wW = np.concatenate([self._wW, wi])
         if basis is not None and basis.valid:
             # new columns nonbasic at their dual-feasible bound: the basis stays dual feasible
             S = self._hs.HighsBasisStatus
@@ -351,6 +372,8 @@ class ConstraintGenerationHingeLP:
         self._FW = np.delete(self._FW, drop, axis=0)
         self._yW = np.delete(self._yW, drop)
         self._fW = np.delete(self._fW, drop)
+        if self._wW is not None:
+            self._wW = np.delete(self._wW, drop)
 
     def _run(self):
         """Solve the working-set LP: the warm HiGHS run (iteration-capped), then the exact
@@ -390,7 +413,8 @@ class ConstraintGenerationHingeLP:
         pi = -np.asarray(sol.row_dual)
         info = h.getInfo()
         # LP value of the working set: max sum alpha = -(min -sum alpha), plus A's alpha = 1
-        return pi, -float(info.objective_function_value) + self._nA, iters
+        # (alpha = w_i with weights)
+        return pi, -float(info.objective_function_value) + self._wA, iters
 
     # ------------------------------------------------------------------ aggregation
     def _set_rhs(self):
@@ -411,6 +435,7 @@ class ConstraintGenerationHingeLP:
         found = self.source.search(ref.coef, ref.intercept, self._W, ref.below - 1.0, None, ref=ref)
         ref.sums = False
         self._ref, self._g, self._nA = ref, found.sums[0] + found.sums[1], found.n_aggregated
+        self._wA = float(found.aggregated_weight)
         self._set_rhs()
         self._add_points(found.index, found.features, found.labels, np.ones(len(found.index), bool))
         return found.objective
@@ -451,12 +476,14 @@ class ConstraintGenerationHingeLP:
             rng = np.random.default_rng(self._rng.integers(2**32))
             m0 = min(self.init_size, self.n_rows)
             idx, Fs, ys = self.source.take(np.sort(rng.choice(self.n_rows, m0, replace=False)), self.shape[1])
-            self._sample = ConstraintGenerationHingeLP(Fs, ys, init_size=m0, tol=self.tol, random_state=0)
+            ws = None if self._weights is None else self.source.weights_of(idx)
+            self._sample = ConstraintGenerationHingeLP(Fs, ys, init_size=m0, tol=self.tol, random_state=0,
+                                                       sample_weight=ws)
         return self._sample
 
     def _dissolve(self):
         """Give up the aggregation: A's points count as S (the searches add them back)."""
-        self._ref, self._g, self._nA = None, np.zeros(self._D + 1), 0
+        self._ref, self._g, self._nA, self._wA = None, np.zeros(self._D + 1), 0, 0.0
         self._set_rhs()
         self.dissolved += 1
 
@@ -490,7 +517,7 @@ class ConstraintGenerationHingeLP:
         from kpm.hinge.lp_path import HingeLP
 
         W, D = self._W, self._D
-        lp = HingeLP(self._yW)
+        lp = HingeLP(self._yW, sample_weight=self._wW)
         lp.add_columns(self._FW[:, :D] if D else np.zeros((len(W), 0)))
         try:
             beta, b, objective, it = lp.solve()
@@ -591,7 +618,7 @@ class ConstraintGenerationPath:
 
     Parameters
     ----------
-    F, y, rows, **options
+    F, y, rows, sample_weight, **options
         As for :class:`ConstraintGenerationHingeLP`.
     """
 
@@ -599,10 +626,11 @@ class ConstraintGenerationPath:
     zero_level = 0.0
     restarts = 0
 
-    def __init__(self, F, y=None, *, rows=None, **options):
-        self.cg = ConstraintGenerationHingeLP(F, y, rows=rows, **options)
+    def __init__(self, F, y=None, *, rows=None, sample_weight=None, **options):
+        self.cg = ConstraintGenerationHingeLP(F, y, rows=rows, sample_weight=sample_weight, **options)
         self.n_cols = 0
-        self.n_samples = self.cg.n_rows
+        # the hinge risk's denominator: the points, or the sum of their weights
+        self.n_samples = self.cg.n_rows if sample_weight is None else self.cg.source.total_weight()
 
     @property
     def fallbacks(self):

@@ -54,6 +54,7 @@ import numpy as np
 
 from kpm.hinge.highs import new_highs
 from kpm.exceptions import LPSolverError
+from kpm.validation import check_sample_weight
 
 __all__ = [
     "LPSolverError",
@@ -397,10 +398,15 @@ class HingeLP:
     degeneracy of identical kinks. The added columns are checked to be constant on
     each merged set. A group with both labels sets the ``floor`` of the objective:
     ``2 min(n+, n-)`` (see the module docstring).
+
+    ``sample_weight`` (non-negative) weighs the slacks: the objective is
+    ``sum_i w_i xi_i``. Rows of zero weight leave the LP, merged rows weigh the sum of
+    their weights (an integer weight is the same LP as that many copies of the row), and
+    the floor is ``2 min(W+, W-)`` over the weights ``W+-`` of a group's labels.
     """
 
     def __init__(self, y, *, solver="auto", groups=None, strategy="primal", time_limit=None,
-                 iteration_limit=None):
+                 iteration_limit=None, sample_weight=None):
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
         _strategy_code(strategy)  # validated here: HiGHS may only be built on a fallback
@@ -410,6 +416,8 @@ class HingeLP:
         self._rows = self._group_rows = self._group_inverse = None
         weights = None
         self.floor = 0.0
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, len(y), who="the hinge LP")
         if groups is not None:
             groups = np.asarray(groups).ravel()
             if groups.shape != y.shape:
@@ -418,6 +426,19 @@ class HingeLP:
             g = g.ravel()
             if len(g_first) < len(g):
                 self._group_rows, self._group_inverse = g_first, g
+        if sample_weight is not None:
+            # rows of zero weight leave the LP; the others (merged per group and label) are weighted
+            g = np.arange(self.n) if groups is None else g
+            c = sample_weight
+            n_pos = np.bincount(g, weights=np.where(y > 0, c, 0.0))
+            n_neg = np.bincount(g, weights=np.where(y < 0, c, 0.0))
+            self.floor = float(2.0 * np.minimum(n_pos, n_neg).sum())
+            live = np.flatnonzero(c > 0)
+            keys = 2 * g[live] + (y[live] > 0)
+            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            self._rows = live[first]
+            y, weights = y[self._rows], np.bincount(inverse.ravel(), weights=c[live])
+        elif groups is not None:
             n_pos = np.bincount(g, weights=(y > 0).astype(float))
             n_neg = np.bincount(g, weights=(y < 0).astype(float))
             self.floor = float(2.0 * np.minimum(n_pos, n_neg).sum())
@@ -736,6 +757,7 @@ def hinge_lp_path(
     time_limit: float | None = None,
     iteration_limit: int | None = None,
     on_failure: str = "raise",
+    sample_weight=None,
 ) -> HingePath:
     """Solve the KPM hinge-loss LP for ``D = 1..max_dim`` with warm starts.
 
@@ -770,6 +792,9 @@ def hinge_lp_path(
     on_failure : {'raise', 'stop'}, default='raise'
         When no solver solves the LP at some grid dimension: raise, or end the path
         at the last solved dimension and record why in ``HingePath.failure``.
+    sample_weight : array (n,), optional
+        Non-negative weights of the slacks (see :class:`HingeLP`); the path's
+        ``hinge_risk`` is then the weighted mean (``n_samples``: the sum of the weights).
 
     Returns
     -------
@@ -784,5 +809,7 @@ def hinge_lp_path(
     """
     Z, y, grid = _check_path_inputs(Z, y, max_dim, dims, on_failure)
     lp = HingeLP(y, solver=solver, groups=groups, strategy=strategy, time_limit=time_limit,
-                 iteration_limit=iteration_limit)
-    return grow_path(lp, Z, grid, stop_at_zero=stop_at_zero, zero_tol=zero_tol, on_failure=on_failure)
+                 iteration_limit=iteration_limit, sample_weight=sample_weight)
+    n_samples = None if sample_weight is None else float(np.sum(sample_weight))
+    return grow_path(lp, Z, grid, n_samples=n_samples, stop_at_zero=stop_at_zero, zero_tol=zero_tol,
+                     on_failure=on_failure)

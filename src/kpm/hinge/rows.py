@@ -41,7 +41,9 @@ class Violations:
     those of the search) and labels; ``aggregated`` tells which of them were in A (none
     without a :class:`Reference`; their ``viol`` is then ``y_i f(x_i) - 1``), and with its
     ``sums``, ``sums`` and ``n_aggregated`` are A's ``sum_i y_i [1, F_i[:D]]`` (as the two
-    rows of :func:`compensated_sums`) and size.
+    rows of :func:`compensated_sums`) and size, and ``aggregated_weight`` the sum of its
+    points' weights (its size without weights). With weights the hinge sum and A's sums
+    weigh each point by its weight.
     """
 
     objective: float
@@ -53,6 +55,11 @@ class Violations:
     aggregated: np.ndarray
     sums: np.ndarray | None = None
     n_aggregated: int = 0
+    aggregated_weight: float | None = None
+
+    def __post_init__(self):
+        if self.aggregated_weight is None:
+            self.aggregated_weight = float(self.n_aggregated)
 
 
 def top_violations(viol, max_add):
@@ -78,13 +85,26 @@ class InMemoryRows:
     y : ndarray (n_samples,) in {-1, +1}
     rows : ndarray of int, optional
         The problem's points (a cross-validation fold), increasing; default all.
+    weights : ndarray (n_samples,) of positive floats, optional
+        The weight of each point's hinge term (every row of ``F``; default 1): the hinge
+        sums and the aggregated sums weigh the points, the counts (violated points, the
+        band) do not.
     """
 
-    def __init__(self, F, y, rows=None):
+    def __init__(self, F, y, rows=None, weights=None):
         self.F, self.y = F, y
         self.rows = np.arange(F.shape[0]) if rows is None else rows
+        self.weights = weights
         self.shape = F.shape
         self.n_rows = len(self.rows)
+
+    def total_weight(self):
+        """The sum of the weights of the problem's points (their number without weights)."""
+        return float(self.n_rows) if self.weights is None else float(self.weights[self.rows].sum())
+
+    def weights_of(self, index):
+        """The weights of the points of global indices ``index`` (None without weights)."""
+        return None if self.weights is None else self.weights[index]
 
     def take(self, positions, n_cols):
         """``(index, features, labels)`` of the problem's points at ``positions`` (increasing):
@@ -109,7 +129,8 @@ class InMemoryRows:
         """
         D = len(coef)
         viol = self._restrict(1.0 - self.y * self._values(coef, intercept))  # hinge before clipping
-        objective = float(np.maximum(viol, 0.0).sum())
+        w = self._point_weights()
+        objective = float(np.maximum(viol, 0.0).sum() if w is None else np.maximum(viol, 0.0) @ w)
         outside = self._outside(working)
         agg = np.zeros(len(viol), dtype=bool) if ref is None else outside & self._aggregated(ref)
         amount = np.where(agg, -viol, viol)
@@ -123,8 +144,11 @@ class InMemoryRows:
         if ref is not None and ref.sums:
             A = self.rows[agg]
             y_A = self.y[A][:, None]
+            if self.weights is not None:
+                y_A = y_A * self.weights[A][:, None]
             found.sums = compensated_sums(np.hstack([y_A, y_A * self.F[A, :D]]))
             found.n_aggregated = len(A)
+            found.aggregated_weight = float(len(A)) if self.weights is None else float(self.weights[A].sum())
         return found
 
     def along(self, ref, direction, working, k):
@@ -155,19 +179,25 @@ class InMemoryRows:
 
     def line_derivatives(self, slopes, lo, width, n_bins):
         """The derivatives in ``b`` of the hinge sum of ``f = s F[:, 0] + b`` at edges of ``b``
-        (:func:`line_derivatives`), one row per slope ``s``."""
-        return line_derivatives(*self._first_column(), slopes, lo, width, n_bins)
+        (:func:`line_derivatives`, weighted with weights), one row per slope ``s``."""
+        return line_derivatives(*self._first_column(), slopes, lo, width, n_bins, weights=self._point_weights())
 
     def line_hinge(self, slopes, intercepts):
         """Hinge sums of ``f = s_j F[:, 0] + b_j`` over the problem's points, as the
         ``(hi, lo)`` rows of :func:`compensated_sums` (one column per pair)."""
         u, y = self._first_column()
         margins = y[:, None] * (u[:, None] * np.asarray(slopes)[None, :] + np.asarray(intercepts)[None, :])
-        return compensated_sums(np.maximum(0.0, 1.0 - margins))
+        hinge = np.maximum(0.0, 1.0 - margins)
+        w = self._point_weights()
+        return compensated_sums(hinge if w is None else hinge * w[:, None])
 
     def _first_column(self):
         """``(F[:, 0], y)`` at the problem's points (the one-feature passes of D = 1)."""
         return self._restrict(self.F[:, 0]), self._restrict(self.y)
+
+    def _point_weights(self):
+        """The weights at the problem's points (None without weights)."""
+        return None if self.weights is None else self._restrict(self.weights)
 
     def _values(self, coef, intercept):
         """``F[:, :D] coef + intercept`` at every row of ``F``."""

@@ -22,6 +22,10 @@ leave ``I``; each step costs ``O(n D)`` for the margins, ``O(|changes| D^2)`` fo
 and ``O(D^3 / 3)`` for its Cholesky factor -- or, with fewer points in the loss than columns
 (large C), ``O(|I|^2 D)`` by the Woodbury identity. Warm starts: along C (the previous solution) and
 along D (new columns start at 0).
+
+Sample weights (``sample_weight``) weigh the loss of each point, ``C w_i`` in place of ``C`` --
+scikit-learn's convention for the SVM: an integer weight is the same problem as that many
+copies of the point.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 from numba import njit
 from scipy import linalg
 
-__all__ = ["SquaredHingeSVM", "TOL", "MAX_ITER"]
+__all__ = ["SquaredHingeSVM", "TOL", "MAX_ITER", "exact_line_search", "weighted_line_search"]
 
 #: The Newton method stops when the gradient's norm is below ``TOL * (1 + |theta|)``.
 TOL = 1e-10
@@ -55,6 +59,8 @@ class SquaredHingeSVM:
         The value of the constant feature whose weight is the intercept.
     tol, max_iter : float, int
         Stopping rule of the Newton method (module constants by default).
+    sample_weight : ndarray (n,) of positive floats, optional
+        The weight of each point's loss (``C w_i``); default 1.
 
     Attributes
     ----------
@@ -64,9 +70,12 @@ class SquaredHingeSVM:
         Newton steps taken over all solves.
     """
 
-    def __init__(self, Phi, y, C, *, B=1.0, tol=TOL, max_iter=MAX_ITER):
+    def __init__(self, Phi, y, C, *, B=1.0, tol=TOL, max_iter=MAX_ITER, sample_weight=None):
         self.Phi = np.ascontiguousarray(Phi, dtype=float)
         self.y = np.asarray(y, dtype=float)
+        # the weights (None: all 1, and the unweighted arithmetic, to the last bit)
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self._line_weights = np.ones(len(self.y)) if sample_weight is None else self.sample_weight
         self.C, self.B = float(C), float(B)
         self.tol, self.max_iter = float(tol), int(max_iter)
         self.w, self.b = np.zeros(0), 0.0
@@ -91,6 +100,13 @@ class SquaredHingeSVM:
         F[:, d] = self.B
         return F
 
+    def _weighted(self, rows, F):
+        """``F`` with its rows scaled by the square roots of the points' weights (as is
+        without weights): ``A_I^T W A_I = F_w^T F_w``."""
+        if self.sample_weight is None:
+            return F
+        return F * np.sqrt(self.sample_weight[rows])[:, None]
+
     def _gram_of(self, active, d):
         """``A_I^T A_I`` for the active points ``I``, updated from the kept one when cheaper."""
         if self._d == d and self._active is not None:
@@ -99,14 +115,15 @@ class SquaredHingeSVM:
             if len(added) + len(removed) < np.count_nonzero(active):
                 G = self._gram.copy()
                 if len(added):
-                    Fa = self._features(added, d)
+                    Fa = self._weighted(added, self._features(added, d))
                     G += Fa.T @ Fa
                 if len(removed):
-                    Fr = self._features(removed, d)
+                    Fr = self._weighted(removed, self._features(removed, d))
                     G -= Fr.T @ Fr
                 self._store(active, d, G)
                 return G
-        F = self._features(np.flatnonzero(active), d)
+        rows = np.flatnonzero(active)
+        F = self._weighted(rows, self._features(rows, d))
         G = F.T @ F
         self._store(active, d, G)
         return G
@@ -130,7 +147,10 @@ class SquaredHingeSVM:
             active = m < 1.0
             rows = np.flatnonzero(active)
             F = self._features(rows, d)
-            grad = theta - 2.0 * self.C * (F.T @ (self.y[rows] * (1.0 - m[rows])))
+            residual = self.y[rows] * (1.0 - m[rows])
+            if self.sample_weight is not None:
+                residual = residual * self.sample_weight[rows]
+            grad = theta - 2.0 * self.C * (F.T @ residual)
             if np.linalg.norm(grad) <= self.tol * (1.0 + np.linalg.norm(theta)):
                 break
             step = -self._newton_solve(grad, active, rows, F, d)
@@ -150,6 +170,7 @@ class SquaredHingeSVM:
         ``(d + 1) x (d + 1)`` matrix (its ``A_I^T A_I`` kept and updated between steps)."""
         C2 = 2.0 * self.C
         if len(rows) < d + 1:
+            F = self._weighted(rows, F)
             M = F @ F.T
             M[np.diag_indices_from(M)] += 1.0 / C2
             inner = linalg.cho_solve(linalg.cho_factor(M, check_finite=False), F @ grad, check_finite=False)
@@ -161,14 +182,25 @@ class SquaredHingeSVM:
     def _line_search(self, theta, step, m, q):
         """The exact minimiser ``t > 0`` of the objective along ``theta + t step``
         (:func:`exact_line_search`; ``m`` and ``q``: the margins of ``theta`` and of ``step``)."""
-        return exact_line_search(float(theta @ step), float(step @ step), m, q, 2.0 * self.C)
+        return weighted_line_search(float(theta @ step), float(step @ step), m, q, 2.0 * self.C,
+                                    self._line_weights)
 
 
 @njit(cache=True)
 def exact_line_search(a, c, m, q, C2):
     """The root of ``phi'(t) = a + t c - C2 sum_i [s_i - t q_i]_+ q_i`` (``s_i = 1 - m_i``):
     the step length minimising the objective along a direction with ``a = theta . step``,
-    ``c = |step|^2`` and the margins ``m``, ``q`` of ``theta`` and of the step.
+    ``c = |step|^2`` and the margins ``m``, ``q`` of ``theta`` and of the step
+    (:func:`weighted_line_search` with every weight 1)."""
+    return weighted_line_search(a, c, m, q, C2, np.ones(m.shape[0]))
+
+
+@njit(cache=True)
+def weighted_line_search(a, c, m, q, C2, w):
+    """The root of ``phi'(t) = a + t c - C2 sum_i w_i [s_i - t q_i]_+ q_i`` (``s_i = 1 - m_i``,
+    ``w_i`` the points' weights): the step length minimising the objective along a direction
+    with ``a = theta . step``, ``c = |step|^2`` and the margins ``m``, ``q`` of ``theta`` and
+    of the step.
 
     ``phi'`` is linear between the breakpoints ``t_i = s_i / q_i``, where a point leaves
     (``q_i > 0``) or enters (``q_i < 0``) the loss, and increasing; the pieces are walked in
@@ -182,8 +214,8 @@ def exact_line_search(a, c, m, q, C2):
     for i in range(n):
         s_i = 1.0 - m[i]
         if s_i > 0.0:
-            S_s += s_i * q[i]
-            S_q += q[i] * q[i]
+            S_s += w[i] * (s_i * q[i])
+            S_q += w[i] * (q[i] * q[i])
         if q[i] != 0.0:
             t = s_i / q[i]
             if t > 0.0 and ((q[i] > 0.0) == (s_i > 0.0)):
@@ -221,7 +253,7 @@ def exact_line_search(a, c, m, q, C2):
                 return root
             i = events[j]
             s_i = 1.0 - m[i]
-            sign = -1.0 if q[i] > 0.0 else 1.0  # leaves the loss, or enters it
+            sign = -w[i] if q[i] > 0.0 else w[i]  # leaves the loss, or enters it
             S_s += sign * s_i * q[i]
             S_q += sign * q[i] * q[i]
             done = t_break[j]

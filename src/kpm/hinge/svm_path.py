@@ -30,6 +30,11 @@ estimator's expansion ``alpha = V (beta / lambda)`` apply unchanged.
 :class:`kpm.NystroemKPM`'s eigenfunctions ``F = K(x, Z) sqrt(m) U Lambda^{-1}`` with
 ``scale = sqrt(lambda / m)``, whose features have the Nyström approximation
 ``K(x, Z) U Lambda^{-1} U^T K(Z, x')`` of the kernel as their Gram matrix.
+
+Sample weights (``sample_weight``) give each point its own ``C w_i`` (the dual's box
+``0 <= alpha_i <= C w_i``), scikit-learn's convention: an integer weight is the same problem as
+that many copies of the point. The objective reported in a path (``HingePath.objective``) is
+then the weighted hinge sum and ``n_samples`` the sum of the weights.
 """
 
 from __future__ import annotations
@@ -64,8 +69,9 @@ def _dual_cd(Z, d, y, alpha, w, C, B, tol, max_sweeps, seed):
     """Dual coordinate descent with shrinking on the first ``d`` columns of ``Z``.
 
     ``w`` (length >= d + 1) holds ``sum_i alpha_i y_i Z_i[:d]`` in ``w[:d]`` and
-    ``B sum_i alpha_i y_i`` in ``w[d]``; updated in place with ``alpha``. Stops when the
-    projected gradients span less than ``tol``; returns the sweeps done.
+    ``B sum_i alpha_i y_i`` in ``w[d]``; updated in place with ``alpha``. ``C`` holds each
+    point's upper bound (``C w_i``). Stops when the projected gradients span less than
+    ``tol``; returns the sweeps done.
     """
     n = Z.shape[0]
     np.random.seed(seed)
@@ -101,7 +107,7 @@ def _dual_cd(Z, d, y, alpha, w, C, B, tol, max_sweeps, seed):
                     continue
                 if g < 0.0:
                     pg = g
-            elif alpha[i] == C:
+            elif alpha[i] == C[i]:
                 if g < pg_min_old:
                     active -= 1
                     index[s], index[active] = index[active], index[s]
@@ -113,7 +119,7 @@ def _dual_cd(Z, d, y, alpha, w, C, B, tol, max_sweeps, seed):
             pg_max = max(pg_max, pg)
             pg_min = min(pg_min, pg)
             if abs(pg) > 1e-12:
-                a = min(max(alpha[i] - g / qd[i], 0.0), C)
+                a = min(max(alpha[i] - g / qd[i], 0.0), C[i])
                 delta = (a - alpha[i]) * y[i]
                 alpha[i] = a
                 for j in range(d):
@@ -150,11 +156,14 @@ class SVMPathSolver:
         Sweeps over the points per dimension at most.
     seed : int
         Seeds the order of the coordinates (the result is deterministic).
+    sample_weight : ndarray (n,) of positive floats, optional
+        Each point's weight: its box is ``0 <= alpha_i <= C w_i`` (default 1).
     """
 
-    def __init__(self, Phi, y, C, *, tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
+    def __init__(self, Phi, y, C, *, tol=TOL, max_sweeps=MAX_SWEEPS, seed=0, sample_weight=None):
         self.Phi = np.ascontiguousarray(Phi, dtype=float)
         self.y = np.asarray(y, dtype=float)
+        self.sample_weight = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
         self.C = float(C)
         self.tol, self.max_sweeps, self.seed = float(tol), int(max_sweeps), int(seed)
         self.alpha = np.zeros(len(self.y))
@@ -178,29 +187,33 @@ class SVMPathSolver:
         w = np.empty(d + 1)
         w[:d] = ay @ self.Phi[:, :d]
         w[d] = B * ay.sum()
-        self.sweeps += _dual_cd(self.Phi, d, self.y, self.alpha, w, self.C, B, self.tol, self.max_sweeps,
-                                self.seed + d)
+        self.sweeps += _dual_cd(self.Phi, d, self.y, self.alpha, w, self.C * self.sample_weight, B, self.tol,
+                                self.max_sweeps, self.seed + d)
         return w[:d], B * w[d]
 
 
-def svm_solver(Phi, y, C, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
+def svm_solver(Phi, y, C, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0, sample_weight=None):
     """The solver of one problem for a loss: :class:`SVMPathSolver` (``'hinge'``) or
     :class:`~kpm.hinge.squared_hinge.SquaredHingeSVM` (``'squared_hinge'``); both have
     ``solve(d)``, ``set_C(C)`` and ``work`` (sweeps, or Newton steps); ``tol`` and
-    ``max_sweeps`` are the dual coordinate descent's."""
+    ``max_sweeps`` are the dual coordinate descent's; ``sample_weight`` gives each point's
+    ``C w_i``."""
     if loss == "hinge":
-        return SVMPathSolver(Phi, y, C, tol=tol, max_sweeps=max_sweeps, seed=seed)
-    return SquaredHingeSVM(Phi, y, C, B=BIAS_SCALE)
+        return SVMPathSolver(Phi, y, C, tol=tol, max_sweeps=max_sweeps, seed=seed, sample_weight=sample_weight)
+    return SquaredHingeSVM(Phi, y, C, B=BIAS_SCALE, sample_weight=sample_weight)
 
 
-def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0):
+def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX_SWEEPS, seed=0,
+             sample_weight=None):
     """The SVM on ``Phi[:, :D]`` at every D of ``grid``, as a :class:`HingePath` in whitened coordinates.
 
     One solver (:func:`svm_solver`) along the grid, each D warm-started from the previous
     one; ``beta = sqrt_lam[:D] * w`` (see the module docstring); ``objective`` is the sum of
-    the hinge losses (for either loss), ``iterations`` the solver's work per D.
+    the hinge losses (for either loss; weighted by ``sample_weight``), ``iterations`` the
+    solver's work per D.
     """
-    solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed)
+    solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed,
+                        sample_weight=sample_weight)
     m = int(grid[-1])
     coef = np.zeros((len(grid), m))
     intercept = np.zeros(len(grid))
@@ -212,20 +225,24 @@ def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX
         w, b = solver.solve(D)
         coef[k, :D] = sqrt_lam[:D] * w
         intercept[k] = b
-        objective[k] = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b)).sum()
+        hinge = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b))
+        objective[k] = hinge.sum() if sample_weight is None else hinge @ sample_weight
         work[k] = solver.work - before
+    n_samples = len(solver.y) if sample_weight is None else float(np.sum(sample_weight))
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
-                     n_samples=len(solver.y), iterations=work)
+                     n_samples=n_samples, iterations=work)
 
 
-def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0):
+def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0, sample_weight=None):
     """The SVM on all columns of ``Phi`` for every C of the increasing ``Cs``: ``(W, b)``.
 
     ``W`` (len(Cs), m) and ``b`` (len(Cs),) are the weights of the features ``Phi`` and the
     intercepts. Each C starts from the previous C's solution (:meth:`SVMPathSolver.set_C`).
+    ``sample_weight``: each point's ``C w_i``.
     """
     Cs = np.asarray(Cs, dtype=float)
-    solver = svm_solver(Phi, y, Cs[0], loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed)
+    solver = svm_solver(Phi, y, Cs[0], loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed,
+                        sample_weight=sample_weight)
     m = solver.Phi.shape[1]
     W, b = np.zeros((len(Cs), m)), np.zeros(len(Cs))
     for k, C in enumerate(Cs):
@@ -234,10 +251,11 @@ def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEP
     return W, b
 
 
-def svm_paths(Z, scale, Y, C, grid, *, loss="hinge", max_sweeps=MAX_SWEEPS):
+def svm_paths(Z, scale, Y, C, grid, *, loss="hinge", max_sweeps=MAX_SWEEPS, sample_weight=None):
     """One :func:`svm_path` per one-vs-rest problem (column of ``Y``) on the features
     ``Z[:, :D] * scale[:D]``, the coefficients in the coordinates of ``Z``."""
     m = int(grid[-1])
     s = np.asarray(scale[:m], dtype=float)
     Phi = Z[:, :m] * s
-    return [svm_path(Phi, s, Y[:, c], C, grid, loss=loss, max_sweeps=max_sweeps) for c in range(Y.shape[1])]
+    return [svm_path(Phi, s, Y[:, c], C, grid, loss=loss, max_sweeps=max_sweeps, sample_weight=sample_weight)
+            for c in range(Y.shape[1])]

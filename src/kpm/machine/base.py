@@ -16,6 +16,10 @@ paths x rule*. :meth:`BaseKPM.fit` is the whole algorithm, for every basis:
 Predictions follow one rule (:func:`kpm.machine.engine.predict_codes`): decision values
 rounded to :data:`kpm.machine.engine.TIE_DECIMALS` decimals (the hinge LP puts many points
 exactly on the margin), ties to the first class.
+
+Sample and class weights (:mod:`kpm.machine.weights`) run through every step; ``verbose``
+writes progress lines (:mod:`kpm.machine.progress`). After the fit, a model chosen by the
+penalty or slope rule is compared with the other models of its path (:meth:`BaseKPM._warn_underfit`).
 """
 
 from __future__ import annotations
@@ -33,10 +37,19 @@ from kpm.base import KernelParamsMixin
 from kpm.machine.engine import TIE_DECIMALS, check_rule_answerable, model_curves, predict_codes, select_model
 from kpm.machine.engine import selection_curve as make_selection_curve
 from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
-from kpm.machine.rules import SELECTION_CONSTRAINTS, as_rule
+from kpm.machine.progress import Progress
+from kpm.machine.rules import SELECTION_CONSTRAINTS, Penalty, Slope, as_rule
+from kpm.machine.weights import CLASS_WEIGHT_CONSTRAINTS
 from kpm.validation import Integer, Options, PositiveGrid, Real, Splitter, validate_params
 
-__all__ = ["BaseKPM", "SELECTION_PARAMETERS"]
+__all__ = ["BaseKPM", "SELECTION_PARAMETERS", "UNDERFIT_GAP", "UNDERFIT_ERRORS_PER_DIM"]
+
+#: The underfit check of the penalty and slope rules (:meth:`BaseKPM._warn_underfit`): a
+#: model of the path at most ``2 D + 5`` dimensions has a training error lower by at least
+#: this much (and at most half the chosen model's) ...
+UNDERFIT_GAP = 0.1
+#: ... and by at least this many training samples per dimension added.
+UNDERFIT_ERRORS_PER_DIM = 3
 
 #: The declared constraints of the parameters every KPM estimator has.
 SELECTION_PARAMETERS = {
@@ -47,7 +60,9 @@ SELECTION_PARAMETERS = {
     "formulation": [Options(*FORMULATIONS)],
     "C": [PositiveGrid(), None],
     "c_selection": [Options(*C_SELECTIONS)],
+    "class_weight": CLASS_WEIGHT_CONSTRAINTS,
     "n_jobs": [Integer(None, -1), Integer(1), None],
+    "verbose": [Integer(0)],
 }
 
 
@@ -74,7 +89,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     _prefer = None
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the paths of every model, select one by the rule, keep it.
 
         Parameters
@@ -82,6 +97,9 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         X : array-like (n_samples, n_features)
         y : array-like (n_samples,)
             Class labels (two or more classes; more: one-vs-rest).
+        sample_weight : array-like (n_samples,), optional
+            Non-negative weight of each sample (times ``class_weight``); see the estimator's
+            docstring for what each step does with it.
 
         Returns
         -------
@@ -97,23 +115,33 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         DegenerateModelWarning
             When the fitted function predicts one class on all training samples, or is less
             accurate on them than the majority class.
+        UserWarning
+            When the penalty or slope rule chose a model whose training error is far above
+            that of a slightly larger D of its path (the rule may underfit: selection='cv'
+            chooses by cross-validation), when ``C`` is given to a fit of the papers' LP (which
+            has no C), or when a class is too small for every cross-validation fold.
         """
         t0 = time.perf_counter()
         self._clear_fitted()
         validate_params(self)
         self._check_params()
-        plan = plan_fit(self, lp_only=self._lp_only())
+        self._progress = progress = Progress(self._name, self.verbose)
+        plan = plan_fit(self, lp_only=self._lp_only(), lp_reason=self._lp_reason())
         clock = _Clock()
         try:
             with self._fit_context():
-                data = clock("data", self._training_data, X, y, plan)
+                progress("training data and basis")
+                data = clock("data", self._training_data, X, y, plan, sample_weight)
                 family = clock("cv", self._family, data, plan)
-                choice = clock("final_fit", select_model, family.paths, plan.rule, data.Y)
+                progress("the full-data paths the rule needs")
+                choice = clock("final_fit", select_model, family.paths, plan.rule, data.Y, family.cv_total)
                 self._set_model(family, choice, data, plan)
         except BaseException:
             self._clear_fitted()  # never a partially fitted model
             raise
+        progress(f"done: D={self.n_components_}")
         self._warn_fit(family, data)
+        self._warn_underfit(plan, data)
         self.fit_time_ = time.perf_counter() - t0
         # the estimator's own phases of its data (e.g. the Nyström features) replace "data"
         phases = self.__dict__.get("timings_") or {"data": clock.seconds["data"]}
@@ -133,12 +161,16 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         """Whether the fit needs the papers' LP (``formulation='auto'`` is then ``'paper'``)."""
         return False
 
+    def _lp_reason(self):
+        """Why the fit needs the papers' LP (for the warning on an unused ``C``)."""
+        return None
+
     def _fit_context(self):
         """A context around the work of a fit (e.g. turning a lost Dask cluster into one error)."""
         return contextlib.nullcontext()
 
-    def _training_data(self, X, y, plan):  # pragma: no cover - abstract
-        """The validated training data, the classes and the basis (sets ``classes_``)."""
+    def _training_data(self, X, y, plan, sample_weight=None):  # pragma: no cover - abstract
+        """The validated training data, the classes, the weights and the basis (sets ``classes_``)."""
         raise NotImplementedError
 
     def _family(self, data, plan):  # pragma: no cover - abstract
@@ -156,7 +188,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     def _set_model(self, family, choice, data, plan):
         """The selection's attributes, then the chosen model's (:meth:`_set_solution`)."""
         self.formulation_ = plan.formulation
-        self._curves = curves = model_curves(family.paths, data.n)
+        self._curves = curves = model_curves(family.paths, data.n if family.cv_total is None else family.cv_total)
         self.lp_failures_ = [dict(f, kernel=k) for (k, _), kp in zip(family.members, family.paths)
                              for f in kp.failures]
         self.lp_fallbacks_ = int(sum(kp.fallbacks for kp in family.paths))
@@ -208,6 +240,43 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=4,
             )
+
+    def _warn_underfit(self, plan, data):
+        """The penalty and slope rules compare training risks against a penalty ``lam D``;
+        where few dimensions already fit the data (easy data), that penalty can keep D too
+        small. The reference is the path's own models: warn when a model of the chosen
+        member's path with ``D < D' <= 2 D + 5`` has a training error lower by at least
+        :data:`UNDERFIT_GAP`, at most half the chosen model's, and lower by at least
+        :data:`UNDERFIT_ERRORS_PER_DIM` training samples per dimension added (what fitting
+        noise with the added dimensions does not give)."""
+        if not isinstance(plan.rule, (Penalty, Slope)):
+            return
+        curves = self._curves
+        if curves.train_error is None:
+            return
+        rows = np.flatnonzero(curves.kernel == self._model_member)
+        D, err = curves.D[rows], curves.train_error[rows]
+        here = np.flatnonzero(D == self.n_components_)
+        if len(here) == 0 or not np.isfinite(err[here[0]]):
+            return
+        e0, D0 = float(err[here[0]]), self.n_components_
+        near = np.flatnonzero((D > D0) & (D <= 2 * D0 + 5) & np.isfinite(err))
+        gap = e0 - err[near]
+        better = near[(gap >= UNDERFIT_GAP - 1e-12) & (err[near] <= e0 / 2)
+                      & (data.n * gap >= UNDERFIT_ERRORS_PER_DIM * (D[near] - D0) - 1e-9)]
+        if len(better) == 0:
+            return
+        j = better[np.argmin(err[better])]
+        rule = "slope heuristic" if isinstance(plan.rule, Slope) else "penalty rule"
+        warnings.warn(
+            f"{self._name}: the {rule} chose D={D0}, whose training error ({e0:.1%}) is far above that of "
+            f"D={int(D[j])} on the same path ({float(err[j]):.1%}): the rule underfits these data (it weighs "
+            "the training risk against a penalty per dimension, which is too large where a few dimensions "
+            "already fit the data). selection='cv' chooses D by cross-validation (with formulation='auto', "
+            "the SVM in S_D); see selection_curve_['train_error'].",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def _failure_hint(self):
         return ("This happens where the training data are nearly separable in the subspace: the "

@@ -22,7 +22,9 @@ Folds. With ``cv`` an int the folds are drawn chunk by chunk: in chunk ``c`` the
 points of each class are permuted by a generator seeded with ``(seed, c)`` and dealt
 round-robin to the folds from a random first fold, so that each fold is stratified and
 the assignment depends only on ``random_state`` and the chunking (the row blocks of
-``memory_budget``), never on the cluster.
+``memory_budget``), never on the cluster. These folds need training points of every class
+in every fold: a class with fewer points than folds may lack them, and is then an error
+(the in-memory fit keeps such a class in every training part instead).
 """
 
 from __future__ import annotations
@@ -359,9 +361,12 @@ class DaskRows:
 
     def check_folds(self):
         """Every fold has a validation point and training points of every class."""
+        hint = ("with client= the folds are drawn chunk by chunk and need training points of every class in "
+                "every fold, which a class with fewer points than folds may not have; use fewer folds (cv), or "
+                "fit in memory (client=None), which keeps a class too small for every fold in every training part")
         for k in range(self.n_folds):
             check_fold(k, np.count_nonzero(self.fold_class_counts(k, "train")), self.n_classes,
-                       self.fold_class_counts(k, "val").sum())
+                       self.fold_class_counts(k, "val").sum(), hint)
 
     def lp_curves(self, k):
         """Fold ``k``'s curves of the papers' LP (:func:`kpm.machine.nystroem_data.lp_fold_curves`)."""
@@ -389,7 +394,8 @@ class DaskRows:
 
     def full_path(self, paths, grid, Y):
         """The full-data :class:`kpm.machine.engine.FullPath` (``Y`` only for its length n)."""
-        return FullPath.from_paths(paths, None, grid, Y, clipped_sums=self.curve_sums(paths)[1])
+        errors, clipped = self.curve_sums(paths, with_errors=True)
+        return FullPath.from_paths(paths, None, grid, Y, clipped_sums=clipped, error_sums=errors)
 
     def prediction_counts(self, coef, intercept):
         """``(predicted counts per class, correct predictions, counts per class)`` of a model

@@ -14,6 +14,12 @@ Choices where the papers leave room:
   weighted by their number (per label).
 * HiGHS ignores matrix entries below ``1e-9``; such entries of the eigenvectors are zeroed,
   so that the LP it solves is exactly the one whose solution is evaluated.
+
+Sample weights ``w``: the basis is that of the training set with each sample repeated ``w_i``
+times. The eigenvectors of the repeated set's kernel matrix are, on the repeated rows, those
+of ``W^{1/2} K W^{1/2}`` divided by ``sqrt(w_i)``, with the same eigenvalues; the features of
+new points are ``V^T W k(x) / lambda``. The fold sources then hold that weighted matrix
+``W^{1/2} K W^{1/2}`` (``K`` below) and the weights, and the LPs and SVMs weigh each sample.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from scipy import linalg
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
 from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, pad, path_width, predict_codes
 from kpm.machine.folds import Fold
+from kpm.machine.progress import Progress
+from kpm.machine.weights import lp_weights
 from kpm.spectral import eigen_basis, numerical_rank, rounding_level
 
 __all__ = [
@@ -74,11 +82,17 @@ class EigenSubspace:
 
     Attributes: ``V`` (the eigenvectors, the whitened coordinates of the training points),
     ``eigenvalues``, ``rank``, ``groups`` (duplicated samples, merged in the LPs),
-    ``col_means`` (for centring); :meth:`features` gives the whitened features of new points.
+    ``col_means`` (for centring), ``sample_weight``; :meth:`features` gives the whitened
+    features of new points.
+
+    With ``sample_weight`` (positive; uncentred only), ``K`` is the weighted matrix
+    ``W^{1/2} K W^{1/2}`` and ``V`` its eigenvectors divided row by row by ``sqrt(w_i)``:
+    the basis of the training set with each sample repeated ``w_i`` times (the module
+    docstring).
     """
 
     def __init__(self, K, centered, n_components=None, random_state=None, groups=None, eigen_solver="auto",
-                 eigen_tol=0.0):
+                 eigen_tol=0.0, sample_weight=None):
         if groups is not None and n_components is not None:
             # identical samples: the rank is at most the number of distinct ones
             distinct = len(np.unique(groups))
@@ -93,6 +107,9 @@ class EigenSubspace:
             basis = basis.truncate(min(n_components, basis.rank))
         V = basis.eigenvectors
         self.groups = groups
+        self.sample_weight = sample_weight
+        if sample_weight is not None:
+            V = V / np.sqrt(sample_weight)[:, None]
         if groups is not None:
             V = tie_duplicates(V, groups)
         # with the huge coefficients of near-separable paths such entries are not negligible
@@ -104,7 +121,10 @@ class EigenSubspace:
         self.V = V
 
     def features(self, K_new, m):
-        """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows."""
+        """Features ``V_j^T k(x) / lambda_j`` (j <= m) of new points from their kernel rows
+        (``V_j^T W k(x) / lambda_j`` with sample weights)."""
+        if self.sample_weight is not None:
+            K_new = np.asarray(K_new, dtype=float) * self.sample_weight[None, :]
         return self.basis.features(K_new, m, whiten=True)
 
     @property
@@ -113,12 +133,14 @@ class EigenSubspace:
         return np.sqrt(self.eigenvalues)
 
 
-def lp_paths(Z, Y, grid, solver="auto", groups=None):
+def lp_paths(Z, Y, grid, solver="auto", groups=None, sample_weight=None):
     """One LP path per column of Y (one-vs-rest; binary: one column), solved on ``grid``; a
     path on which no solver solves some grid dimension ends before it (its ``failure`` says
-    why)."""
+    why). ``sample_weight`` weighs the slacks (:func:`lp_weights`)."""
+    w = lp_weights(sample_weight)
     return [
-        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups, on_failure="stop")
+        hinge_lp_path(Z, Y[:, c], int(grid[-1]), dims=grid, solver=solver, groups=groups, on_failure="stop",
+                      sample_weight=w)
         for c in range(Y.shape[1])
     ]
 
@@ -131,8 +153,9 @@ class EigenFullPath:
     solver: str = "auto"
 
     def __call__(self, grid, Y):
-        paths = lp_paths(self.basis.V[:, : int(grid[-1])], Y, grid, self.solver, self.basis.groups)
-        return FullPath.from_paths(paths, self.basis.V, grid, Y)
+        w = self.basis.sample_weight
+        paths = lp_paths(self.basis.V[:, : int(grid[-1])], Y, grid, self.solver, self.basis.groups, w)
+        return FullPath.from_paths(paths, self.basis.V, grid, Y, weights=w)
 
 
 def eigen_full_path(basis, solver="auto"):
@@ -169,6 +192,8 @@ class EigenFolds:
         Duplicated samples' groups (:func:`duplicate_groups`).
     random_state, eigen_solver, lp_solver
         As the estimator's.
+    sample_weight : ndarray or None
+        The samples' weights; ``K`` is then the weighted matrix ``W^{1/2} K W^{1/2}``.
     """
 
     K: np.ndarray
@@ -182,6 +207,7 @@ class EigenFolds:
     random_state: object = None
     eigen_solver: str = "auto"
     lp_solver: str = "auto"
+    sample_weight: np.ndarray | None = None
 
     @property
     def n_folds(self):
@@ -198,30 +224,48 @@ class EigenFolds:
         sub = EigenSubspace(
             self.K[np.ix_(tr, tr)], self.centered, n_components, random_state=self.random_state,
             groups=None if self.groups is None else self.groups[tr], eigen_solver=self.eigen_solver,
+            sample_weight=self._weights(tr),
         )
         m = min(int(self.grid[-1]), sub.rank)
         if m < 1:
             raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
         return sub, m
 
+    def _weights(self, rows):
+        return None if self.sample_weight is None else self.sample_weight[rows]
+
+    def val_kernel(self, va, tr):
+        """The kernel rows of the validation points against the fold's training points
+        (unweighted)."""
+        K = self.K[np.ix_(va, tr)]
+        if self.sample_weight is not None:
+            s = np.sqrt(self.sample_weight)
+            K = K / np.outer(s[va], s[tr])
+        return K
+
     def fold(self, k):
         """Fold ``k``'s :class:`~kpm.machine.folds.Fold` on its eigenvectors (dimensions
         beyond the fold's rank: its grid ends at its rank)."""
         tr, va = self.splits[k]
         sub, m = self.subspace(k, partial=True)
-        val = (sub.features(self.K[np.ix_(va, tr)], m), self.Y[va], self.codes[va])
-        return Fold((sub.V[:, :m], self.Y[tr]), val, sub.svm_scale[:m], fold_grid(self.grid, m), f"fold {k}")
+        val = (sub.features(self.val_kernel(va, tr), m), self.Y[va], self.codes[va])
+        weights = None if self.sample_weight is None else (self.sample_weight[tr], self.sample_weight[va])
+        return Fold((sub.V[:, :m], self.Y[tr]), val, sub.svm_scale[:m], fold_grid(self.grid, m), f"fold {k}",
+                    weights=weights)
 
     def lp_curves(self, k):
         """Fold ``k``'s :class:`~kpm.machine.engine.FoldCurves` of the papers' LP paths."""
         tr, va = self.splits[k]
         sub, m = self.subspace(k, partial=True)
-        paths = lp_paths(sub.V[:, :m], self.Y[tr], fold_grid(self.grid, m), self.lp_solver, sub.groups)
+        paths = lp_paths(sub.V[:, :m], self.Y[tr], fold_grid(self.grid, m), self.lp_solver, sub.groups,
+                         self._weights(tr))
         w = path_width(paths)
-        F_va = decisions(paths, sub.features(self.K[np.ix_(va, tr)], w))  # (n_va, n_g, C)
+        F_va = decisions(paths, sub.features(self.val_kernel(va, tr), w))  # (n_va, n_g, C)
         F_tr = decisions(paths, sub.V[:, :w])
-        errors = (predict_codes(F_va) != self.codes[va][:, None]).sum(axis=0)
-        return FoldCurves.from_paths(paths, errors, clipped_risk(F_tr, self.Y[tr]), len(self.grid), f"fold {k}")
+        wrong = predict_codes(F_va) != self.codes[va][:, None]
+        errors = wrong.sum(axis=0) if self.sample_weight is None else self.sample_weight[va] @ wrong
+        return FoldCurves.from_paths(paths, errors, clipped_risk(F_tr, self.Y[tr], self._weights(tr)),
+                                     len(self.grid), f"fold {k}")
 
 
 @dataclass
@@ -240,11 +284,13 @@ class RitzFolds:
     Attributes
     ----------
     K : ndarray (n, n)
-        The training kernel matrix.
+        The training kernel matrix (with sample weights: ``W^{1/2} K W^{1/2}``).
     V : ndarray (n, m)
         The training set's eigenvectors (its basis).
-    Y, codes, splits, grid
-        As :class:`EigenFolds`.
+    Y, codes, splits, grid, sample_weight
+        As :class:`EigenFolds`. With weights the Rayleigh-Ritz runs on the weighted matrix
+        in the span of ``W^{1/2} V`` (what the repeated samples give), and the fold's
+        eigenvectors are divided by ``sqrt(w_i)`` as the training set's are.
     """
 
     K: np.ndarray
@@ -253,6 +299,7 @@ class RitzFolds:
     codes: np.ndarray
     splits: list
     grid: np.ndarray
+    sample_weight: np.ndarray | None = None
 
     @property
     def n_folds(self):
@@ -262,7 +309,9 @@ class RitzFolds:
         """Fold ``k``'s :class:`~kpm.machine.folds.Fold` on its Ritz basis (cut at its rank)."""
         tr, va = self.splits[k]
         m = min(int(self.grid[-1]), self.V.shape[1])
-        q = linalg.qr(self.V[tr, :m], mode="economic", check_finite=False)[0]  # (n_tr, min(n_tr, m))
+        s = None if self.sample_weight is None else np.sqrt(self.sample_weight)
+        U = self.V[tr, :m] if s is None else self.V[tr, :m] * s[tr, None]
+        q = linalg.qr(U, mode="economic", check_finite=False)[0]  # (n_tr, min(n_tr, m))
         Q = np.zeros((len(self.K), q.shape[1]))
         Q[tr] = q
         P = self.K @ Q  # rows tr: K_tr Q; rows va: K_va,tr Q
@@ -272,8 +321,13 @@ class RitzFolds:
         if r < 1:
             raise ValueError("a cross-validation training fold has a kernel matrix of rank 0")
         lam, W = lam[:r], W[:, :r]
-        val = ((P[va] @ W) / lam, self.Y[va], self.codes[va])
-        return Fold((Q[tr] @ W, self.Y[tr]), val, np.sqrt(lam), fold_grid(self.grid, r), f"fold {k}")
+        if s is None:
+            val = ((P[va] @ W) / lam, self.Y[va], self.codes[va])
+            return Fold((Q[tr] @ W, self.Y[tr]), val, np.sqrt(lam), fold_grid(self.grid, r), f"fold {k}")
+        # K_va,tr W_tr V_k / lambda = (W^{1/2} K W^{1/2})_va,tr Q W / (sqrt(w_va) lambda)
+        val = ((P[va] @ W) / s[va, None] / lam, self.Y[va], self.codes[va])
+        return Fold(((Q[tr] @ W) / s[tr, None], self.Y[tr]), val, np.sqrt(lam), fold_grid(self.grid, r),
+                    f"fold {k}", weights=(self.sample_weight[tr], self.sample_weight[va]))
 
 
 class _LockstepFold:
@@ -284,9 +338,15 @@ class _LockstepFold:
         sub, self.m = folds.subspace(k)
         self.tr, self.va = folds.splits[k]
         self.V = sub.V[:, : self.m]
-        self.Z_va = sub.features(folds.K[np.ix_(self.va, self.tr)], self.m)
+        self.Z_va = sub.features(folds.val_kernel(self.va, self.tr), self.m)
         Y = folds.Y
-        self.growers = [PathGrower(HingeLP(Y[self.tr, c], solver=folds.lp_solver, groups=sub.groups), self.V)
+        w = folds.sample_weight
+        self.w_tr = None if w is None else w[self.tr]
+        self.w_va = None if w is None else w[self.va]
+        lw = lp_weights(self.w_tr)
+        n_samples = None if lw is None else float(lw.sum())
+        self.growers = [PathGrower(HingeLP(Y[self.tr, c], solver=folds.lp_solver, groups=sub.groups, sample_weight=lw),
+                                   self.V, n_samples=n_samples)
                         for c in range(Y.shape[1])]
         self.F_va = np.zeros((len(self.va), Y.shape[1]))
         self.F_tr = np.zeros((len(self.tr), Y.shape[1]))
@@ -309,9 +369,11 @@ class _LockstepFold:
 
     def record(self, Y, codes):
         """Append this grid point's validation errors and clipped training risk; the errors."""
-        err = int((predict_codes(self.F_va) != codes[self.va]).sum())
+        wrong = predict_codes(self.F_va) != codes[self.va]
+        err = int(wrong.sum()) if self.w_va is None else float(self.w_va @ wrong)
         self.errors.append(err)
-        self.clipped.append(float(np.maximum(0.0, 1.0 - Y[self.tr] * np.clip(self.F_tr, -1, 1)).mean()))
+        loss = np.maximum(0.0, 1.0 - Y[self.tr] * np.clip(self.F_tr, -1, 1))
+        self.clipped.append(float(loss.mean() if self.w_tr is None else self.w_tr @ loss.mean(axis=1) / self.w_tr.sum()))
         return err
 
     @property
@@ -330,7 +392,7 @@ class _LockstepFold:
         )
 
 
-def cv_lockstep(folds, early_stopping=True):
+def cv_lockstep(folds, early_stopping=True, progress=None):
     """All folds' LP paths advanced together along the grid, with optional early stopping.
 
     Returns the folds' :class:`FoldCurves` (padded to the grid) and the number of grid
@@ -342,7 +404,10 @@ def cv_lockstep(folds, early_stopping=True):
     (its ``failures``).
     """
     grid, Y, codes = folds.grid, folds.Y, folds.codes
+    progress = progress or Progress()
+    progress(f"cross-validation: the bases of {folds.n_folds} folds")
     steps = [_LockstepFold(folds, k) for k in range(folds.n_folds)]
+    progress(f"cross-validation: the {folds.n_folds} folds' LP paths along D, together")
     best, best_D, n_used, failures = np.inf, None, len(grid), []
     for gi, D in enumerate(grid):
         for k, fold in enumerate(steps):
@@ -351,6 +416,7 @@ def cv_lockstep(folds, early_stopping=True):
             n_used = gi
             break
         total = sum(fold.record(Y, codes) for fold in steps)
+        progress(f"D={int(D)}: pooled CV errors {total:g}", level=2)
         if total < best:
             best, best_D = total, int(D)
         if all(fold.frozen for fold in steps) or (early_stopping and D > 2 * best_D + 20):

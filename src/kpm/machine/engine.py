@@ -34,7 +34,9 @@ __all__ = [
     "predict_codes",
     "one_vs_rest",
     "ovr_targets",
+    "ovr_codes",
     "clipped_risk",
+    "error_rate",
     "pad",
     "n_valid",
     "path_failures",
@@ -87,10 +89,26 @@ def ovr_targets(codes, n_classes):
     return np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
 
 
-def clipped_risk(F, Y):
-    """Mean hinge loss of the clipped decision values, averaged over the paths: (n_grid,)."""
+def ovr_codes(Y):
+    """The class codes of one-vs-rest targets (:func:`ovr_targets`): the inverse map."""
+    return (Y[:, 0] > 0).astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+
+
+def clipped_risk(F, Y, weights=None):
+    """Mean hinge loss of the clipped decision values, averaged over the paths: (n_grid,);
+    with ``weights`` (one per point) the weighted mean."""
     Fc = np.clip(F, -1.0, 1.0)
-    return np.maximum(0.0, 1.0 - Y[:, None, :] * Fc).mean(axis=(0, 2))
+    loss = np.maximum(0.0, 1.0 - Y[:, None, :] * Fc)
+    if weights is None:
+        return loss.mean(axis=(0, 2))
+    return np.tensordot(weights, loss.mean(axis=2), axes=1) / float(np.sum(weights))
+
+
+def error_rate(F, codes, weights=None):
+    """The (weighted) share of misclassified points at every grid D of decision values
+    ``F`` (n, n_grid, n_paths): (n_grid,)."""
+    wrong = predict_codes(F) != codes[:, None]
+    return wrong.mean(axis=0) if weights is None else (weights @ wrong) / float(np.sum(weights))
 
 
 def pad(v, length):
@@ -122,21 +140,30 @@ def decisions(paths, Z):
     return np.stack([p.decision_values(Z) for p in paths], axis=2)
 
 
-def curve_sums(paths, Z, Y, codes, rows, block=8192):
+def curve_sums(paths, Z, Y, codes, rows, block=8192, weights=None):
     """Misclassified points and ``n *`` the clipped hinge risk of the paths' solutions at
     every grid D, over the ``rows`` of the features ``Z`` (in blocks of rows, so that
     no more than ``block`` rows of decision values are held). ``codes=None``: the
-    clipped risks only (the errors are zero)."""
+    clipped risks only (the errors are zero). With ``weights`` (one per row of ``Z``) the
+    sums weigh the points: the misclassified weight and the weighted clipped risk times
+    the rows' total weight."""
     w = path_width(paths)
     n_grid = len(paths[0].dims)
-    errors = np.zeros(n_grid, dtype=np.int64)
+    errors = np.zeros(n_grid, dtype=np.int64 if weights is None else np.float64)
     clipped = np.zeros(n_grid)
     for start in range(0, len(rows), block):
         r = rows[start : start + block]
         F = decisions(paths, Z[r, :w])
-        if codes is not None:
-            errors += (predict_codes(F) != codes[r][:, None]).sum(axis=0)
-        clipped += clipped_risk(F, Y[r]) * len(r)
+        if weights is None:
+            if codes is not None:
+                errors += (predict_codes(F) != codes[r][:, None]).sum(axis=0)
+            clipped += clipped_risk(F, Y[r]) * len(r)
+        else:
+            wr = weights[r]
+            if codes is not None:
+                errors += wr @ (predict_codes(F) != codes[r][:, None])
+            clipped += np.tensordot(wr, np.maximum(0.0, 1.0 - Y[r][:, None, :] * np.clip(F, -1.0, 1.0)).mean(axis=2),
+                                    axes=1)
     return errors, clipped
 
 
@@ -183,34 +210,46 @@ def cv_extent(folds):
 
 @dataclass
 class FullPath:
-    """The full-data paths of one kernel (one per one-vs-rest problem) on ``dims``."""
+    """The full-data paths of one kernel (one per one-vs-rest problem) on ``dims``, with
+    their training hinge risk, clipped hinge risk and error rate (weighted means with
+    sample weights)."""
 
     paths: list
     dims: np.ndarray
     hinge_risk: np.ndarray
     clipped_risk: np.ndarray
     failures: list
+    train_error: np.ndarray | None = None
 
     @classmethod
-    def from_paths(cls, paths, Z, grid, Y, row_block=None, clipped_sums=None):
+    def from_paths(cls, paths, Z, grid, Y, row_block=None, clipped_sums=None, error_sums=None, weights=None):
         """The paths solved on ``grid`` with the training features ``Z``; they end before
-        a dimension no solver solved. ``row_block``: the clipped risks are summed over
-        blocks of that many rows (:func:`curve_sums`), for large n; default: at once.
-        ``clipped_sums``: ``n *`` the clipped risks on the grid, summed by the caller where
-        the features live (``Z`` is then not read, and ``Y`` only for its length)."""
+        a dimension no solver solved. ``row_block``: the clipped risks and errors are summed
+        over blocks of that many rows (:func:`curve_sums`), for large n; default: at once.
+        ``clipped_sums`` and ``error_sums``: ``n *`` the clipped risks and the misclassified
+        points on the grid, summed by the caller where the features live (``Z`` is then not
+        read, and ``Y`` only for its length). ``weights``: the points' sample weights."""
         n_ok = n_valid(paths, len(grid))
+        total = len(Y) if weights is None else float(np.sum(weights))
+        errors = None
         if clipped_sums is not None:
-            clipped = np.asarray(clipped_sums)[:n_ok] / len(Y)
+            clipped = np.asarray(clipped_sums)[:n_ok] / total
+            if error_sums is not None:
+                errors = np.asarray(error_sums, dtype=float)[:n_ok] / total
         elif row_block is None:
-            clipped = clipped_risk(decisions(paths, Z[:, : path_width(paths)])[:, :n_ok], Y)
+            F = decisions(paths, Z[:, : path_width(paths)])[:, :n_ok]
+            clipped = clipped_risk(F, Y, weights)
+            errors = error_rate(F, ovr_codes(Y), weights)
         else:
-            clipped = curve_sums(paths, Z, Y, None, np.arange(len(Y)), row_block)[1][:n_ok] / len(Y)
+            wrong, sums = curve_sums(paths, Z, Y, ovr_codes(Y), np.arange(len(Y)), row_block, weights)
+            clipped, errors = sums[:n_ok] / total, wrong[:n_ok] / total
         return cls(
             paths=paths,
             dims=grid[:n_ok],
             hinge_risk=np.mean([p.hinge_risk for p in paths], axis=0)[:n_ok],
             clipped_risk=clipped,
             failures=path_failures(paths, "full data"),
+            train_error=errors,
         )
 
 
@@ -266,51 +305,61 @@ class Family:
 
     ``members[i] = (kernel index, C)`` of ``paths[i]`` (C None for the LP); ``stage_one``
     holds ``(kernel index, pooled CV error per C)`` of ``c_selection='two-stage'`` over
-    ``all_Cs``.
+    ``all_Cs``. ``cv_total``: the denominator of the pooled CV errors -- the validation
+    points of all folds (their weight with sample weights); None: the training points.
     """
 
     paths: list = field(default_factory=list)
     members: list = field(default_factory=list)
     stage_one: list = field(default_factory=list)
     all_Cs: object = None
+    cv_total: float | None = None
 
 
 def model_curves(fits, n):
-    """The family's curves for the selection rules: every kernel's models, in kernel order."""
+    """The family's curves for the selection rules: every kernel's models, in kernel order
+    (``n``: the denominator of the pooled CV errors, :attr:`Family.cv_total`)."""
     dims = np.concatenate([kp.dims for kp in fits])
     kidx = np.concatenate([np.full(kp.n_used, i) for i, kp in enumerate(fits)])
     hinge = np.full(len(dims), np.nan)
     clipped = np.full(len(dims), np.nan)
+    train_error = np.full(len(dims), np.nan)
     pos = 0
     for kp in fits:
         if kp.full is not None:
             m = len(kp.full.dims)
             hinge[pos : pos + m] = kp.full.hinge_risk
             clipped[pos : pos + m] = kp.full.clipped_risk
+            if kp.full.train_error is not None:
+                train_error[pos : pos + m] = kp.full.train_error
         pos += kp.n_used
     if fits[0].folds is None:
-        return ModelCurves(dims, kidx, np.full(len(dims), np.nan), hinge, clipped, n_samples=n)
+        return ModelCurves(dims, kidx, np.full(len(dims), np.nan), hinge, clipped, n_samples=n,
+                           train_error=train_error)
     cv_error = np.concatenate([(sum(f.errors for f in kp.folds) / n)[: kp.n_used] for kp in fits])
     per_fold = [
         [np.concatenate([getattr(kp.folds[k], name)[: kp.n_used] for kp in fits]) for k in range(len(fits[0].folds))]
         for name in ("errors", "clipped")
     ]
-    return ModelCurves(dims, kidx, cv_error, hinge, clipped, np.vstack(per_fold[0]), np.vstack(per_fold[1]), n)
+    return ModelCurves(dims, kidx, cv_error, hinge, clipped, np.vstack(per_fold[0]), np.vstack(per_fold[1]), n,
+                       train_error=train_error)
 
 
-def select_model(fits, rule, Y):
+def select_model(fits, rule, Y, cv_total=None):
     """Solve the full-data paths the rule needs and apply it: the chosen model.
 
     A rule that reads the training risks gets every kernel's full path on its models;
     otherwise only the chosen kernel's path is solved, up to the chosen D (should it
     end before that D, the rule chooses again among the dimensions it reached).
+    ``cv_total``: the denominator of the pooled CV errors (default: ``len(Y)``).
     """
+    n = len(Y) if cv_total is None else cv_total
     if rule.needs_training_risks:
         for kp in fits:
             kp.solve_full(Y, kp.n_used)
-        return rule.select(model_curves(fits, len(Y)))
+        return rule.select(model_curves(fits, n))
     while True:
-        choice = rule.select(model_curves(fits, len(Y)))
+        choice = rule.select(model_curves(fits, n))
         kp = fits[choice.kernel_index]
         upto = int(np.searchsorted(kp.grid, choice.n_components)) + 1
         kp.solve_full(Y, upto)
@@ -326,6 +375,7 @@ def selection_curve(curves, penalty):
         "cv_error": curves.cv_error,
         "hinge_risk": curves.hinge_risk,
         "clipped_risk": curves.clipped_risk,
+        "train_error": curves.train_error if curves.train_error is not None else np.full(len(curves.D), np.nan),
         "criterion": curves.clipped_risk + (penalty if penalty is not None else np.nan) * curves.D,
     }
 

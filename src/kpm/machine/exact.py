@@ -17,9 +17,11 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import validate_kernel_input, validate_kernel_input_y
+from kpm.config import get_config
+from kpm.exceptions import KernelMemoryError
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.hinge.lp_path import HingePath
-from kpm.kernels import make_kernel
+from kpm.kernels import format_bytes, make_kernel
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.eigen import (
     EigenFolds,
@@ -31,8 +33,9 @@ from kpm.machine.eigen import (
     eigen_full_path,
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits
+from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
 from kpm.machine.formulation import LOSSES, SVMFullPath
+from kpm.machine.weights import default_gamma, fit_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS
 from kpm.validation import (
     Boolean,
@@ -42,6 +45,7 @@ from kpm.validation import (
     RandomState,
     check_int,
     check_kernel_matrix,
+    check_sample_weight,
     kernel_degeneracy,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
@@ -62,7 +66,8 @@ SVM_EIGEN_TOL = 1e-6
 
 @dataclass
 class _ExactData:
-    """The validated training data of the exact KPM."""
+    """The validated training data of the exact KPM (``weights``: the samples' weights, None
+    without sample or class weights; ``cv_total``: the pooled CV error's denominator)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -71,6 +76,8 @@ class _ExactData:
     kernels: list
     groups: np.ndarray | None
     splits: list | None
+    weights: np.ndarray | None = None
+    cv_total: float | None = None
 
     @property
     def n(self):
@@ -216,10 +223,18 @@ class KernelProjectionMachine(BaseKPM):
         :mod:`kpm.spectral`). ``'auto'``: the whole spectrum by LAPACK (``'dense'``),
         unless the largest D is known in advance (``max_components`` or a fixed D), then
         ARPACK or the block Krylov solver where the measured crossovers favour them.
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as :class:`sklearn.svm.SVC` has them: a dict ``{label:
+        weight}`` (1 for the classes it does not name) or ``'balanced'`` (``n / (n_classes
+        n_c)``, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
+        (see :meth:`fit`). Needs ``centered=False``.
     random_state : int, RandomState or None
         Seeds the CV shuffling and the partial eigensolvers.
     n_jobs : int, optional
         Parallel jobs over the CV folds (joblib).
+    verbose : int, default=0
+        Progress lines on stderr: 1 for the phases of the fit and each cross-validation
+        fold, 2 also for each D of the folds' paths.
 
     Attributes
     ----------
@@ -247,9 +262,11 @@ class KernelProjectionMachine(BaseKPM):
     selection_curve_ : dict of ndarray
         Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``, ``cv_error``
         (pooled CV 0-1 error, NaN when no CV was run), ``hinge_risk`` (training
-        ``R_n(f_D)``), ``clipped_risk`` (``R_n(clip f_D)``), ``criterion`` (``clipped_risk
-        + penalty_ * D``, NaN without a penalty); with ``formulation='svm'`` also ``C``:
-        the models are the (kernel, C, D) triples, in that order.
+        ``R_n(f_D)``), ``clipped_risk`` (``R_n(clip f_D)``), ``train_error`` (the training
+        0-1 error), ``criterion`` (``clipped_risk + penalty_ * D``, NaN without a penalty);
+        with ``formulation='svm'`` also ``C``: the models are the (kernel, C, D) triples, in
+        that order. The training risks and errors are NaN where the full-data path was not
+        solved; with sample weights all of them are weighted means.
     penalty_ : float or None
         The ``lam`` used by the penalty or slope rule.
     slope_lambda_ : float or None
@@ -347,8 +364,10 @@ class KernelProjectionMachine(BaseKPM):
         c_selection="two-stage",
         loss="squared_hinge",
         cv_basis="auto",
+        class_weight=None,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.kernel = kernel
         self.sigma = sigma
@@ -372,10 +391,12 @@ class KernelProjectionMachine(BaseKPM):
         self.c_selection = c_selection
         self.loss = loss
         self.cv_basis = cv_basis
+        self.class_weight = class_weight
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the path of every D, select D, and keep the selected function.
 
         For each kernel the eigenvector basis of the kernel matrix and the CV folds' paths
@@ -388,12 +409,29 @@ class KernelProjectionMachine(BaseKPM):
             matrix for ``kernel='precomputed'``.
         y : array-like (n_samples,)
             Class labels (two or more classes; more: one-vs-rest).
+        sample_weight : array-like (n_samples,), optional
+            Non-negative weights of the samples, multiplied by ``class_weight``'s. A sample
+            of weight 0 is left out. The basis is that of the training set with each sample
+            repeated ``w_i`` times: the eigenvectors of ``W^{1/2} K W^{1/2}``, divided row by
+            row by ``sqrt(w_i)`` (``centered=False`` only); the papers' LP weighs each slack
+            (``sum_i w_i xi_i``), the SVM gives each sample ``C w_i``, and the CV and training
+            errors count each sample with its weight. With a fixed D (no cross-validation)
+            an integer weight is therefore exactly the same fit as that many copies of the
+            sample; with cross-validation the folds of the weighted and of the repeated data
+            differ (copies fall in different folds), unless the same splits are given as
+            ``cv``.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        KernelMemoryError
+            When the n x n kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``:
+            :class:`NystroemKPM` fits such data (or raise the budget).
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight)
 
     # ------------------------------------------------------------------ the fit's parts
     def _is_precomputed(self):
@@ -414,33 +452,79 @@ class KernelProjectionMachine(BaseKPM):
             return self.early_stopping
         return plan.formulation == "svm"
 
-    def _training_data(self, X, y, plan):
+    def _training_data(self, X, y, plan, sample_weight=None):
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
+        self._kept = keep = None
+        X_all, y_all = X, y
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, len(y), who=self._name)
+            if np.any(sample_weight == 0):  # a sample of weight 0 is a removed sample
+                keep = sample_weight > 0
+                self._kept = np.flatnonzero(keep)
+                X, y, sample_weight = self._take(X, self._kept), y[self._kept], sample_weight[self._kept]
         self.classes_, codes, Y = one_vs_rest(y, "the Kernel Projection Machine")
+        weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
+        if weights is not None and self.centered:
+            raise ValueError(
+                "sample_weight and class_weight need centered=False: the weighted basis is the uncentred "
+                "one of the samples repeated by their weights"
+            )
         if self._is_precomputed():
             X = check_kernel_matrix(X)
         self.X_fit_ = X
         groups = duplicate_groups(X)
-        splits = None
+        splits = cv_total = None
         if plan.rule.needs_cv:
             grouped = groups is not None and self.cv_duplicates == "group"
             if groups is not None and self.cv_duplicates == "warn":
                 _warn_duplicates(groups, len(y))
-            splits = make_splits(y, self.cv, self.random_state, len(self.classes_), X=X,
-                                 groups=groups if grouped else None)
-        return _ExactData(X, y, codes, Y, self._kernel_list(X), groups, splits)
+            if keep is None:
+                splits = make_splits(y, self.cv, self.random_state, len(self.classes_), X=X,
+                                     groups=groups if grouped else None, who=self._name, stacklevel=6)
+            else:  # the folds of the samples of positive weight (a splitter sees them all)
+                splits = make_splits(y_all, self.cv, self.random_state, len(self.classes_), X=X_all,
+                                     groups=duplicate_groups(X_all) if grouped else None, keep=keep,
+                                     who=self._name, stacklevel=6)
+            cv_total = validation_total(splits, weights)
+        self._progress(f"{len(y)} samples, {len(self.classes_)} classes"
+                       + ("" if splits is None else f", {len(splits)} cross-validation folds"))
+        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total)
+
+    def _take(self, X, rows):
+        """The samples ``rows`` of X (rows and columns of a precomputed kernel matrix)."""
+        if self._is_precomputed():
+            return np.asarray(X)[np.ix_(rows, rows)]
+        return X[rows] if isinstance(X, np.ndarray) else [X[i] for i in rows]
+
+    def _check_memory(self, n):
+        """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
+        budget = get_config()["max_kernel_bytes"]
+        if 8 * n * n > budget:
+            raise KernelMemoryError(
+                f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set "
+                f"({format_bytes(8 * n * n)}), over kpm.get_config()['max_kernel_bytes'] = "
+                f"{format_bytes(budget)}. For data of this size use NystroemKPM (the KPM on Nystroem "
+                "eigenfunctions of m landmarks: memory O(n m), scales to millions of points), or raise the "
+                "budget with kpm.set_config(max_kernel_bytes=...)"
+            )
 
     def _family(self, data, plan):
-        family = Family(all_Cs=plan.Cs)
+        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
         for i, kern in enumerate(data.kernels):
+            if not kern.is_precomputed:
+                self._check_memory(data.n)
             K = data.X if kern.is_precomputed else kern(data.X)
             if kern.user_defined:
                 K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
-            basis, grid, capped = self._basis(K, data.groups, plan)
-            folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
             degeneracy = kernel_degeneracy(K)
+            if data.weights is not None:  # the weighted matrix W^{1/2} K W^{1/2} (a copy of a user's matrix)
+                s = np.sqrt(data.weights)
+                K = K * np.outer(s, s) if kern.is_precomputed or kern.user_defined else _scale_in_place(K, s)
+            self._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
+            basis, grid, capped = self._basis(K, data.groups, plan, data.weights)
+            folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
             if plan.formulation == "svm":
-                self._svm_members(family, i, basis, grid, folds, plan, data.n, degeneracy, capped)
+                self._svm_members(family, i, basis, grid, folds, plan, data, degeneracy, capped)
             else:
                 kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
                                  solve_path=eigen_full_path(basis, self.lp_solver), capped=capped)
@@ -453,34 +537,36 @@ class KernelProjectionMachine(BaseKPM):
     def _folds(self, K, basis, grid, data, plan):
         """The fold source: each fold's basis by Rayleigh-Ritz, or decomposed anew."""
         if self._cv_basis(plan) == "ritz":
-            return RitzFolds(K, basis.V, data.Y, data.codes, data.splits, grid)
+            return RitzFolds(K, basis.V, data.Y, data.codes, data.splits, grid, data.weights)
         return EigenFolds(K, data.Y, data.codes, data.splits, grid, self.centered, self.max_components is not None,
-                          data.groups, self.random_state, self.eigen_solver, self.lp_solver)
+                          data.groups, self.random_state, self.eigen_solver, self.lp_solver, data.weights)
 
     def _lp_cv(self, folds):
         """The papers' LP on the folds: their curves and the grid points used."""
         if self.early_stopping is True:
-            return cv_lockstep(folds, True)
-        curves = cross_validate(folds.lp_curves, folds.n_folds, n_jobs=self.n_jobs)
+            return cv_lockstep(folds, True, progress=self._progress)
+        curves = cross_validate(folds.lp_curves, folds.n_folds, n_jobs=self.n_jobs, progress=self._progress)
         return curves, cv_extent(curves)
 
-    def _svm_members(self, family, i, basis, grid, folds, plan, n, degeneracy, capped):
+    def _svm_members(self, family, i, basis, grid, folds, plan, data, degeneracy, capped):
         """``formulation='svm'``: kernel ``i``'s members, one per C kept (with their CV curves)."""
         Cs, curves = plan.Cs, None
         if folds is not None:
-            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, n,
-                                                       early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs)
+            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, data.cv_total,
+                                                       early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs,
+                                                       progress=self._progress)
             if stage_one is not None:
                 family.stage_one.append((i, stage_one))
         for j, C in enumerate(Cs):
             kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
-                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss))
+                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
+                                                    sample_weight=data.weights))
             if curves is not None:
                 kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
             family.paths.append(kp)
             family.members.append((i, C))
 
-    def _basis(self, K, groups, plan):
+    def _basis(self, K, groups, plan, weights=None):
         """The eigenvector basis of the full training set and its D grid."""
         rule, n = plan.rule, K.shape[0]
         known = self.max_components  # a partial eigendecomposition when the largest D is known
@@ -493,7 +579,7 @@ class KernelProjectionMachine(BaseKPM):
         if solver == "auto" and n_comp is not None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
             solver, tol = "randomized", SVM_EIGEN_TOL
         basis = EigenSubspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
-                              eigen_solver=solver, eigen_tol=tol)
+                              eigen_solver=solver, eigen_tol=tol, sample_weight=weights)
         if basis.rank < 1:
             raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
         largest = self._largest_dim(basis, n_comp)
@@ -540,7 +626,7 @@ class KernelProjectionMachine(BaseKPM):
             raise ValueError(f"no dimension of n_components_grid is <= the largest usable D = {largest}")
         return grid
 
-    def _kernel_list(self, X):
+    def _kernel_list(self, X, weights=None):
         specs = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]
         if len(specs) == 0:
             raise ValueError("kernel is an empty list")
@@ -548,18 +634,20 @@ class KernelProjectionMachine(BaseKPM):
             raise ValueError("kernel lists cannot be nested")
         if len(specs) > 1 and any(isinstance(s, str) and s == "precomputed" for s in specs):
             raise ValueError("'precomputed' cannot be part of a kernel list")
-        return [self._kernel_of(spec, X) for spec in specs]
+        return [self._kernel_of(spec, X, weights) for spec in specs]
 
-    def _kernel_of(self, spec, X):
+    def _kernel_of(self, spec, X, weights=None):
         """One kernel of the list: a spec, or a dict of :func:`make_kernel` parameters that
-        override the estimator's."""
+        override the estimator's (the default RBF width with sample weights:
+        :func:`kpm.machine.weights.default_gamma`)."""
         if not isinstance(spec, dict):
-            return make_kernel(spec, sigma=self.sigma, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
-                               kernel_params=self.kernel_params, X=X)
+            return make_kernel(spec, sigma=self.sigma, gamma=default_gamma(self, spec, X, weights), degree=self.degree,
+                               coef0=self.coef0, kernel_params=self.kernel_params, X=X)
         params = dict(spec)
         name = params.pop("kernel", "rbf")
         width_given = "sigma" in params or "gamma" in params or "c" in params
-        base = {"sigma": None if width_given else self.sigma, "gamma": None if width_given else self.gamma,
+        base = {"sigma": None if width_given else self.sigma,
+                "gamma": None if width_given else default_gamma(self, name, X, weights),
                 "degree": self.degree, "coef0": self.coef0}
         for key in ("sigma", "gamma", "degree", "coef0"):
             if key in params:
@@ -570,6 +658,7 @@ class KernelProjectionMachine(BaseKPM):
         self.eigenvalues_ = kp.basis.eigenvalues
         self.dual_coef_, self.intercept_ = self._expansion(kp, D)
         self._Y = data.Y
+        self._weights = data.weights
         self._grid_used = kp.dims
         self._subspace = kp.basis
         self._model_kp = kp
@@ -587,6 +676,8 @@ class KernelProjectionMachine(BaseKPM):
         for p in kp.full.paths:
             beta, b = p.coef_at(D)
             a = basis.V[:, :D] @ (beta / basis.eigenvalues[:D])
+            if basis.sample_weight is not None:  # f(x) = sum_j beta_j V_j^T W k(x) / lambda_j + b
+                a = a * basis.sample_weight
             if self.centered:
                 a = a - a.mean()
                 b = b - float(a @ basis.col_means)
@@ -607,7 +698,11 @@ class KernelProjectionMachine(BaseKPM):
             warn_degenerate_kernel(kp.degeneracy, self._name, stacklevel=5)
         V = self._subspace.V[:, : self.n_components_]
         F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.n_components_) for p in kp.full.paths)], axis=1)
-        warn_if_degenerate_model(self.classes_[predict_codes(F)], data.y, self.classes_, self._name, stacklevel=5)
+        predictions = self.classes_[predict_codes(F)]
+        if data.weights is None:
+            warn_if_degenerate_model(predictions, data.y, self.classes_, self._name, stacklevel=5)
+        else:
+            warn_weighted_degenerate(predictions, data.y, data.weights, self.classes_, self._name, stacklevel=6)
 
     def _extend_hint(self):
         return "call extend_path() first, or "
@@ -639,6 +734,8 @@ class KernelProjectionMachine(BaseKPM):
         rows = np.flatnonzero(self._curves.kernel == self._model_member)[: len(full.dims)]
         self.selection_curve_["hinge_risk"][rows] = full.hinge_risk
         self.selection_curve_["clipped_risk"][rows] = full.clipped_risk
+        if full.train_error is not None:
+            self.selection_curve_["train_error"][rows] = full.train_error
         if self.penalty_ is not None:
             self.selection_curve_["criterion"][rows] = full.clipped_risk + self.penalty_ * full.dims
         return self
@@ -648,6 +745,9 @@ class KernelProjectionMachine(BaseKPM):
         check_is_fitted(self)
         X = validate_kernel_input(self, X, reset=False)
         if self.kernel_.is_precomputed:
+            kept = getattr(self, "_kept", None)
+            if kept is not None and X.shape[1] == self.n_features_in_:
+                X = X[:, kept]  # the columns of the samples of positive weight
             if X.shape[1] != self.X_fit_.shape[0]:
                 raise ValueError(
                     f"a precomputed kernel for prediction must have {self.X_fit_.shape[0]} columns, got {X.shape[1]}"
@@ -685,6 +785,16 @@ class KernelProjectionMachine(BaseKPM):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._is_precomputed()
         return tags
+
+
+def _scale_in_place(K, s):
+    """``K`` scaled to ``diag(s) K diag(s)`` in place (row block by row block)."""
+    step = max(1, 2**22 // max(len(s), 1))
+    for start in range(0, len(s), step):
+        rows = slice(start, start + step)
+        K[rows] *= s[rows, None]
+        K[rows] *= s[None, :]
+    return K
 
 
 def _warn_duplicates(groups, n):

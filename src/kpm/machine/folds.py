@@ -10,7 +10,9 @@ reads rows of the landmark features (:mod:`kpm.machine.nystroem_data`, and
 :mod:`kpm.machine.dask_data` on Dask workers). The functions here run the folds in
 parallel and assemble their curves, whatever the source:
 
-* :func:`make_splits` -- the folds (stratified K-fold, or the user's splitter), checked;
+* :func:`make_splits` -- the folds (stratified K-fold, or the user's splitter), checked; a
+  class too small for every fold (a single sample, or a single group of duplicates) is kept
+  in every training part and validated in none;
 * :func:`cross_validate` -- one job per fold (the LP paths), in joblib workers;
 * :func:`cross_validate_svm` -- ``formulation='svm'``: stage one of
   ``c_selection='two-stage'`` (the C of the smallest CV error at the largest D; with early
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +33,14 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 from kpm.hinge.svm_path import svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, pad, predict_codes
 from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
+from kpm.machine.progress import Progress
 
-__all__ = ["Fold", "make_splits", "cross_validate", "cross_validate_svm", "svm_c_curve", "svm_d_path"]
+__all__ = ["Fold", "make_splits", "check_fold", "validation_total", "cross_validate", "cross_validate_svm",
+           "svm_c_curve", "svm_d_path"]
+
+#: The hint of a fold without training samples of some class, for a user's splitter.
+SPLITTER_HINT = ("use fewer folds (cv), or give cv as an int: its stratified folds keep a class too small "
+                 "for every fold (a single sample) in every training part")
 
 
 @dataclass
@@ -52,6 +61,9 @@ class Fold:
         ``'fold k'``, for the records of failed paths.
     block : int
         Rows of decision values evaluated at once.
+    weights : tuple or None
+        ``(w_tr, w_va)``: the sample weights of the training and validation points (None:
+        unweighted); the SVM's ``C w_i`` and the weighted validation errors.
     """
 
     train: tuple
@@ -60,34 +72,119 @@ class Fold:
     grid: np.ndarray
     where: str
     block: int = 8192
+    weights: tuple | None = None
+
+    @property
+    def train_weights(self):
+        return None if self.weights is None else self.weights[0]
+
+    def val_errors(self, wrong):
+        """The misclassified validation points (their weight with sample weights) of a
+        boolean array ``wrong`` (n_val, ...), summed over the points."""
+        if self.weights is None:
+            return wrong.sum(axis=0)
+        return np.tensordot(self.weights[1], wrong, axes=1)
 
 
-def make_splits(y, cv, random_state, n_classes, *, X=None, groups=None):
+def make_splits(y, cv, random_state, n_classes, *, X=None, groups=None, keep=None, who="KPM", stacklevel=5):
     """The CV folds ``[(train, val), ...]``: with ``cv`` an int, a shuffled stratified K-fold
     seeded by ``random_state`` (grouped: the samples of one group in one fold); else the
     splitter's folds. Every fold must have a validation point and training points of every
-    class."""
-    if isinstance(cv, numbers.Integral):
-        if len(y) < cv:
-            raise ValueError(f"cv={cv} folds need at least {cv} samples, got {len(y)}")
-        kfold = StratifiedGroupKFold if groups is not None else StratifiedKFold
-        cv = kfold(int(cv), shuffle=True, random_state=random_state)
-    cv = check_cv(cv, y, classifier=True)
-    splits = list(cv.split(np.zeros((len(y), 1)) if X is None else X, y, groups))
+    class.
+
+    ``keep`` (a boolean mask over the samples of ``y``, ``X`` and ``groups``, or None): the
+    samples fitted -- those of positive weight. The folds are those of the kept samples,
+    numbered among them: an int ``cv`` splits them; a splitter (or a list of splits) is
+    given all the samples, and the others are then taken out of its folds (a sample of
+    weight 0 is a removed sample).
+
+    With ``cv`` an int, a class too small to have training points in every fold -- a single
+    sample, or a single group of ``groups`` -- is kept in the training part of every fold and
+    in no validation part (its samples are not validated), with a warning; the other samples
+    are split as usual. A splitter's folds are used as they are (a fold without training
+    points of some class is an error).
+    """
+    y = np.asarray(y)
+    if not isinstance(cv, numbers.Integral):
+        cv = check_cv(cv, y, classifier=True)
+        splits = list(cv.split(np.zeros((len(y), 1)) if X is None else X, y, groups))
+        if keep is not None:
+            position = np.cumsum(keep) - 1  # the index of a kept sample among the kept
+            splits = [(position[tr[keep[tr]]], position[va[keep[va]]]) for tr, va in splits]
+            y = y[keep]
+        for k, (train, val) in enumerate(splits):
+            check_fold(k, len(np.unique(y[train])), n_classes, len(val), SPLITTER_HINT)
+        return splits
+    if keep is not None:
+        y, X = y[keep], None if X is None else X[np.flatnonzero(keep)]
+        groups = None if groups is None else np.asarray(groups)[keep]
+    n_folds = int(cv)
+    if len(y) < n_folds:
+        raise ValueError(f"cv={n_folds} folds need at least {n_folds} samples, got {len(y)}")
+    classes, codes = np.unique(y, return_inverse=True)
+    codes = codes.ravel()
+    units = np.arange(len(y)) if groups is None else np.asarray(groups).ravel()
+    # a class with one sample (one group) can be in the training part of every fold only if
+    # no fold validates it
+    rare = {c for c in range(len(classes)) if len(np.unique(units[codes == c])) < 2}
+    for _ in range(len(classes) + 1):
+        kept = np.flatnonzero(~np.isin(codes, sorted(rare)))
+        if len(kept) < n_folds:
+            raise ValueError(
+                f"cv={n_folds} folds need at least {n_folds} samples of the classes with two or more "
+                f"samples{' (groups of duplicates)' if groups is not None else ''}, got {len(kept)}"
+            )
+        splits = _stratified(codes, kept, n_folds, random_state, X, None if groups is None else units)
+        missing = {c for train, _ in splits for c in set(codes[kept]) - set(codes[train])}
+        if not missing:
+            break
+        rare |= missing  # a grouped split left a class out of some training part
+    if rare:
+        held = np.flatnonzero(np.isin(codes, sorted(rare)))
+        splits = [(np.sort(np.concatenate([train, held])), val) for train, val in splits]
+        names = ", ".join(repr(classes[c].item() if isinstance(classes[c], np.generic) else classes[c])
+                          for c in sorted(rare))
+        warnings.warn(
+            f"{who}: the class{'es' if len(rare) > 1 else ''} {names} "
+            f"{'have' if len(rare) > 1 else 'has'} too few samples for {n_folds}-fold cross-validation "
+            f"({len(held)} sample{'s' if len(held) > 1 else ''} in all): kept in the training part of every "
+            "fold and validated in none, so the cross-validation error does not measure "
+            f"{'them' if len(rare) > 1 else 'it'}.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
     for k, (train, val) in enumerate(splits):
         check_fold(k, len(np.unique(y[train])), n_classes, len(val))
     return splits
 
 
-def check_fold(k, train_classes, n_classes, n_val):
-    """Fold ``k`` has a validation point and training points of every class."""
+def _stratified(codes, kept, n_folds, random_state, X, groups):
+    """Shuffled stratified (grouped) K-fold of the samples ``kept``, as global indices."""
+    kfold = StratifiedGroupKFold if groups is not None else StratifiedKFold
+    splitter = kfold(n_folds, shuffle=True, random_state=random_state)
+    Xk = np.zeros((len(kept), 1)) if X is None else X[kept]
+    return [(kept[tr], kept[va]) for tr, va in
+            splitter.split(Xk, codes[kept], None if groups is None else groups[kept])]
+
+
+def check_fold(k, train_classes, n_classes, n_val, hint="use fewer folds (cv) or a stratified splitter"):
+    """Fold ``k`` has a validation point and training points of every class (``hint``: what
+    to do otherwise)."""
     if train_classes < n_classes:
         raise ValueError(
             f"cross-validation fold {k} has training samples of only {train_classes} of the "
-            f"{n_classes} classes; use fewer folds (cv) or a stratified splitter"
+            f"{n_classes} classes; {hint}"
         )
     if n_val == 0:
         raise ValueError(f"cross-validation fold {k} has an empty validation set")
+
+
+def validation_total(splits, sample_weight=None):
+    """The denominator of the pooled CV error: the validation points of all folds (their
+    weight with sample weights)."""
+    if sample_weight is None:
+        return int(sum(len(va) for _, va in splits))
+    return float(sum(sample_weight[va].sum() for _, va in splits))
 
 
 def _parallel(n_jobs, prefer):
@@ -96,19 +193,24 @@ def _parallel(n_jobs, prefer):
     return Parallel(n_jobs=n_jobs, prefer=prefer)
 
 
-def cross_validate(job, n_folds, *, n_jobs=None, prefer=None):
+def cross_validate(job, n_folds, *, n_jobs=None, prefer=None, progress=None):
     """``[job(k) for k in range(n_folds)]`` in joblib workers (``prefer``: 'threads' or
-    processes), each job's seconds recorded in its :class:`~kpm.machine.engine.FoldCurves`."""
+    processes), each job's seconds recorded in its :class:`~kpm.machine.engine.FoldCurves`
+    (``progress``: a :class:`~kpm.machine.progress.Progress`, told when a fold is done)."""
     from joblib import delayed
 
-    return _parallel(n_jobs, prefer)(delayed(_timed)(job, k) for k in range(n_folds))
+    progress = progress or Progress()
+    progress(f"cross-validation: {n_folds} folds")
+    return _parallel(n_jobs, prefer)(delayed(_timed)(job, k, n_folds, progress) for k in range(n_folds))
 
 
-def _timed(job, k):
+def _timed(job, k, n_folds=None, progress=None):
     t0 = time.perf_counter()
     curves = job(k)
     for c in curves if isinstance(curves, list) else [curves]:
         c.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(f"fold {k + 1} of {n_folds} done ({time.perf_counter() - t0:.1f} s)")
     return curves
 
 
@@ -124,9 +226,10 @@ def _c_errors(fold, Cs, loss, max_sweeps, d=None):
     Phi_va = Z_va * s
     F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
     for c in range(Y_tr.shape[1]):
-        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, loss=loss, max_sweeps=max_sweeps)
+        W, b = svm_c_path(Z_tr * s, Y_tr[:, c], Cs, loss=loss, max_sweeps=max_sweeps,
+                          sample_weight=fold.train_weights)
         F[:, :, c] = Phi_va @ W.T + b
-    return (predict_codes(F) != codes_va[:, None]).sum(axis=0)
+    return fold.val_errors(predict_codes(F) != codes_va[:, None])
 
 
 class _FoldPath:
@@ -136,10 +239,12 @@ class _FoldPath:
     def __init__(self, fold, C, plan):
         Z_tr, self.Y_tr = fold.train
         Z_va, _, self.codes_va = fold.val
+        self.fold = fold
         self.m = Z_tr.shape[1]
         scale = np.asarray(fold.scale[: self.m], dtype=float)
         self.Phi_tr, self.Phi_va = Z_tr * scale, Z_va * scale
-        self.solvers = [svm_solver(self.Phi_tr, self.Y_tr[:, c], C, loss=plan.loss, max_sweeps=plan.max_sweeps)
+        self.solvers = [svm_solver(self.Phi_tr, self.Y_tr[:, c], C, loss=plan.loss, max_sweeps=plan.max_sweeps,
+                                   sample_weight=fold.train_weights)
                         for c in range(self.Y_tr.shape[1])]
         self.errors, self.clipped, self.seconds, self.solved = [], [], 0.0, 0
         self.F_va = np.zeros((len(self.codes_va), len(self.solvers)))
@@ -155,9 +260,10 @@ class _FoldPath:
                 self.F_va[:, c] = self.Phi_va[:, :d] @ w + b
                 self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
             self.solved = d
-        errors = int((predict_codes(self.F_va) != self.codes_va).sum())
+        wrong = predict_codes(self.F_va) != self.codes_va
+        errors = int(wrong.sum()) if self.fold.weights is None else float(self.fold.val_errors(wrong))
         self.errors.append(errors)
-        self.clipped.append(float(clipped_risk(self.F_tr[:, None, :], self.Y_tr)[0]))
+        self.clipped.append(float(clipped_risk(self.F_tr[:, None, :], self.Y_tr, self.fold.train_weights)[0]))
         self.seconds += time.perf_counter() - t0
         return errors
 
@@ -193,7 +299,7 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE):
     return curve
 
 
-def svm_d_path(folds, C, grid, plan, *, early_stopping=False, reference=None):
+def svm_d_path(folds, C, grid, plan, *, early_stopping=False, reference=None, progress=None):
     """The folds' SVM paths at one C, advanced together along the D grid: their
     :class:`~kpm.machine.engine.FoldCurves` (padded to the grid).
 
@@ -202,22 +308,28 @@ def svm_d_path(folds, C, grid, plan, *, early_stopping=False, reference=None):
     grid points reached. ``reference`` (stage one's pooled CV error at the largest D, a
     fraction) keeps the sweep going to the end of the grid while D_best does not beat it by
     more than one standard error, so that the rule ``CV(one_se=True)`` sees the largest D."""
+    progress = progress or Progress()
     paths = [_FoldPath(f, C, plan) for f in folds]
-    n_val = sum(len(p.codes_va) for p in paths)
-    bar = np.inf if reference is None else n_val * (reference - np.sqrt(reference * (1 - reference) / n_val))
+    bar = np.inf
+    if reference is not None:  # in the units of the pooled errors (the validation weight, if any)
+        n_val = sum(len(p.codes_va) for p in paths)
+        total = sum(len(p.codes_va) if f.weights is None else float(f.weights[1].sum()) for p, f in zip(paths, folds))
+        bar = total * (reference - np.sqrt(reference * (1 - reference) / n_val))
     best, best_D, n_used = np.inf, None, len(grid)
     for gi, D in enumerate(grid):
         total = sum(p.advance(D) for p in paths)
+        progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
         if total < best:
             best, best_D = total, int(D)
         if early_stopping and D > 2 * best_D + 20 and best < bar:
             n_used = gi + 1
             break
+    progress(f"C={C:g}: the folds' paths along D done (D up to {int(grid[n_used - 1])}; best D={best_D})")
     return [p.curves(len(grid), n_used, f.where) for p, f in zip(paths, folds)]
 
 
 def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stopping=False, n_jobs=None,
-                       prefer=None):
+                       prefer=None, progress=None):
     """``formulation='svm'``: the folds' SVM paths for the C values of the plan.
 
     The folds' data are made first (in joblib workers: a fold may decompose its kernel
@@ -227,11 +339,14 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
     (:func:`svm_c_curve`). Then, for each C kept, the folds' paths along the D grid
     (:func:`svm_d_path`). Returns ``(Cs, stage_one, curves)``: the C values kept, stage one's
     pooled CV error per C of the plan (None without stage one; NaN for a C not tried) and,
-    per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`.
+    per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`. ``n_samples``: the
+    denominator of the pooled CV errors (:func:`validation_total`).
     """
     from joblib import delayed
 
-    folds = _parallel(n_jobs, prefer)(delayed(fold_of)(k) for k in range(n_folds))
+    progress = progress or Progress()
+    progress(f"cross-validation: the bases of {n_folds} folds")
+    folds = _parallel(n_jobs, prefer)(delayed(_timed_fold)(fold_of, k, n_folds, progress) for k in range(n_folds))
 
     def c_stage(d=None):
         if early_stopping:
@@ -243,13 +358,24 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
         return curve, plan.Cs[[int(np.nanargmin(curve))]]  # first minimum: ties -> the smaller C
 
     def d_stage(C, reference=None):
-        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, reference=reference)
+        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, reference=reference,
+                          progress=progress)
 
     Cs, stage_one = plan.Cs, None
     if plan.two_stage:
+        progress(f"C stage: {len(plan.Cs)} values of C at the largest D on {n_folds} folds")
         stage_one, Cs = c_stage()
+        progress(f"C stage done: C={Cs[0]:g} (pooled CV error {float(np.nanmin(stage_one)):.4f})")
     if stage_one is None:
         curves = [d_stage(C) for C in Cs]
     else:  # one C, and the kernel SVM's CV error at it
         curves = [d_stage(Cs[0], float(np.nanmin(stage_one)))]
     return Cs, stage_one, curves
+
+
+def _timed_fold(fold_of, k, n_folds, progress):
+    """Fold ``k``'s :class:`Fold` (its basis), with a progress line."""
+    t0 = time.perf_counter()
+    fold = fold_of(k)
+    progress(f"fold {k + 1} of {n_folds}: basis ready ({time.perf_counter() - t0:.1f} s)")
+    return fold

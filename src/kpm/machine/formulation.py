@@ -17,6 +17,7 @@ Nyström KPM's eigenfunctions with ``scale = sqrt(lambda / m)``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,16 +100,20 @@ class FitPlan:
         return MAX_SWEEPS if self.c_selection == "joint" else TWO_STAGE_MAX_SWEEPS
 
 
-def plan_fit(est, *, lp_only=False) -> FitPlan:
+def plan_fit(est, *, lp_only=False, lp_reason=None) -> FitPlan:
     """The :class:`FitPlan` of a KPM estimator's (validated) parameters ``selection``,
     ``penalty``, ``slope_factor``, ``formulation``, ``C`` and ``c_selection``.
 
     ``formulation='auto'`` is the SVM where D is chosen by cross-validation (which then
     chooses C too) and the paper's LP for every other rule and wherever the caller needs the
-    LP (``lp_only``). The C grid (``C=None``: :data:`DEFAULT_C` of the C rule) may hold
-    several values only with the CV rule: the penalty and slope rules compare training
-    risks, which always favour the largest C. ``selection='cv'`` with the SVM's two-stage C
-    rule is ``CV(one_se=True)``: a D below the largest must beat the kernel SVM clearly.
+    LP (``lp_only``; ``lp_reason`` says why, for the warning below). The C grid (``C=None``:
+    :data:`DEFAULT_C` of the C rule) may hold several values only with the CV rule: the
+    penalty and slope rules compare training risks, which always favour the largest C.
+    ``selection='cv'`` with the SVM's two-stage C rule is ``CV(one_se=True)``: a D below the
+    largest must beat the kernel SVM clearly.
+
+    Warns (``UserWarning``) when ``C`` is given and the fit is the papers' LP, which has no C:
+    the value would otherwise be ignored without a word.
     """
     rule = as_rule(est.selection, est.penalty, est.slope_factor)
     formulation = est.formulation
@@ -116,6 +121,8 @@ def plan_fit(est, *, lp_only=False) -> FitPlan:
         formulation = "svm" if isinstance(rule, CV) and not lp_only else "paper"
     if formulation == "svm" and isinstance(est.selection, str) and est.selection == "cv" and est.c_selection == "two-stage":
         rule = CV(one_se=True)
+    if formulation == "paper" and est.C is not None:
+        _warn_c_ignored(est, lp_reason)
     Cs = None
     if formulation == "svm":
         Cs = check_positive_grid(DEFAULT_C[est.c_selection] if est.C is None else est.C, "C")
@@ -125,6 +132,28 @@ def plan_fit(est, *, lp_only=False) -> FitPlan:
                 f"selection must be 'cv' (got {est.selection!r}); give one C to use another rule"
             )
     return FitPlan(rule, formulation, Cs, est.c_selection, getattr(est, "loss", "hinge"))
+
+
+def _warn_c_ignored(est, lp_reason):
+    """``C`` given to a fit of the papers' LP: say that it is not used, and why."""
+    name = getattr(est, "_name", type(est).__name__)
+    if est.formulation == "paper":
+        why = "formulation='paper' fits the papers' hinge LP in S_D"
+        fix = "formulation='svm' fits the SVM in S_D with this C"
+    elif lp_reason is not None:
+        why = f"{lp_reason}, the fit is the papers' hinge LP in S_D (formulation='auto')"
+        fix = "drop C"
+    else:
+        why = (f"selection={est.selection!r} with formulation='auto' fits the papers' hinge LP in S_D (the "
+               "penalty and slope rules are the theory of its hinge-risk minimisers)")
+        fix = ("give formulation='svm' with one C to fit the SVM in S_D under this rule, or selection='cv' "
+               "to choose C by cross-validation")
+    warnings.warn(
+        f"{name}: C={est.C!r} is ignored: {why}, which minimises the unregularised hinge risk and has no C; "
+        f"{fix}.",
+        UserWarning,
+        stacklevel=5,
+    )
 
 
 def c_selection_curve(Cs, stage_one):
@@ -143,7 +172,7 @@ def c_selection_curve(Cs, stage_one):
 class SVMFullPath:
     """The full-data SVM paths of one C on the columns ``Z * scale``: a ``(grid, Y) ->
     FullPath`` solver for :class:`kpm.machine.engine.KernelPaths` (``row_block``: the
-    clipped risks summed over blocks of rows)."""
+    clipped risks summed over blocks of rows; ``sample_weight``: each sample's ``C w_i``)."""
 
     Z: np.ndarray
     scale: np.ndarray
@@ -151,7 +180,9 @@ class SVMFullPath:
     max_sweeps: int = MAX_SWEEPS
     row_block: int | None = None
     loss: str = "hinge"
+    sample_weight: np.ndarray | None = None
 
     def __call__(self, grid, Y):
-        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps)
-        return FullPath.from_paths(paths, self.Z, grid, Y, row_block=self.row_block)
+        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps,
+                          sample_weight=self.sample_weight)
+        return FullPath.from_paths(paths, self.Z, grid, Y, row_block=self.row_block, weights=self.sample_weight)

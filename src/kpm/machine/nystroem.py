@@ -42,8 +42,9 @@ from kpm.machine.dask_data import (
     labels_block,
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits
+from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
 from kpm.machine.formulation import LOSSES, SVMFullPath
+from kpm.machine.weights import default_gamma, fit_weights, warn_weighted_degenerate
 from kpm.machine.nystroem_data import (
     ROW_BLOCK,
     ConstraintGenerationFullPath,
@@ -56,6 +57,7 @@ from kpm.machine.nystroem_data import (
     nystroem_eigenfunctions,
     svm_stats,
 )
+from kpm.kernels import make_kernel
 from kpm.spectral import LANDMARK_RULES, select_landmarks
 from kpm.validation import (
     Boolean,
@@ -67,16 +69,22 @@ from kpm.validation import (
     Real,
     check_estimator_data,
     check_int,
+    check_sample_weight,
     check_samples,
     warn_if_degenerate_counts,
     warn_if_degenerate_model,
 )
 
-__all__ = ["NystroemKPM"]
+__all__ = ["NystroemKPM", "CLIENT_SOLVER_OPTIONS"]
 
 #: Features per persisted chunk on the workers (whole row blocks): fewer, larger chunks mean
 #: fewer tasks per violation search.
 DASK_CHUNK_BYTES = 64 * 2**20
+#: The constraint generation's settings with ``client=`` and ``solver_options=None``: the
+#: points of clear hinge loss aggregated, which keeps the working sets -- held by the client
+#: -- small (at n = 10^6: client peak 0.76 GiB instead of 2.27 GiB; the user guide's
+#: "Large scale").
+CLIENT_SOLVER_OPTIONS = {"aggregate_below": 0.9}
 
 
 def _seed(random_state):
@@ -121,7 +129,8 @@ class NystroemKPM(BaseKPM):
     kernel_params : dict, optional
     max_components : int, default=100
         Largest D considered (capped by the numerical rank of the landmark Gram matrix);
-        the features matrix is ``n × max_components``.
+        the features matrix is ``n × max_components``. A D chosen by cross-validation at
+        ``max_components``, below that rank, warns: a larger D may fit better.
     n_components_grid : array-like of int, optional
         The D grid. Default: every D up to 10, then about 20 log-spaced values up to
         ``max_components``. Values above the rank are dropped.
@@ -175,16 +184,27 @@ class NystroemKPM(BaseKPM):
         ``aggregate_below`` the points of clear hinge loss enter the LP as one linear term,
         which keeps the working set, and the client's memory with ``client=``, small on
         large data (the user guide's "Aggregating the points of clear hinge loss"); the
-        estimator then caps the points added per round at ``init_size``. Unused by
-        ``formulation='svm'``.
+        estimator then caps the points added per round at ``init_size``. None: the defaults
+        of :class:`~kpm.hinge.ConstraintGenerationOptions` in memory, and with ``client=``
+        :data:`CLIENT_SOLVER_OPTIONS` (``{'aggregate_below': 0.9}``: the memory-bounded
+        constraint generation; the client's peak at n = 10^6 falls from 2.27 to 0.76 GiB).
+        Unused by ``formulation='svm'``.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there; only
         working-set rows and per-chunk sums reach the client. With ``cv`` an int the folds
         are stratified chunk by chunk (not scikit-learn's StratifiedKFold); a CV splitter
         must put every point in exactly one validation set. Needs the ``dask`` extra.
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as :class:`sklearn.svm.SVC` has them (a dict ``{label:
+        weight}``, 1 for the classes it does not name, or ``'balanced'``: ``n / (n_classes
+        n_c)``, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
+        (see :meth:`fit`). In memory only (not with ``client=``).
     random_state : int, RandomState, Generator or None
         Seeds the landmarks, the folds and the initial working sets.
+    verbose : int, default=0
+        Progress lines on stderr: 1 for the phases of the fit and each cross-validation
+        fold, 2 also for each D of the folds' SVM paths.
 
     Attributes
     ----------
@@ -205,8 +225,8 @@ class NystroemKPM(BaseKPM):
         Each fold's validation error rate (NaN likewise).
     selection_curve_ : dict of ndarray
         Per model: ``D``, ``kernel`` (0), ``cv_error``, ``hinge_risk``, ``clipped_risk``,
-        ``criterion``, as in :class:`KernelProjectionMachine`; with ``formulation='svm'``
-        also ``C``: the models are the (C, D) pairs, in that order.
+        ``train_error``, ``criterion``, as in :class:`KernelProjectionMachine`; with
+        ``formulation='svm'`` also ``C``: the models are the (C, D) pairs, in that order.
     formulation_ : {'paper', 'svm'}
     C_ : float or None
         ``formulation='svm'``: the chosen C (None for the paper's LP).
@@ -326,7 +346,9 @@ class NystroemKPM(BaseKPM):
         rank_tol=None,
         solver_options=None,
         client=None,
+        class_weight=None,
         random_state=None,
+        verbose=0,
     ):
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
@@ -352,9 +374,11 @@ class NystroemKPM(BaseKPM):
         self.rank_tol = rank_tol
         self.solver_options = solver_options
         self.client = client
+        self.class_weight = class_weight
         self.random_state = random_state
+        self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
 
         The algorithm is the exact KPM's (:class:`kpm.machine.base.BaseKPM`) on the
@@ -366,12 +390,23 @@ class NystroemKPM(BaseKPM):
         y : array-like or dask array (n_samples,)
             Class labels (two or more classes; more: one-vs-rest). A Dask ``y`` stays on the
             workers with ``client=``.
+        sample_weight : array-like (n_samples,), optional
+            Non-negative weights of the samples, multiplied by ``class_weight``'s; in memory
+            only (not with ``client=``). A sample of weight 0 is left out. The landmarks are
+            drawn from the other samples without regard to the weights and carry their
+            weights into the basis: the eigenfunctions of ``W^{1/2} K(Z, Z) W^{1/2}`` (the
+            landmark set with each landmark repeated ``w_l`` times, for integer weights). The
+            hinge LP weighs each hinge term (``sum_i w_i xi_i``, in the constraint generation
+            too), the SVM gives each sample ``C w_i``, and the CV and training errors count
+            each sample with its weight. With every training sample a landmark and a fixed D,
+            an integer weight is the same fit as that many copies of the sample; otherwise
+            the landmark draws of the weighted and of the repeated data differ.
 
         Returns
         -------
         self
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight)
 
     # ------------------------------------------------------------------ the fit's parts
     def __sklearn_tags__(self):
@@ -392,13 +427,20 @@ class NystroemKPM(BaseKPM):
     def _lp_only(self):
         return self.client is not None  # the distributed fit is the constraint-generation LP
 
+    def _lp_reason(self):
+        return "with client=" if self.client is not None else None
+
     def _fit_context(self):
         return dask_errors(self.client)
 
     def _cg_options(self, seed):
-        """The constraint generation's settings: ``solver_options``, with the points added per
-        round capped at ``init_size`` when aggregating, and the seed of its working sets."""
-        opts = ConstraintGenerationOptions.of(self.solver_options)
+        """The constraint generation's settings: ``solver_options`` (None with a client:
+        :data:`CLIENT_SOLVER_OPTIONS`), with the points added per round capped at
+        ``init_size`` when aggregating, and the seed of its working sets."""
+        options = self.solver_options
+        if options is None and self.client is not None:
+            options = CLIENT_SOLVER_OPTIONS
+        opts = ConstraintGenerationOptions.of(options)
         settings = {f: getattr(opts, f) for f in opts.__dataclass_fields__}
         settings["random_state"] = seed
         if opts.aggregate_below is not None and opts.max_add is None:
@@ -424,54 +466,82 @@ class NystroemKPM(BaseKPM):
             )
         return int(rows)
 
-    def _training_data(self, X, y, plan):
+    def _training_data(self, X, y, plan, sample_weight=None):
         import time
 
         client = self.client
+        if client is not None and (sample_weight is not None or self.class_weight is not None):
+            raise ValueError(
+                "sample_weight and class_weight are not supported with client= (the distributed constraint "
+                "generation weighs every point alike); fit in memory (client=None) to weigh the samples"
+            )
         X, y, self.n_features_in_ = self._check_data(X, y, distributed=client is not None)
+        weights = keep = None
+        y_all = y
+        if client is None:
+            if sample_weight is not None:
+                sample_weight = check_sample_weight(sample_weight, X.shape[0], who=self._name)
+                if np.any(sample_weight == 0):  # a sample of weight 0 is a removed sample
+                    keep = sample_weight > 0
+                    kept = np.flatnonzero(keep)
+                    X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
+            self.classes_, codes, Y = one_vs_rest(y, "NystroemKPM")
+            weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
         seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
         self.block_rows_ = rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
         t = time.perf_counter()
-        basis = self._basis(X, seeds, plan.rule)
+        basis = self._basis(X, seeds, plan.rule, weights)
         self.timings_ = {"landmarks_eigen": time.perf_counter() - t}
+        self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
+                       f"{X.shape[0]} points")
         t = time.perf_counter()
         if client is None:
-            self.classes_, codes, Y = one_vs_rest(y, "NystroemKPM")
-            splits = None
+            splits = cv_total = None
             if plan.rule.needs_cv:
-                splits = make_splits(codes, self.cv, int(seeds[2]), len(self.classes_))
+                if keep is None:
+                    splits = make_splits(codes, self.cv, int(seeds[2]), len(self.classes_), who=self._name,
+                                         stacklevel=6)
+                else:  # the folds of the samples of positive weight (a splitter sees them all)
+                    splits = make_splits(np.asarray(y_all), self.cv, int(seeds[2]), len(self.classes_), keep=keep,
+                                         who=self._name, stacklevel=6)
+                cv_total = validation_total(splits, weights)
             data = InMemoryData(basis.features(X, rows), Y, codes, splits, basis.grid, basis.svm_scale,
-                                self._cg_options(int(seeds[3])))
+                                self._cg_options(int(seeds[3])), weights)
+            data.cv_total = cv_total
         else:
             data = self._dask_data(X, y, plan.rule, seeds, basis, rows, client)
+            data.cv_total = None
         data.basis = basis
         self.timings_["features"] = time.perf_counter() - t
         return data
 
     def _family(self, data, plan):
         basis = data.basis
-        family = Family(all_Cs=plan.Cs)
+        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
+        weights = getattr(data, "weights", None)
         if plan.formulation == "svm":
             Cs, curves = plan.Cs, None
             if data.n_folds:
                 Cs, stage_one, curves = cross_validate_svm(
-                    data.fold, data.n_folds, plan, basis.grid, data.n, n_jobs=self.n_jobs, prefer=self._prefer,
+                    data.fold, data.n_folds, plan, basis.grid, data.n if data.cv_total is None else data.cv_total,
+                    n_jobs=self.n_jobs, prefer=self._prefer, progress=self._progress,
                     early_stopping=self.early_stopping if self.early_stopping != "auto" else True)
                 if stage_one is not None:
                     family.stage_one.append((0, stage_one))
             for j, C in enumerate(Cs):
-                kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid),
+                kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
                                  solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK,
-                                                        loss=plan.loss))
+                                                        loss=plan.loss, sample_weight=weights))
                 if curves is not None:
                     kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
                 family.paths.append(kp)
                 family.members.append((0, C))
         else:
-            kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid),
+            kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
                              solve_path=ConstraintGenerationFullPath(data))
             if data.n_folds:
-                kp.folds = cross_validate(data.lp_curves, data.n_folds, n_jobs=self.n_jobs, prefer=self._prefer)
+                kp.folds = cross_validate(data.lp_curves, data.n_folds, n_jobs=self.n_jobs, prefer=self._prefer,
+                                          progress=self._progress)
                 kp.n_used = cv_extent(kp.folds)
             family.paths.append(kp)
             family.members.append((0, None))
@@ -485,7 +555,8 @@ class NystroemKPM(BaseKPM):
         self.eigenvalues_ = basis.eigenvalues
         self.projection_ = basis.projection
         self.n_components_grid_ = kp.grid
-        self.cv_errors_, self.cv_error_ = cv_error_table(kp, data.val_sizes(), data.n)
+        self.cv_errors_, self.cv_error_ = cv_error_table(kp, data.val_sizes(),
+                                                         data.n if data.cv_total is None else data.cv_total)
         coefs = [p.coef_at(D) for p in full.paths]
         coef = np.array([beta for beta, _ in coefs])
         intercept = np.array([b for _, b in coefs])
@@ -510,7 +581,11 @@ class NystroemKPM(BaseKPM):
             return
         f_train = data.F[:, : self.n_components_] @ coef.T + b[None, :]
         predictions = self.classes_[predict_codes(f_train)]
-        warn_if_degenerate_model(predictions, self.classes_[data.codes], self.classes_, self._name, stacklevel=6)
+        if data.weights is None:
+            warn_if_degenerate_model(predictions, self.classes_[data.codes], self.classes_, self._name, stacklevel=6)
+        else:
+            warn_weighted_degenerate(predictions, self.classes_[data.codes], data.weights, self.classes_, self._name,
+                                     stacklevel=7)
 
     # ------------------------------------------------------------------ data and basis
     def _check_data(self, X, y, distributed=False):
@@ -532,8 +607,9 @@ class NystroemKPM(BaseKPM):
             raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
         return X, y, X.shape[1]
 
-    def _basis(self, X, seeds, rule):
-        """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`NystroemBasis`)."""
+    def _basis(self, X, seeds, rule, weights=None):
+        """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`NystroemBasis`;
+        with ``weights`` the landmarks carry theirs)."""
         n = X.shape[0]
         dask_X = is_dask_array(X)
         m = min(self.n_landmarks, n)
@@ -543,16 +619,28 @@ class NystroemKPM(BaseKPM):
         Xs = X[sub]
         if dask_X:
             Xs = check_samples(Xs.compute())
-        kernel = self._make_kernel(Xs)
+        if weights is None:
+            kernel = self._make_kernel(Xs)
+        else:
+            kernel = make_kernel(self.kernel, sigma=self.sigma, degree=self.degree, coef0=self.coef0,
+                                 gamma=default_gamma(self, self.kernel, Xs, weights[sub]),
+                                 kernel_params=self.kernel_params, X=Xs)
         if kernel.is_precomputed:
             raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
         idx = select_landmarks(X, m, self.landmarks, int(seeds[0]), kernel=kernel)
         Z = X[idx]
         if dask_X:
             Z = check_samples(Z.compute())
-        lam, P = nystroem_eigenfunctions(kernel, Z, max_components=self.max_components, rank_tol=self.rank_tol)
+        # one eigenpair more than max_components (where there is one) tells whether the rank passes it
+        k = self.max_components + 1 if self.max_components < m else self.max_components
+        lam, P = nystroem_eigenfunctions(kernel, Z, max_components=k, rank_tol=self.rank_tol,
+                                         sample_weight=None if weights is None else weights[idx])
+        capped = len(lam) > self.max_components
+        lam, P = lam[: self.max_components], P[:, : self.max_components]
         grid = self._fixed_grid(rule.fixed_dim, len(lam)) if rule.fixed_dim is not None else self._grid(len(lam))
-        return NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid)
+        mass = None if weights is None else float(weights[idx].sum())
+        return NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid, mass,
+                             capped and rule.fixed_dim is None and grid[-1] == len(lam))
 
     def _grid(self, r):
         if self.n_components_grid is None:

@@ -25,12 +25,14 @@ from kpm.hinge.lp_path import grow_path
 from kpm.exceptions import LPSolverError
 from kpm.machine.engine import FoldCurves, FullPath, curve_sums
 from kpm.machine.folds import Fold
+from kpm.machine.weights import lp_weights
 from kpm.spectral import RANK_RTOL, eigen_basis
 from kpm.validation import (
     Real,
     check_int,
     check_kernel_matrix,
     check_param,
+    check_sample_weight,
     check_samples,
     warn_if_degenerate_kernel,
 )
@@ -49,13 +51,19 @@ __all__ = [
 ROW_BLOCK = 1024
 
 
-def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None):
+def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None, sample_weight=None):
     """Approximate eigenfunctions from the landmark Gram matrix.
 
     The Nyström extension (Williams & Seeger 2001) of the eigenvectors of ``K(Z, Z)``,
     from its :class:`kpm.spectral.EigenBasis` (uncentred, cut at the package's rank
     tolerance): ``phi_j(x) = sqrt(m) / lambda_j * sum_l U_lj k(z_l, x)``, normalised to
     unit mean square on the landmarks.
+
+    With ``sample_weight`` (the landmarks' weights ``w``, positive) the eigenfunctions are those
+    of the weighted landmark Gram matrix ``W^{1/2} K(Z, Z) W^{1/2} = U Λ Uᵀ``:
+    ``phi_j(x) = sqrt(sum w) / lambda_j * sum_l sqrt(w_l) U_lj k(z_l, x)``, normalised to unit
+    weighted mean square on the landmarks -- exactly the eigenfunctions of the landmark set
+    with each landmark repeated ``w_l`` times, for integer weights.
 
     Parameters
     ----------
@@ -69,6 +77,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None):
         Relative rank tolerance replacing :data:`kpm.spectral.RANK_RTOL` (the default):
         eigenvalues at or below ``rank_tol * λ_1``, or at the rounding level
         ``m eps max|K(Z, Z)|``, are dropped.
+    sample_weight : array-like (m,), optional
+        Positive weights of the landmarks (default: all 1).
 
     Returns
     -------
@@ -76,7 +86,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None):
         Eigenvalues of ``K(Z, Z)`` above the rank cut (decreasing), at most
         ``max_components`` of them.
     projection : ndarray (m, r)
-        ``P = sqrt(m) U Λ^{-1}``: the features of x are ``K(x, Z) @ P``.
+        ``P = sqrt(m) U Λ^{-1}`` (with weights ``sqrt(sum w) W^{1/2} U Λ^{-1}``): the features
+        of x are ``K(x, Z) @ P``.
 
     Warns
     -----
@@ -99,13 +110,23 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None):
     if kernel.user_defined:  # the built-in kernels are symmetric by construction
         Wm = check_kernel_matrix(Wm, f"the landmark kernel matrix K(Z, Z) of the {kernel.name} kernel")
     warn_if_degenerate_kernel(Wm, "NystroemKPM: the landmark kernel matrix K(Z, Z)")
+    s = None
+    if sample_weight is not None:
+        w = check_sample_weight(sample_weight, m, who="nystroem_eigenfunctions")
+        if np.any(w == 0):
+            raise ValueError("nystroem_eigenfunctions: sample_weight must be positive (one weight per landmark): "
+                             "leave a landmark of weight 0 out")
+        s = np.sqrt(w)
+        Wm = Wm * np.outer(s, s)
     # only the top k (LAPACK subset eigh)
     basis = eigen_basis(Wm, None if k == m else k, solver="dense", rtol=RANK_RTOL if rank_tol is None else rank_tol)
     if not basis.eigenvalues[0] > 0:
         raise ValueError("the landmark kernel matrix K(Z, Z) has no positive eigenvalue")
     basis = basis.truncate()
     lam = basis.eigenvalues
-    return lam, basis.eigenvectors * (np.sqrt(m) / lam)[None, :]
+    if s is None:
+        return lam, basis.eigenvectors * (np.sqrt(m) / lam)[None, :]
+    return lam, basis.eigenvectors * s[:, None] * (np.sqrt(float(np.sum(w))) / lam)[None, :]
 
 
 def feature_block(Xb, Z, P, kernel):
@@ -120,7 +141,9 @@ def feature_block_f(Xb, Z, P, kernel):
 
 @dataclass
 class NystroemBasis:
-    """Landmarks, kernel and Nyström eigenfunctions (``K(x, Z) @ projection``) with the D grid."""
+    """Landmarks, kernel and Nyström eigenfunctions (``K(x, Z) @ projection``) with the D grid;
+    ``mass``: the landmarks' number (the sum of their weights with sample weights);
+    ``capped``: the grid ends below the rank of the landmark Gram matrix."""
 
     indices: np.ndarray
     landmarks: np.ndarray
@@ -128,12 +151,16 @@ class NystroemBasis:
     eigenvalues: np.ndarray
     projection: np.ndarray
     grid: np.ndarray
+    mass: float | None = None
+    capped: bool = False
 
     @property
     def svm_scale(self):
         """``sqrt(lambda_j / m)``: the eigenfunction columns scaled by it have the Nyström
-        kernel ``K(x, Z) U Λ^{-1} U^T K(Z, x')`` as their inner product (``formulation='svm'``)."""
-        return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / len(self.indices))
+        kernel ``K(x, Z) U Λ^{-1} U^T K(Z, x')`` as their inner product (``formulation='svm'``;
+        ``m`` the landmarks' total weight with sample weights)."""
+        mass = len(self.indices) if self.mass is None else self.mass
+        return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / mass)
 
     def features(self, X, rows):
         """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order)."""
@@ -154,9 +181,10 @@ def grow_paths(solvers, columns, grid):
 @dataclass
 class InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
-    memory, with the D grid, the SVM's feature scale and the constraint generation's
+    memory, with the D grid, the SVM's feature scale, the constraint generation's
     settings (``cg_options``, keyword arguments of
-    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`)."""
+    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`) and the samples'
+    weights (None: unweighted)."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -165,6 +193,7 @@ class InMemoryData:
     grid: np.ndarray
     scale: np.ndarray
     cg_options: dict = field(default_factory=dict)
+    weights: np.ndarray | None = None
 
     @property
     def n(self):
@@ -182,36 +211,42 @@ class InMemoryData:
     def n_folds(self):
         return 0 if self.splits is None else len(self.splits)
 
+    def _total(self, rows):
+        return len(rows) if self.weights is None else float(self.weights[rows].sum())
+
     def val_sizes(self):
-        return None if self.splits is None else [len(va) for _, va in self.splits]
+        """Each fold's validation points (their weight with sample weights)."""
+        return None if self.splits is None else [self._total(va) for _, va in self.splits]
 
     def solvers(self, fold=None):
         """Constraint-generation path solvers of every problem (a fold's training points)."""
         rows = None if fold is None else self.splits[fold][0]
-        return [ConstraintGenerationPath(self.F, self.Y[:, c], rows=rows, **self.cg_options)
+        return [ConstraintGenerationPath(self.F, self.Y[:, c], rows=rows, sample_weight=lp_weights(self.weights),
+                                         **self.cg_options)
                 for c in range(self.n_problems)]
 
     def fold_sizes(self, fold):
-        """Training and validation points of a fold."""
-        return len(self.splits[fold][0]), len(self.splits[fold][1])
+        """Training and validation points of a fold (their weights with sample weights)."""
+        return self._total(self.splits[fold][0]), self._total(self.splits[fold][1])
 
     def fold_curve_sums(self, paths, fold):
         """Misclassified validation points and ``n_train *`` the clipped training risk of a
-        fold's paths on their grid."""
+        fold's paths on their grid (weighted with sample weights)."""
         train, val = self.splits[fold]
-        errors, _ = curve_sums(paths, self.F, self.Y, self.codes, val, ROW_BLOCK)
-        _, clipped = curve_sums(paths, self.F, self.Y, None, train, ROW_BLOCK)
+        errors, _ = curve_sums(paths, self.F, self.Y, self.codes, val, ROW_BLOCK, self.weights)
+        _, clipped = curve_sums(paths, self.F, self.Y, None, train, ROW_BLOCK, self.weights)
         return errors, clipped
 
     def full_path(self, paths, grid, Y):
-        return FullPath.from_paths(paths, self.F, grid, Y, row_block=ROW_BLOCK)
+        return FullPath.from_paths(paths, self.F, grid, Y, row_block=ROW_BLOCK, weights=self.weights)
 
     def fold(self, k):
         """Fold ``k``'s :class:`~kpm.machine.folds.Fold`: its training and validation rows of
         the features (the landmarks' eigenfunctions, not re-decomposed)."""
         tr, va = self.splits[k]
+        weights = None if self.weights is None else (self.weights[tr], self.weights[va])
         return Fold((self.F[tr], self.Y[tr]), (self.F[va], self.Y[va], self.codes[va]), self.scale, self.grid,
-                    f"fold {k}", ROW_BLOCK)
+                    f"fold {k}", ROW_BLOCK, weights)
 
     def lp_curves(self, k):
         """Fold ``k``'s curves of the papers' LP by constraint generation (:func:`lp_fold_curves`)."""

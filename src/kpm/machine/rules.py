@@ -53,7 +53,11 @@ class ModelCurves:
         Per CV fold: misclassified validation points and the clipped training risk of
         the fold's solution (None without cross-validation).
     n_samples : int
-        Training samples (the denominator of the pooled CV errors).
+        Training samples (the denominator of the pooled CV errors: the validation points of
+        all folds, their weight with sample weights).
+    train_error : ndarray (m,) or None
+        The training error rate of the full-data solution (weighted with sample weights);
+        NaN where the full-data path was not solved.
     """
 
     D: np.ndarray
@@ -64,6 +68,7 @@ class ModelCurves:
     fold_errors: np.ndarray | None = None
     fold_clipped: np.ndarray | None = None
     n_samples: int = 0
+    train_error: np.ndarray | None = None
 
     @property
     def has_cv(self) -> bool:

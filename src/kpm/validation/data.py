@@ -3,7 +3,8 @@
 :func:`check_samples` returns finite, C-ordered float64 arrays, so that two memory layouts of
 the same data give bit-identical results (BLAS sums in a layout-dependent order);
 :func:`check_estimator_data` does the same for an estimator's ``fit``/``transform``, with
-scikit-learn's ``n_features_in_`` and ``feature_names_in_`` bookkeeping.
+scikit-learn's ``n_features_in_`` and ``feature_names_in_`` bookkeeping;
+:func:`check_sample_weight` checks the sample weights of a ``fit``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
-__all__ = ["check_samples", "check_estimator_data"]
+__all__ = ["check_samples", "check_estimator_data", "check_sample_weight"]
 
 
 def check_samples(X, name="X", *, min_samples=1, ensure_2d=True):
@@ -51,3 +52,56 @@ def check_estimator_data(estimator, X, y="no_validation", *, reset=True, min_sam
         except (TypeError, ValueError):
             raise ValueError(f"y must be numeric (real targets), got an array of dtype {y.dtype}") from None
     return X, y
+
+
+def check_sample_weight(sample_weight, n_samples, *, who=None):
+    """Sample weights as a float64 array of shape ``(n_samples,)``.
+
+    scikit-learn's convention: non-negative weights (a zero weight is a removed sample, an
+    integer weight the sample repeated that many times) with a positive, finite sum.
+
+    Parameters
+    ----------
+    sample_weight : array-like (n_samples,), scalar or None
+        The weights; a scalar is the same weight for every sample, None is all ones.
+    n_samples : int
+        The number of samples they weigh.
+    who : str, optional
+        The estimator or function the weights are given to, the prefix of the messages.
+
+    Returns
+    -------
+    ndarray (n_samples,) of float64
+
+    Raises
+    ------
+    ValueError
+        When the weights are not numbers, not one per sample, not finite, negative, all
+        zero, or sum to more than the largest float.
+    """
+    prefix = f"{who}: " if who else ""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"{prefix}sample_weight must be numbers, got an array of dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(
+            f"{prefix}sample_weight must have shape ({n_samples},) for {n_samples} samples (one weight per "
+            f"sample), got shape {w.shape}"
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{prefix}sample_weight contains NaN or infinite values")
+    if np.any(w < 0):
+        raise ValueError(f"{prefix}sample_weight must be >= 0 (non-negative; a zero weight removes the sample), "
+                         f"got {float(w.min())!r}")
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not total > 0:
+        raise ValueError(f"{prefix}sample_weight must have a positive sum: all weights are zero")
+    if not np.isfinite(total):
+        raise ValueError(f"{prefix}sample_weight sums to more than the largest float: scale the weights down")
+    return w

@@ -1,0 +1,161 @@
+"""The fit skeleton's warnings and prediction rule (kpm.machine.base): the underfit check of
+the penalty and slope rules, predict against decision_function, verbose progress lines."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils import shuffle
+
+from kpm import KernelProjectionMachine, NystroemKPM
+
+
+def _blobs():
+    X, y = make_blobs(n_samples=30, random_state=0, cluster_std=0.1)
+    X, y = shuffle(X, y, random_state=7)
+    return StandardScaler().fit_transform(X), y
+
+
+def _shifted_gaussians():
+    """Two Gaussian classes 6 apart in x0: 80 training, 40 test points."""
+    rng = np.random.default_rng(5)
+    y = np.r_[np.zeros(60, int), np.ones(60, int)]
+    X = rng.normal(size=(120, 2))
+    X[:, 0] += 6 * y
+    p = rng.permutation(120)
+    X, y = X[p], y[p]
+    return X[:80], y[:80], X[80:], y[80:]
+
+
+def _underfit_warnings(record):
+    return [str(w.message) for w in record if "underfits" in str(w.message)]
+
+
+def test_nystroem_slope_predict_is_the_argmax_of_decision_function():
+    X, y = _blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = NystroemKPM(50, selection="slope", random_state=0).fit(X, y)
+    F = m.decision_function(X)
+    np.testing.assert_array_equal(m.predict(X), m.classes_[F.argmax(axis=1)])
+    assert m.predict(X)[25] == m.classes_[F[25].argmax()]
+
+
+@pytest.mark.parametrize("cls", [KernelProjectionMachine, NystroemKPM])
+def test_slope_underfit_on_easy_data_warns_naming_the_estimator_and_cv(cls):
+    X, y, Xt, yt = _shifted_gaussians()
+    with pytest.warns(UserWarning, match="underfits") as record:
+        m = cls(selection="slope", random_state=0).fit(X, y)
+    message = _underfit_warnings(record)[0]
+    assert message.startswith(f"{cls.__name__}: the slope heuristic chose D={m.n_components_}")
+    assert "selection='cv'" in message
+    # the warning is right: the rule's model is worse than the default's
+    assert np.mean(m.predict(Xt) != yt) > 0.2
+    default = cls(random_state=0).fit(X, y)
+    assert np.mean(default.predict(Xt) != yt) <= 0.05
+
+
+def test_nystroem_slope_underfit_on_blobs_warns():
+    X, y = _blobs()
+    with pytest.warns(UserWarning, match="NystroemKPM: the slope heuristic chose D=1"):
+        NystroemKPM(50, selection="slope", random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_penalty_on_few_samples_in_many_dimensions_warns(seed):
+    # 20 training samples x 500 features, 5 informative: the penalty rule keeps D=1 (test
+    # error about 0.5) where SVC has none
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    X = rng.normal(size=(40, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    p = rng.permutation(40)
+    X, y = X[p], y[p]
+    assert np.mean(SVC().fit(X[:20], y[:20]).predict(X[20:]) != y[20:]) == 0.0
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        m = KernelProjectionMachine(selection="penalty", random_state=0).fit(X[:20], y[:20])
+    err = np.mean(m.predict(X[20:]) != y[20:])
+    found = _underfit_warnings(record)
+    assert err <= 0.1 or (found and "KernelProjectionMachine: the penalty rule" in found[0]
+                          and "selection='cv'" in found[0])
+
+
+def test_no_underfit_warning_where_the_rule_fits():
+    X, y, _, _ = _shifted_gaussians()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        KernelProjectionMachine(selection="penalty", penalty=1e-4, formulation="paper").fit(X, y)
+        KernelProjectionMachine(random_state=0).fit(X, y)  # the CV rule is not checked
+    assert _underfit_warnings(record) == []
+
+
+def test_train_error_curve():
+    X, y, _, _ = _shifted_gaussians()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = KernelProjectionMachine(selection="slope", random_state=0).fit(X, y)
+    curve = m.selection_curve_
+    i = int(np.flatnonzero(curve["D"] == m.n_components_)[0])
+    assert curve["train_error"][i] == pytest.approx(np.mean(m.predict(X) != y))
+
+
+@pytest.mark.parametrize("make, per_d", [
+    (lambda v: KernelProjectionMachine(random_state=0, verbose=v), True),
+    (lambda v: KernelProjectionMachine(random_state=0, formulation="paper", verbose=v), False),
+    (lambda v: KernelProjectionMachine(random_state=0, formulation="paper", early_stopping=True, verbose=v), True),
+    (lambda v: NystroemKPM(40, random_state=0, verbose=v), False),
+    (lambda v: NystroemKPM(40, random_state=0, formulation="svm", verbose=v), True),
+], ids=["kpm", "kpm-paper", "kpm-paper-lockstep", "nystroem", "nystroem-svm"])
+def test_verbose_writes_progress_lines(make, per_d, capsys):
+    X, y, _, _ = _shifted_gaussians()
+    make(0).fit(X, y)
+    assert capsys.readouterr().err == ""
+    m = make(1).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    name = type(m).__name__
+    assert len(lines) >= 4
+    assert all(re.match(rf"\[{name}\] +\d+\.\d s  \S", line) for line in lines), lines
+    assert any("cross-validation" in line for line in lines)
+    assert any(re.search(r"fold 5 of 5|5 folds", line) for line in lines)
+    assert lines[-1].endswith(f"done: D={m.n_components_}")
+    make(2).fit(X, y)
+    more = capsys.readouterr().err.splitlines()
+    if per_d:  # the folds' paths advanced together: one more line per D
+        assert len(more) > len(lines)
+        assert any(re.search(r"D=\d+(:|,) pooled CV errors", line) for line in more)
+    else:
+        assert len(more) == len(lines)
+
+
+def test_verbose_is_validated():
+    X, y, _, _ = _shifted_gaussians()
+    with pytest.raises(ValueError, match="verbose"):
+        KernelProjectionMachine(verbose=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [KernelProjectionMachine, NystroemKPM])
+def test_a_dimension_chosen_at_max_components_warns(cls):
+    # a label of sin(2 x0) needs 10 or more dimensions of the RBF basis
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (200, 2))
+    y = (np.sin(2 * X[:, 0]) > 0).astype(int)
+    kw = {"n_landmarks": 100} if cls is NystroemKPM else {}
+    with pytest.warns(UserWarning, match=rf"{cls.__name__}: the selected D = 10 is the largest D considered "
+                                         r"\(max_components\)"):
+        m = cls(max_components=10, random_state=0, **kw).fit(X, y)
+    assert m.n_components_ == 10
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        m = cls(max_components=40, random_state=0, **kw).fit(X, y)
+    # with room the CV error levels off below 40 (the exact KPM's one-standard-error rule may
+    # still take D = 40, among equals: no warning, as the error is no longer falling there)
+    curve = m.selection_curve_
+    assert 10 <= m.n_components_ <= 40
+    at_40 = curve["cv_error"][curve["D"] == 40]
+    assert at_40.size == 0 or curve["cv_error"][curve["D"] < 40].min() <= at_40[0]
+    assert not any("largest D considered" in str(w.message) for w in record)
