@@ -102,3 +102,28 @@ def test_weighted_newton_is_the_repeated_problem(n, D, C):
     step = solver._newton_solve(grad, active, rows, F, D)
     H = np.eye(D + 1) + 2 * C * F.T @ (w[rows, None] * F)
     np.testing.assert_allclose(H @ step, grad, atol=1e-8)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_gram_matrix_extended_along_d_is_the_one_computed_afresh(weighted):
+    """Along the D path the kept A_I^T W A_I gains the new columns' blocks only; it must equal
+    the matrix of the same points computed from scratch, and the solve at the larger D the
+    cold solve."""
+    rng = np.random.default_rng(3)
+    Phi = rng.normal(size=(120, 30)) / np.sqrt(np.arange(1, 31))
+    y = np.where(Phi[:, 0] + 0.3 * rng.normal(size=120) > 0, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, 120) if weighted else None
+    warm = SquaredHingeSVM(Phi, y, 10.0, sample_weight=w)
+    warm.solve(12)  # leaves a kept Gram matrix of 12 columns
+    assert warm._d == 12
+    active = warm._active.copy()
+    G = warm._extended(30)
+    rows = np.flatnonzero(active)
+    F = np.hstack([Phi[rows], np.full((len(rows), 1), warm.B)])
+    if weighted:
+        F = F * np.sqrt(w[rows])[:, None]
+    np.testing.assert_allclose(G, F.T @ F, rtol=1e-12, atol=1e-12)
+    w30, b30 = warm.solve(30)
+    cold_w, cold_b = SquaredHingeSVM(Phi, y, 10.0, sample_weight=w).solve(30)
+    np.testing.assert_allclose(w30, cold_w, atol=1e-8)
+    assert b30 == pytest.approx(cold_b, abs=1e-8)

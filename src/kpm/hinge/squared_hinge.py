@@ -108,12 +108,15 @@ class SquaredHingeSVM:
         return F * np.sqrt(self.sample_weight[rows])[:, None]
 
     def _gram_of(self, active, d):
-        """``A_I^T A_I`` for the active points ``I``, updated from the kept one when cheaper."""
-        if self._d == d and self._active is not None:
+        """``A_I^T A_I`` for the active points ``I``, updated from the kept one when cheaper:
+        extended by the new columns (along the D path) and by the points that enter or leave."""
+        if self._active is not None and self._d <= d:
             added = np.flatnonzero(active & ~self._active)
             removed = np.flatnonzero(self._active & ~active)
-            if len(added) + len(removed) < np.count_nonzero(active):
-                G = self._gram.copy()
+            # in rows x (d + 1) products: the new columns' block, then the changed points
+            extend = (d - self._d) * np.count_nonzero(self._active) * (d + self._d + 2) / (2 * (d + 1) ** 2)
+            if extend + len(added) + len(removed) < np.count_nonzero(active):
+                G = self._gram.copy() if self._d == d else self._extended(d)
                 if len(added):
                     Fa = self._weighted(added, self._features(added, d))
                     G += Fa.T @ Fa
@@ -126,6 +129,23 @@ class SquaredHingeSVM:
         F = self._weighted(rows, self._features(rows, d))
         G = F.T @ F
         self._store(active, d, G)
+        return G
+
+    def _extended(self, d):
+        """The kept Gram matrix (``d0`` columns and the constant) extended to ``d`` columns,
+        over the same points: only the blocks of the new columns are computed."""
+        d0, rows = self._d, np.flatnonzero(self._active)
+        old = self._gram
+        G = np.empty((d + 1, d + 1))
+        G[:d0, :d0] = old[:d0, :d0]
+        G[d, :d0] = G[:d0, d] = old[d0, :d0]
+        G[d, d] = old[d0, d0]
+        new = self._weighted(rows, self.Phi[rows, d0:d])
+        cross = self._weighted(rows, self._features(rows, d0)).T @ new  # (d0 + 1, d - d0)
+        G[:d0, d0:d] = cross[:d0]
+        G[d0:d, :d0] = cross[:d0].T
+        G[d, d0:d] = G[d0:d, d] = cross[d0]
+        G[d0:d, d0:d] = new.T @ new
         return G
 
     def _store(self, active, d, G):
