@@ -309,10 +309,10 @@ class KernelProjectionMachine(BaseKPM):
     >>> X, y = make_moons(200, noise=0.2, random_state=0)
     >>> clf = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
     >>> clf.formulation_, clf.n_components_, clf.C_  # the SVM in S_D; D and C by 5-fold CV
-    ('svm', 25, 1.0)
+    ('svm', 124, 1.0)
     >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
     >>> print(f"{clf.score(X_test, y_test):.3f}")
-    0.962
+    0.961
 
     The papers' KPM (the hinge LP in ``S_D``):
 
