@@ -60,7 +60,9 @@ SVM_DIM_RATIO = 1.25
 #: this edge warns.
 SVM_MAX_COMPONENTS = 512
 #: ... and the block Krylov solver's relative residual for that partial basis (with
-#: ``eigen_solver='auto'``): the SVM needs the leading subspace, not eigenvalues to the last bit.
+#: ``eigen_solver='auto'``, which takes LAPACK's subset driver below n = 2560 and the block
+#: Krylov solver above, :func:`kpm.spectral.eigensolvers.choose_solver`): the SVM needs the
+#: leading subspace, not eigenvalues to the last bit.
 SVM_EIGEN_TOL = 1e-6
 
 
@@ -577,7 +579,7 @@ class KernelProjectionMachine(BaseKPM):
         n_comp = known if known is not None and known < n - 1 else None
         solver, tol = self.eigen_solver, 0.0
         if solver == "auto" and n_comp is not None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
-            solver, tol = "randomized", SVM_EIGEN_TOL
+            tol = SVM_EIGEN_TOL  # LAPACK's subset driver below n = 5 * 512, else the block Krylov solver
         basis = EigenSubspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
                               eigen_solver=solver, eigen_tol=tol, sample_weight=weights)
         if basis.rank < 1:
