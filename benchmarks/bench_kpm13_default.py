@@ -209,7 +209,8 @@ def fit_realization(name, realization, data_dir=None):
         est.fit(s.X_train, s.y_train)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     C = getattr(est, "C_", None)
-    return {"realization": int(realization), "n_train": len(s.y_train), "n_test": len(s.y_test),
+    return {"realization": int(realization), "estimator": repr(est), "sigma": float(est.sigma),
+            "n_train": len(s.y_train), "n_test": len(s.y_test),
             "error": 100.0 * float(np.mean(est.predict(s.X_test) != s.y_test)),
             "D": int(est.n_components_), "C": None if C is None else float(C),
             "cpu_s": cpu, "wall_s": wall,
