@@ -33,7 +33,8 @@ min(N, K).
 
 Every fit runs in this process with one BLAS thread, after a warm-up fit (numba compiles or
 loads its cache outside the timings); its CPU time (``time.process_time``) and wall time are
-recorded. On a shared machine the wall time is inflated by other jobs, the CPU time far less.
+recorded, with the fitted D and C (``n_components_``, ``C_``) and the distinct warnings the fit
+raised. On a shared machine the wall time is inflated by other jobs, the CPU time far less.
 
 Output: ``<out>/kpm13_default.json`` (every realization, the per-set rows and the summary;
 rewritten after each set) and ``<out>/kpm13_default.md``. The committed report is written only
@@ -59,6 +60,7 @@ import argparse  # noqa: E402
 import datetime as dt  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from collections import Counter  # noqa: E402
@@ -214,8 +216,8 @@ def fit_realization(name, realization, data_dir=None):
             "error": 100.0 * float(np.mean(est.predict(s.X_test) != s.y_test)),
             "D": int(est.n_components_), "C": None if C is None else float(C),
             "cpu_s": cpu, "wall_s": wall,
-            "warnings": dict(Counter(w.category.__name__ for w in caught)),
-            "warning_messages": {w.category.__name__: _shorten(str(w.message)) for w in reversed(caught)}}
+            # the distinct warnings, in the order raised
+            "warnings": list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))}
 
 
 def with_reference(rec, ref):
@@ -308,6 +310,33 @@ def realization_lines(records):
     return lines
 
 
+def warning_kind(message):
+    """A warning's text with its numbers replaced by ``#``: the messages of one kind differ
+    only in their numbers (sample counts, the D selected)."""
+    return re.sub(r"\d+(?:\.\d+)?", "#", message)
+
+
+def warning_lines(records):
+    """The warnings of the timed fits, one line per kind: the fits per set that raised it and
+    one of its messages."""
+    fits, example = {}, {}
+    for name, recs in records.items():
+        for rec in recs:
+            for msg in rec["warnings"]:
+                kind = warning_kind(msg)
+                example.setdefault(kind, msg)
+                fits.setdefault(kind, Counter())[name] += 1
+    if not fits:
+        return []
+    R = {name: len(recs) for name, recs in records.items()}
+    lines = ["", "Warnings raised in the timed fits (the fits of each set that raised them; one message "
+             "of each kind, the others differ only in their numbers):", ""]
+    for kind, per_set in fits.items():
+        where = ", ".join(f"{name} ({c} of {R[name]})" for name, c in per_set.items())
+        lines.append(f"- {where}: “{_shorten(example[kind])}”")
+    return lines
+
+
 def report_lines(result):
     from kpm_reproduce.experiments.provenance import header
 
@@ -337,17 +366,7 @@ def report_lines(result):
     ]
     lines += ["", "## Summary", "", *summary_lines(result["summary"]), "", "## Per set", "",
               *table_lines(result["rows"])]
-    warned, where, message = Counter(), {}, {}
-    for name, recs in result["records"].items():
-        for rec in recs:
-            for w, c in rec.get("warnings", {}).items():
-                warned[w] += c
-                where.setdefault(w, []).append(f"{name}/{rec['realization']}")
-                message.setdefault(w, rec.get("warning_messages", {}).get(w))
-    if warned:
-        lines += ["", "Warnings raised in the timed fits:", ""]
-        lines += [f"- {w}, {c} time{'s' if c > 1 else ''}, in {', '.join(where[w])}" + (f": “{message[w]}”" if message[w] else "")
-                  for w, c in sorted(warned.items())]
+    lines += warning_lines(result["records"])
     lines += ["", "## Per realization", "", *realization_lines(result["records"])]
     return lines
 

@@ -39,9 +39,10 @@ def test_report_holds_the_numbers_of_direct_fits_and_the_stored_references(tmp_p
 
         # the same estimator on the same split, fitted here
         s = load_raetsch(name, 1, data_dir=data_dir)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             est = KernelProjectionMachine(sigma=SIGMAS[name], random_state=0).fit(s.X_train, s.y_train)
+        assert rec["warnings"] == list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
         assert rec["estimator"] == repr(est) == f"KernelProjectionMachine(random_state=0, sigma={SIGMAS[name]!r})"
         assert rec["sigma"] == SIGMAS[name]
         assert rec["error"] == 100 * np.mean(est.predict(s.X_test) != s.y_test)
@@ -94,6 +95,20 @@ def test_mean_and_standard_error_of_the_gaps():
     summ = bench.summary([row, other])
     assert summ["mean_gap_svm"] == pytest.approx((4 / 3 - 0.5) / 2)
     assert (summ["largest_gap_set"], summ["sets_worse_by_more_than_1"], summ["sets_better"]) == ("banana", 1, 1)
+
+
+def test_warnings_are_grouped_by_kind_across_sets():
+    import bench_kpm13_default as bench
+
+    dup = "UserWarning: X holds duplicated samples ({} distinct of {}): copies fall in both folds."
+    edge = "UserWarning: the selected D = 512 is the largest D considered (max_components)."
+    records = {"titanic": [{"warnings": [dup.format(12, 150)]}, {"warnings": [dup.format(14, 150)]}],
+               "splice": [{"warnings": [dup.format(980, 1000), edge]}, {"warnings": []}, {"warnings": [edge]}],
+               "heart": [{"warnings": []}]}
+    lines = bench.warning_lines(records)
+    assert lines[3:] == [f"- titanic (2 of 2), splice (1 of 3): “{dup.format(12, 150)}”",
+                         f"- splice (2 of 3): “{edge}”"]
+    assert bench.warning_lines({"heart": [{"warnings": []}]}) == []
 
 
 def test_plan_caps_image_and_splice():
