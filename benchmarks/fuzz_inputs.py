@@ -54,7 +54,8 @@ so that a poor width given as a parameter is not counted against the estimator.
 
 Run ``python benchmarks/fuzz_inputs.py --cases 20000`` (report in ``kpm-results/``;
 ``--out docs/results`` refreshes the committed one); ``--only accuracy`` runs one group of
-input kinds alone; ``--case I`` replays case I in this process and prints its traceback.
+input kinds alone, ``--targets NystroemKPM,KernelProjectionMachine`` some targets alone;
+``--case I`` replays case I in this process and prints its traceback.
 """
 
 from __future__ import annotations
@@ -274,9 +275,7 @@ def _targets():
     T.append(_estimator_target(
         "KernelProjectionMachine", kpm.KernelProjectionMachine, "clf",
         sup + ("labels", "precomputed", "callable", "accuracy"),
-        # selection='slope' is left out while it underfits easy problems without a warning (an
-        # open finding of the accuracy oracle, owned by kpm.machine): add it once it warns
-        {**sig, "random_state": [0], "selection": ["cv", "cv", "penalty"], "cv": [3, 5],
+        {**sig, "random_state": [0], "selection": ["cv", "cv", "penalty", "slope"], "cv": [3, 5],
          "centered": [False, True]},
         _BAD_KERNEL_PARAMS + (("cv", 1), ("cv", 0), ("cv", 2.5), ("cv", "x"), ("selection", "foo"),
                               ("max_components", 0), ("max_components", -3), ("max_components", 2.5),
@@ -331,7 +330,7 @@ def _targets():
     T.append(_estimator_target(
         "NystroemKPM", kpm.NystroemKPM, "clf", sup + ("labels", "callable", "accuracy"),
         {"n_landmarks": [8, 12], "sigma": [1.0, "median"], "max_components": [5, 8],
-         "random_state": [0], "cv": [3], "selection": ["cv", "cv", "penalty"]},  # 'slope': as above
+         "random_state": [0], "cv": [3], "selection": ["cv", "cv", "penalty", "slope"]},
         _BAD_KERNEL_PARAMS + (("n_landmarks", 0), ("n_landmarks", -5), ("n_landmarks", 2.5),
                               ("landmarks", "foo"), ("max_components", 0), ("cv", 1), ("cv", "x"),
                               ("rank_tol", -1.0), ("solver_options", {"lp_tol": -1.0}),
@@ -1916,12 +1915,23 @@ def run_case(index, seed, targets, only=None):
 
 
 # ------------------------------------------------------------------- worker processes
-def _worker(conn, seed, quiet, only=None):
+def _selected_targets(names=None):
+    """The targets (:func:`_targets`), only those named in ``names`` where given."""
+    targets = _targets()
+    if names is None:
+        return targets
+    unknown = sorted(set(names) - set(targets))
+    if unknown:
+        raise ValueError(f"unknown target(s) {unknown}; the targets are {sorted(targets)}")
+    return {n: t for n, t in targets.items() if n in names}
+
+
+def _worker(conn, seed, quiet, only=None, names=None):
     if quiet:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-    targets = _targets()
+    targets = _selected_targets(names)
     while True:
         index = conn.recv()
         if index is None:
@@ -1937,14 +1947,15 @@ def _worker(conn, seed, quiet, only=None):
 class _Pool:
     """One worker process; killed and restarted when a case exceeds the time limit."""
 
-    def __init__(self, seed, quiet=True, only=None):
-        self.seed, self.quiet, self.only = seed, quiet, only
+    def __init__(self, seed, quiet=True, only=None, names=None):
+        self.seed, self.quiet, self.only, self.names = seed, quiet, only, names
         self.ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
         self.proc = None
 
     def _start(self):
         self.conn, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_worker, args=(child, self.seed, self.quiet, self.only), daemon=True)
+        self.proc = self.ctx.Process(target=_worker, args=(child, self.seed, self.quiet, self.only, self.names),
+                                 daemon=True)
         self.proc.start()
         child.close()
 
@@ -1972,11 +1983,11 @@ class _Pool:
                 self.proc.kill()
 
 
-def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True, only=None):
-    """Run cases ``start .. start + n_cases - 1`` (``only``: of these groups of mutations);
-    returns a list of records (dicts)."""
-    targets = _targets()  # in the parent only to name cases that hang
-    pool = _Pool(seed, quiet, only)
+def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True, only=None, names=None):
+    """Run cases ``start .. start + n_cases - 1`` (``only``: of these groups of mutations;
+    ``names``: of these targets); returns a list of records (dicts)."""
+    targets = _selected_targets(names)  # in the parent only to name cases that hang
+    pool = _Pool(seed, quiet, only, names)
     records = []
     t_start = time.perf_counter()
     try:
@@ -1996,13 +2007,15 @@ def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True
 
 
 # ========================================================================= report
-def summarise(records, seed, timeout, wall, only=None):
+def summarise(records, seed, timeout, wall, only=None, names=None):
     from kpm_reproduce.experiments.provenance import header
 
     counts = collections.Counter(r["outcome"] for r in records)
     title = "## Fuzzing every public estimator and function"
     if only is not None:
         title += f": the input kinds {', '.join(only)} alone"
+    if names is not None:
+        title += f"{',' if only is not None else ':'} the targets {', '.join(sorted(names))} alone"
     lines = [title, "", *header()]
     lines += [
         f"{len(records)} generated cases (seed {seed}, time limit {timeout:g} s per case, "
@@ -2052,6 +2065,7 @@ def summarise(records, seed, timeout, wall, only=None):
         lines.append("None: no hang, no unclear crash, no silent wrong answer.")
     else:
         replay_only = "" if only is None else f" --only {','.join(only)}"
+        replay_only += "" if names is None else f" --targets {','.join(sorted(names))}"
         lines.append(f"Replay one with `python benchmarks/fuzz_inputs.py --seed {seed}{replay_only} --case INDEX`.")
         lines += ["", "| case | target | input | outcome | what happened |", "|---:|---|---|---|---|"]
         for r in bad:
@@ -2065,9 +2079,9 @@ def summarise(records, seed, timeout, wall, only=None):
     return lines
 
 
-def replay(index, seed, only=None):
+def replay(index, seed, only=None, names=None):
     """Run one case in this process and print what happened (with the traceback)."""
-    targets = _targets()
+    targets = _selected_targets(names)
     tname, mname, dseed = case_spec(index, seed, targets, only)
     t = targets[tname]
     base = t.data(np.random.default_rng([seed, DATA_SEEDS, dseed, len(tname)]))
@@ -2093,23 +2107,31 @@ def main(argv=None):
     ap.add_argument("--case", type=int, default=None, help="replay one case verbosely")
     ap.add_argument("--only", default=None,
                     help="comma-separated groups of input kinds to run alone, e.g. 'accuracy'")
+    ap.add_argument("--targets", default=None,
+                    help="comma-separated targets to run alone, e.g. 'KernelProjectionMachine,NystroemKPM'")
     args = ap.parse_args(argv)
     only = None if args.only is None else tuple(g.strip() for g in args.only.split(","))
+    names = None if args.targets is None else tuple(n.strip() for n in args.targets.split(","))
+    if names is not None:
+        unknown = sorted(set(names) - set(_targets()))
+        if unknown:
+            ap.error(f"unknown target(s) {unknown}; the targets are {sorted(_targets())}")
     if only is not None:
         unknown = sorted(set(only) - {g for g, _ in MUTATIONS.values()})
         if unknown:
             ap.error(f"unknown group(s) {unknown}; the groups are {sorted({g for g, _ in MUTATIONS.values()})}")
     if args.case is not None:
-        replay(args.case, args.seed, only)
+        replay(args.case, args.seed, only, names)
         return 0
     t0 = time.perf_counter()
-    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, progress=True, only=only)
+    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, progress=True, only=only, names=names)
     wall = time.perf_counter() - t0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from robustness_report import write_section
 
-    path = write_section(args.out, "fuzz" if only is None else "fuzz_" + "_".join(only),
-                         summarise(records, args.seed, args.timeout, wall, only))
+    section = "fuzz" + ("" if only is None else "_" + "_".join(only))
+    section += "" if names is None else "_" + "_".join(sorted(n.lower() for n in names))
+    path = write_section(args.out, section, summarise(records, args.seed, args.timeout, wall, only, names))
     counts = collections.Counter(r["outcome"] for r in records)
     print(f"{len(records)} cases in {wall:.0f} s: {dict(counts)}; report in {path}")
     return 0

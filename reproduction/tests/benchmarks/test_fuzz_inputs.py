@@ -38,6 +38,14 @@ def test_no_hang_unclear_crash_or_silent_wrong_answer(records):
     assert not failures, "fuzz failures:\n" + failures
 
 
+def test_targets_and_input_kinds_restrict_the_cases():
+    recs = F.run_cases(4, seed=SEED, timeout=60.0, only=("accuracy",), names=("NystroemKPM",))
+    assert [r["target"] for r in recs] == ["NystroemKPM"] * 4
+    assert all(F.MUTATIONS[r["mutation"]][0] == "accuracy" for r in recs)
+    with pytest.raises(ValueError, match=r"unknown target\(s\) \['Nope'\]"):
+        F._selected_targets(("Nope",))
+
+
 # the classification itself: the harness must be able to fail
 def test_exception_classification():
     from kpm.kernels import make_kernel

@@ -74,6 +74,7 @@ from kpm.validation import (
     RandomState,
     Real,
     check_option,
+    check_sample_weight,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
@@ -1085,8 +1086,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 if sample_weight is not None:
                     raise ValueError("sample_weight weights the training set X, y: pass them too")
                 self.n_features_in_ = exp.V.shape[1]
-            weight = None if X is None else (
-                np.ones(len(X)) if sample_weight is None else _check_sample_weight(sample_weight, len(X)))
+            weight = None if X is None else check_sample_weight(sample_weight, len(X), who=type(self).__name__)
         else:
             from sklearn.svm import SVC
 
@@ -1103,7 +1103,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                     f"the training labels contain only one class ({np.unique(y)[0]!r}); an SVM "
                     "needs at least two classes"
                 )
-            weight = np.ones(len(X)) if sample_weight is None else _check_sample_weight(sample_weight, len(X))
+            weight = check_sample_weight(sample_weight, len(X), who=type(self).__name__)
             base = SVC(kernel="rbf") if self.estimator is None else self.estimator
             if not hasattr(base, "fit"):
                 raise ValueError("with prefit=False, estimator must be an unfitted SVC (or None)")
@@ -1297,7 +1297,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y must have shape ({len(X)},), got {y.shape}")
         if not np.all(np.isin(y, self.classes_)):
             raise ValueError("y holds labels that are not among classes_")
-        weight = None if sample_weight is None else _check_sample_weight(sample_weight, len(X))
+        weight = None if sample_weight is None else check_sample_weight(sample_weight, len(X),
+                                                                        who=type(self).__name__)
         self.intercept_ = self._thresholds(self._expansion, X, y, threshold, weight)
         return self
 
@@ -1320,7 +1321,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "reduced_coef_")
         coef_fit = check_option(coef_fit, "coef_fit", _COEF_FITS)
         X = validate_data(self, X, dtype=float, reset=False)
-        weight = None if sample_weight is None else _check_sample_weight(sample_weight, len(X))
+        weight = None if sample_weight is None else check_sample_weight(sample_weight, len(X),
+                                                                        who=type(self).__name__)
         exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
         if coef_fit == "train":
             B = _fit_coef_on_data(exp, X, V, self.reduced_coef_, weight)
@@ -1630,25 +1632,6 @@ def _min_error_offset(g, lab, b_ref, weight=None):
     else:
         t = hi[k] - max(abs(hi[k] - t_ref), 1e-12)
     return -float(t)
-
-
-def _check_sample_weight(sample_weight, n):
-    """Sample weights as a float array (n,): finite, >= 0, with a positive sum."""
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be numbers, got an array of dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},) for {n} samples, got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("sample_weight contains NaN or infinite values")
-    if np.any(w < 0):
-        raise ValueError(f"sample_weight must be >= 0, got {w.min()!r}")
-    if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum: all weights are zero")
-    return w
 
 
 def reduce_svc(svc, n_vectors, method="select", *, X=None, y=None, sample_weight=None, **params):

@@ -94,6 +94,7 @@ from kpm.validation import (
     Options,
     RandomState,
     Splitter,
+    check_sample_weight,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
@@ -117,27 +118,6 @@ def _weighted_scale_gamma(X, weight):
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
         gamma = 1.0 / (X.shape[1] * var) / np.float64(top) ** 2 if var > 0 else 1.0
     return float(gamma) if np.isfinite(gamma) and gamma > 0 else scale_gamma(X)
-
-
-def _check_sample_weight(sample_weight, n):
-    """Sample weights as a float array (n,): None is all ones; finite, >= 0, positive sum."""
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be numbers, got an array of dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},) for {n} samples, got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("sample_weight contains NaN or infinite values")
-    if np.any(w < 0):
-        raise ValueError(f"sample_weight must be >= 0, got {w.min()!r}")
-    if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum: all weights are zero")
-    return w
 
 
 class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
@@ -308,7 +288,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         """
         X, y = validate_kernel_input_y(self, X, y, y_numeric=not self._is_classifier)
         n = len(y)
-        weight = _check_sample_weight(sample_weight, n)
+        weight = check_sample_weight(sample_weight, n, who=type(self).__name__)
         Y = self._targets(y)
         weight = self._weights(y, weight)
         if n < 3:
