@@ -323,6 +323,14 @@ def test_select_kernel_with_arguments_in_another_order_names_the_problem():
         assert len(str(info.value)) < 200 and "[" not in str(info.value).split(":")[0]
 
 
+def test_select_kernel_with_ragged_x_says_x_is_not_numeric_samples():
+    # the argument-order check read the dimension of a ragged list through numpy, whose own
+    # message ("setting an array element with a sequence") escaped (found by the fuzz harness)
+    ragged = [[0.1, 0.2], [0.3], [0.4, 0.5]]
+    with pytest.raises(ValueError, match=r"select_kernel, candidate 0 .*X must be numeric samples"):
+        select_kernel([{"kernel": "rbf", "sigma": 0.5}], ragged, np.array([1.0, -1.0, 1.0]))
+
+
 def test_select_kernel_fit_intercept_is_passed_on():
     rng = np.random.default_rng(13)
     X = rng.uniform(-2, 2, (80, 2))

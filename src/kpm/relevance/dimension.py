@@ -755,10 +755,18 @@ def _check_argument_order(candidates, X, y):
     for name, value in (("X", X), ("y", y)):
         if _is_candidates(value):
             raise ValueError(f"{name} is a list of kernel candidates, not data: {order}")
-    if _is_data(X) and _is_data(y) and np.ndim(X) == 1 and np.ndim(y) == 2:
+    if _is_data(X) and _is_data(y) and _ndim(X) == 1 and _ndim(y) == 2:
         raise ValueError(
             f"X is 1-D ({_describe(X)}) and y is 2-D ({_describe(y)}): {order} (X and y swapped?)"
         )
+
+
+def _ndim(value):
+    """The dimension of array-like data; None for a ragged nesting (left to the data checks)."""
+    try:
+        return np.ndim(value)
+    except ValueError:
+        return None
 
 
 def _candidate_list(candidates):
