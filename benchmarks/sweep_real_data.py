@@ -29,7 +29,7 @@ generators and every estimator's ``random_state``). On each such split the sweep
 
 Every fit records its exception (type and message) or its test accuracy, the warnings
 raised (``DegenerateKernelWarning``, ``DegenerateModelWarning``, ``ConvergenceWarning``,
-others by name), whether the model predicts one class on its training data, and the fit
+others by name; ``warned``: whether any of them is a ``UserWarning``), whether the model predicts one class on its training data, and the fit
 time; every split records whether its training kernel matrix is numerically the identity
 or constant (:func:`kpm.validation.kernel_degeneracy`).
 
@@ -171,6 +171,7 @@ def _fit_record(make, Xtr, ytr, Xte, yte):
             est = None
         rec["fit_s"] = time.perf_counter() - t0
     rec["warnings"], rec["warning_messages"] = _warning_summary(caught)
+    rec["warned"] = any(issubclass(w.category, UserWarning) for w in caught)
     if est is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -340,6 +341,73 @@ def _problems(records):
     return exc, unwarned, poor, kernels
 
 
+GAP_POINTS = 5.0  # a fit this many points of test error worse than the SVC is counted
+
+
+def warned(fit):
+    """Whether a fit raised a ``UserWarning`` (kpm's ``DegenerateKernelWarning`` and
+    ``DegenerateModelWarning``, scikit-learn's ``ConvergenceWarning``, ...); for records
+    written before ``warned`` was stored: whether it raised any warning."""
+    return fit["warned"] if "warned" in fit else bool(fit["warnings"])
+
+
+def default_width(r):
+    """Whether a record is the split a user gets by default: standardised data, the median
+    heuristic's width."""
+    return r["scaling"] == "standardised" and r["sigma_factor"] == 1.0
+
+
+def svc_gaps(records):
+    """Per classifier, ``[(gap, record), ...]``: its test error minus the tuned SVC's on the
+    same split, in percentage points (positive: worse than the SVC), over the splits where
+    both fits returned."""
+    gaps = defaultdict(list)
+    for r in records:
+        if r["svc"]["accuracy"] is None:
+            continue
+        for clf, f in r["fits"].items():
+            if f["accuracy"] is not None:
+                gaps[clf].append((100.0 * (r["svc"]["accuracy"] - f["accuracy"]), r))
+    return gaps
+
+
+def _split_name(r):
+    return (f"{r['dataset']}, {r['scaling']}, {r['sigma_factor']:g} x median, "
+            f"seed {r['seed']}")
+
+
+def _gap_table(records):
+    """One row per classifier: its test-error gap to the tuned SVC (mean, median, worst
+    with its split) and the fits more than ``GAP_POINTS`` worse, with how many warned."""
+    gaps = svc_gaps(records)
+    lines = [f"| classifier | fits with both | mean gap | median gap | worst gap | worst split | "
+             f"> {GAP_POINTS:g} points worse | of them warned |",
+             "|---|---|---|---|---|---|---|---|"]
+    for clf in CLASSIFIERS:
+        if clf not in gaps:
+            continue
+        g = np.array([d for d, _ in gaps[clf]])
+        worst = int(np.argmax(g))
+        bad = [(d, r) for d, r in gaps[clf] if d > GAP_POINTS]
+        n_warned = sum(warned(r["fits"][clf]) for _, r in bad)
+        lines.append(f"| {clf} | {len(g)} | {g.mean():+.1f} | {np.median(g):+.1f} | "
+                     f"{g[worst]:+.1f} | {_split_name(gaps[clf][worst][1])} | {len(bad)} | "
+                     f"{n_warned} |")
+    return lines
+
+
+def _unwarned_gaps(records):
+    """Every fit more than ``GAP_POINTS`` worse than the SVC that raised no warning."""
+    out = []
+    for clf, pairs in svc_gaps(records).items():
+        for d, r in pairs:
+            if d > GAP_POINTS and not warned(r["fits"][clf]):
+                out.append(f"- {_where(r, clf)}: {d:+.1f} points (test accuracy "
+                           f"{r['fits'][clf]['accuracy']:.3f}, SVC {r['svc']['accuracy']:.3f}). "
+                           f"Reproducer: {reproducer(r, clf)}")
+    return out
+
+
 def report_lines(records, *, command=None, wall_s=None, jobs=1):
     """The ``sweep`` section of ``robustness.md``."""
     from kpm_reproduce.experiments.provenance import header
@@ -393,6 +461,22 @@ def report_lines(records, *, command=None, wall_s=None, jobs=1):
     lines += [f"- {clf}, {kind}: {n} fits" for (clf, kind), n in sorted(kernels.items())] or ["None."]
     lines += ["", f"### Fits less accurate than the majority class (by more than {BELOW_MAJORITY:g})",
               ""] + (poor or ["None."])
+    default = [r for r in records if default_width(r)]
+    lines += ["", "### Test-error gap to the tuned SVC", "",
+              "Per classifier, its test error minus the SVC's on the same split, in percentage "
+              "points (positive: worse than the SVC), over the splits where both fits returned; "
+              "the worst gap with its split; the fits more than "
+              f"{GAP_POINTS:g} points worse, and how many of them raised a warning (any "
+              "`UserWarning`: DegenerateKernelWarning, DegenerateModelWarning, "
+              "ConvergenceWarning, ...). All splits (the widths 0.1 and 10 x the median are "
+              "deliberately bad for every method):", ""]
+    lines += _gap_table(records)
+    lines += ["", "Standardised data, sigma = the median heuristic (f = 1: what a user gets "
+              f"by default; {len(default)} splits):", ""]
+    lines += _gap_table(default) if default else ["None."]
+    lines += ["", f"Fits of these default splits more than {GAP_POINTS:g} points worse than "
+              "the SVC without a warning:", ""]
+    lines += _unwarned_gaps(default) or ["None."]
     lines += ["", "### Test accuracy", "",
               "SVC: RBF with the same sigma, C by 5-fold grid search over 1e-2..1e4. Per data "
               "set, mean over both scalings, the five widths and the seeds:", ""]

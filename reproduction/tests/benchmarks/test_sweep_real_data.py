@@ -50,6 +50,16 @@ def test_sweep_one_split_matches_direct_fits(tmp_path):
     acc = rec["fits"]["KernelPCRClassifier"]["accuracy"]
     assert f"| iris | standardised | 1 | {rec['fits']['KPM (slope)']['accuracy']:.3f} | {acc:.3f} |" in text
     assert "wall time" in text
+    # the split is standardised at the median width: its gap row is in both views, and
+    # recomputed from the record
+    svc_acc = rec["svc"]["accuracy"]
+    for name, fit in rec["fits"].items():
+        gap = 100 * (svc_acc - fit["accuracy"])
+        bad = int(gap > 5)
+        assert fit["warned"] is bool(fit["warnings"])  # kpm and scikit-learn warn UserWarnings
+        row = (f"| {name} | 1 | {gap:+.1f} | {gap:+.1f} | {gap:+.1f} | iris, standardised, "
+               f"1 x median, seed 0 | {bad} | {bad * fit['warned']} |")
+        assert text.count(row) == 2
 
     # a resumed complete run computes nothing: same stored results, report rewritten
     sweep.main([*argv, "--resume"])
@@ -87,3 +97,91 @@ def test_sweep_report_lists_failures_with_reproducers():
     assert "| KPM (cv) | 1 | 0 | 1 | 0 | 1 | 0 | 0 | 0 |" in text
     assert "| NystroemKPM | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in text  # no fit, no kernel to warn of
     assert "The reference SVC: 0 exceptions, 0 one-class models in 1 fits." in text
+
+
+def _gap_records():
+    """Twelve splits of two classifiers with known accuracies, warnings and failures."""
+    rng = np.random.default_rng(3)
+    records = []
+    for i, (scaling, factor) in enumerate([(sc, f) for sc in ("raw", "standardised")
+                                           for f in (0.1, 1.0, 10.0)] * 2):
+        svc_acc = float(rng.choice([0.8, 0.9, 0.95]))
+        fits = {}
+        for clf in ("KPM (slope)", "ReducedSetSVC"):
+            acc = float(svc_acc - rng.choice([-0.05, 0.0, 0.02, 0.06, 0.2]))
+            fit = {"error": None, "accuracy": acc, "one_class": False, "fit_s": 0.1,
+                   "warnings": {}, "warned": False}
+            if rng.random() < 0.4:
+                fit["warnings"], fit["warned"] = {"DegenerateModelWarning": 1}, True
+            elif rng.random() < 0.3:  # a warning that is no UserWarning
+                fit["warnings"] = {"DeprecationWarning": 1}
+            fits[clf] = fit
+        records.append({"dataset": "moons", "scaling": scaling, "sigma_factor": factor,
+                        "seed": i // 6, "sigma": 1.0, "n_train": 210, "n_test": 90,
+                        "n_classes": 2, "majority_accuracy": 0.5, "kernel_degeneracy": None,
+                        "svc": {"error": None, "accuracy": svc_acc, "one_class": False,
+                                "fit_s": 0.1, "warnings": {},
+                                "details": {"best_params_": {"C": 1.0}}},
+                        "fits": fits})
+    # the two default splits: one unwarned fit more than 5 points worse each (a
+    # DeprecationWarning is no warning of the fit's quality), one warned, one close
+    default = [r for r in records if r["scaling"] == "standardised" and r["sigma_factor"] == 1]
+    for r, kpm, rs in zip(default, ((0.9, {"DeprecationWarning": 1}, False), (0.74, {}, True)),
+                          ((0.98, {}, False), (0.7, {}, False))):
+        r["svc"]["accuracy"] = 1.0 if r is default[0] else 0.8
+        for clf, (acc, warns, warned) in (("KPM (slope)", kpm), ("ReducedSetSVC", rs)):
+            if warned:
+                warns = {"DegenerateModelWarning": 1}
+            r["fits"][clf].update(accuracy=acc, warnings=warns, warned=warned)
+    # a failed fit and a failed SVC leave their splits out of the gaps
+    records[1]["fits"]["KPM (slope)"].update(error="LPSolverError: no", accuracy=None)
+    records[9]["svc"].update(error="ValueError: no", accuracy=None)
+    return records
+
+
+def test_sweep_report_gap_to_svc_recomputed_from_records():
+    import sweep_real_data as sweep
+
+    records = _gap_records()
+    text = "\n".join(sweep.report_lines(records, command="sweep_real_data.py"))
+    head = text.index("### Test-error gap to the tuned SVC")
+    all_view = text[head:text.index("Standardised data, sigma = the median heuristic")]
+    default_view = text[text.index("Standardised data, sigma = the median heuristic"):
+                        text.index("### Test accuracy")]
+    views = {"all": (all_view, records),
+             "default": (default_view, [r for r in records if r["scaling"] == "standardised"
+                                        and r["sigma_factor"] == 1])}
+    assert len(views["default"][1]) == 2
+    for name, (section, recs) in views.items():
+        for clf in ("KPM (slope)", "ReducedSetSVC"):
+            both = [r for r in recs
+                    if r["svc"]["accuracy"] is not None and r["fits"][clf]["accuracy"] is not None]
+            gaps = [100 * (r["svc"]["accuracy"] - r["fits"][clf]["accuracy"]) for r in both]
+            worst = both[int(np.argmax(gaps))]
+            bad = [r for r, g in zip(both, gaps) if g > 5]
+            n_warned = sum("DegenerateModelWarning" in r["fits"][clf]["warnings"] for r in bad)
+            row = (f"| {clf} | {len(both)} | {np.mean(gaps):+.1f} | {np.median(gaps):+.1f} | "
+                   f"{max(gaps):+.1f} | moons, {worst['scaling']}, "
+                   f"{worst['sigma_factor']:g} x median, seed {worst['seed']} | {len(bad)} | "
+                   f"{n_warned} |")
+            assert row in section, (name, row, section)
+    assert "| KPM (slope) | 10 |" in all_view and "| ReducedSetSVC | 11 |" in all_view
+
+    # the unwarned fits of the default view more than 5 points worse are listed
+    listed = [line for line in default_view.splitlines() if line.startswith("- **")]
+    expected = [(clf, r) for clf in ("KPM (slope)", "ReducedSetSVC") for r in views["default"][1]
+                if 100 * (r["svc"]["accuracy"] - r["fits"][clf]["accuracy"]) > 5
+                and "DegenerateModelWarning" not in r["fits"][clf]["warnings"]]
+    assert len(listed) == len(expected) == 2
+    for (clf, r), line in zip(expected, listed):
+        assert line.startswith(f"- **{clf}** on moons, standardised, sigma = 1 x median, "
+                               f"seed {r['seed']}: +")
+
+
+def test_sweep_gap_warned_falls_back_on_older_records():
+    import sweep_real_data as sweep
+
+    assert sweep.warned({"warnings": {}, "warned": True})
+    assert not sweep.warned({"warnings": {"DeprecationWarning": 1}, "warned": False})
+    assert sweep.warned({"warnings": {"UserWarning": 2}})  # stored before 'warned'
+    assert not sweep.warned({"warnings": {}})
