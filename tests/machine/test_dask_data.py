@@ -166,9 +166,10 @@ def test_row_source_on_the_workers_answers_as_in_memory(cluster):
 @pytest.mark.slow
 def test_client_defaults_to_the_aggregated_constraint_generation(cluster, small_chunks):
     """With client= and solver_options=None the fit is the memory-bounded constraint
-    generation (CLIENT_SOLVER_OPTIONS: the points of clear hinge loss aggregated): the same
+    generation (CLIENT_SOLVER_OPTIONS: the points of clear hinge loss aggregated, a band of at
+    most 5000 points): the same
     model as the in-memory fit with those options, with points aggregated."""
-    assert S.CLIENT_SOLVER_OPTIONS == {"aggregate_below": 0.9}
+    assert S.CLIENT_SOLVER_OPTIONS == {"aggregate_below": 0.9, "band_size": 5000}
     _, client = cluster
     X, y = make_twonorm(N, random_state=1)
     fold = np.random.default_rng(1).integers(0, 2, N)
