@@ -139,16 +139,12 @@ def _check_matrix(name, A, *, ndim=2):
     return A
 
 
-def _check_inputs(coefs, points, z0):
-    """Validate shapes; 1-D ``coefs`` and ``z0`` mean a single target."""
+def _check_targets(coefs, points):
+    """Validated ``coefs`` (m, n) and ``points`` (n, d); 1-D ``coefs``: a single target."""
     coefs = check_samples(coefs, "coefs", min_samples=0, ensure_2d=False)
     single = coefs.ndim == 1
-    if single:
-        coefs = coefs[None, :]
-        z0 = _check_matrix("z0", z0, ndim=1)[None, :]
-    coefs = _check_matrix("coefs", coefs)
+    coefs = _check_matrix("coefs", coefs[None, :] if single else coefs)
     points = _check_matrix("points", points)
-    z0 = _check_matrix("z0", z0)
     m, n = coefs.shape
     if points.shape[0] != n:
         raise ValueError(
@@ -157,9 +153,16 @@ def _check_inputs(coefs, points, z0):
         )
     if n == 0 or m == 0:
         raise ValueError(f"need at least one target and one point, got coefs of shape {coefs.shape}")
-    if z0.shape != (m, points.shape[1]):
+    return coefs, points, single
+
+
+def _check_inputs(coefs, points, z0):
+    """Validate shapes; 1-D ``coefs`` and ``z0`` mean a single target."""
+    coefs, points, single = _check_targets(coefs, points)
+    z0 = _check_matrix("z0", z0, ndim=1)[None, :] if single else _check_matrix("z0", z0)
+    if z0.shape != (coefs.shape[0], points.shape[1]):
         raise ValueError(
-            f"z0 must have shape (n_targets, n_features) = ({m}, {points.shape[1]}), got {z0.shape}"
+            f"z0 must have shape (n_targets, n_features) = ({coefs.shape[0]}, {points.shape[1]}), got {z0.shape}"
         )
     return coefs, points, z0, single
 
@@ -666,23 +669,6 @@ def _solve_rows(kernel, coefs, points, X_sq, z0, g0n, tol, max_iter, history, Z,
 
 
 # ------------------------------------------------------------------------------ MDS
-def _check_targets(coefs, points):
-    """Validated ``coefs`` (m, n) and ``points`` (n, d); 1-D ``coefs``: a single target."""
-    coefs = check_samples(coefs, "coefs", min_samples=0, ensure_2d=False)
-    single = coefs.ndim == 1
-    coefs = _check_matrix("coefs", coefs[None, :] if single else coefs)
-    points = _check_matrix("points", points)
-    m, n = coefs.shape
-    if points.shape[0] != n:
-        raise ValueError(
-            f"coefs has {n} columns but there are {points.shape[0]} points: each row of coefs "
-            "must hold one coefficient per point"
-        )
-    if n == 0 or m == 0:
-        raise ValueError(f"need at least one target and one point, got coefs of shape {coefs.shape}")
-    return coefs, points, single
-
-
 def _dots(kernel, coefs, points, dots):
     """``<Psi_j, phi(points[i])> = (K c_j)_i`` for every target j (rows), computed blockwise
     unless given."""
