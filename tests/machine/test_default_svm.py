@@ -158,9 +158,9 @@ def test_one_se_rule_takes_the_largest_d_within_one_standard_error():
 
 
 def test_the_d_path_reaches_the_kernel_svm_unless_a_smaller_d_beats_it_clearly(moons):
-    """With stage one's error at the largest D as reference, early stopping waits until the
-    best D beats it by more than one standard error; with a reference that nothing beats, the
-    sweep reaches the end of the grid."""
+    """Early stopping waits until the best D's pooled errors fall below the bar (stage one's
+    error at the largest D less one standard error); with a bar that nothing beats, the sweep
+    reaches the end of the grid."""
     X, y = moons
     plan = plan_fit(KernelProjectionMachine(sigma=0.5, C=1.0, random_state=0))
     K = make_kernel("rbf", sigma=0.5)(X)
@@ -170,7 +170,7 @@ def test_the_d_path_reaches_the_kernel_svm_unless_a_smaller_d_beats_it_clearly(m
     folds = [RitzFolds(K, basis.V, ovr_targets(y, 2), y, splits, grid).fold(k) for k in range(5)]
     free = svm_d_path(folds, 1.0, grid, plan, early_stopping=True)
     assert free[0].n_used < len(grid)
-    held = svm_d_path(folds, 1.0, grid, plan, early_stopping=True, reference=0.0)
+    held = svm_d_path(folds, 1.0, grid, plan, early_stopping=True, stop_below=0.0)
     assert held[0].n_used == len(grid)
 
 

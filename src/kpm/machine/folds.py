@@ -34,6 +34,7 @@ from kpm.hinge.svm_path import svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, pad, predict_codes
 from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
 from kpm.machine.progress import Progress
+from kpm.machine.rules import one_standard_error
 
 __all__ = ["Fold", "make_splits", "check_fold", "validation_total", "cross_validate", "cross_validate_svm",
            "svm_c_curve", "svm_d_path"]
@@ -250,18 +251,27 @@ class _FoldPath:
         self.F_va = np.zeros((len(self.codes_va), len(self.solvers)))
         self.F_tr = np.zeros((len(self.Y_tr), len(self.solvers)))
 
+    def _solve(self, d, *, train=True):
+        """The solvers at ``d`` columns: the decision values on the validation points (and,
+        with ``train``, on the training points)."""
+        for c, solver in enumerate(self.solvers):
+            w, b = solver.solve(d)
+            self.F_va[:, c] = self.Phi_va[:, :d] @ w + b
+            if train:
+                self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
+
+    def _val_errors(self):
+        wrong = predict_codes(self.F_va) != self.codes_va
+        return int(wrong.sum()) if self.fold.weights is None else float(self.fold.val_errors(wrong))
+
     def advance(self, D):
         """Solve at D (capped by the fold's columns) and record the curves; the errors."""
         t0 = time.perf_counter()
         d = min(int(D), self.m)
         if d > self.solved:
-            for c, solver in enumerate(self.solvers):
-                w, b = solver.solve(d)
-                self.F_va[:, c] = self.Phi_va[:, :d] @ w + b
-                self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
+            self._solve(d)
             self.solved = d
-        wrong = predict_codes(self.F_va) != self.codes_va
-        errors = int(wrong.sum()) if self.fold.weights is None else float(self.fold.val_errors(wrong))
+        errors = self._val_errors()
         self.errors.append(errors)
         self.clipped.append(float(clipped_risk(self.F_tr[:, None, :], self.Y_tr, self.fold.train_weights)[0]))
         self.seconds += time.perf_counter() - t0
@@ -269,11 +279,11 @@ class _FoldPath:
 
     def errors_at_C(self, C):
         """Stage one's model at a new C: the solvers re-solved at the fold's largest D, warm
-        from their last solution; the misclassified validation points."""
+        from their last solution; the misclassified validation points (no curves recorded)."""
         for solver in self.solvers:
             solver.set_C(C)
-        self.solved = 0
-        return self.advance(self.m)
+        self._solve(self.m, train=False)
+        return self._val_errors()
 
     def curves(self, n_grid, n_used, where):
         return FoldCurves(errors=pad(np.asarray(self.errors, dtype=float), n_grid),
@@ -299,29 +309,23 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE):
     return curve
 
 
-def svm_d_path(folds, C, grid, plan, *, early_stopping=False, reference=None, progress=None):
+def svm_d_path(folds, C, grid, plan, *, early_stopping=False, stop_below=np.inf, progress=None):
     """The folds' SVM paths at one C, advanced together along the D grid: their
     :class:`~kpm.machine.engine.FoldCurves` (padded to the grid).
 
     With ``early_stopping`` the sweep ends at the first grid D > 2 D_best + 20, D_best the
     pooled CV minimiser so far (as the LP paths' early stopping); the curves then cover the
-    grid points reached. ``reference`` (stage one's pooled CV error at the largest D, a
-    fraction) keeps the sweep going to the end of the grid while D_best does not beat it by
-    more than one standard error, so that the rule ``CV(one_se=True)`` sees the largest D."""
+    grid points reached -- once D_best's pooled errors are below ``stop_below`` (in their
+    units: points, or their weight); until then the sweep goes on to the end of the grid."""
     progress = progress or Progress()
     paths = [_FoldPath(f, C, plan) for f in folds]
-    bar = np.inf
-    if reference is not None:  # in the units of the pooled errors (the validation weight, if any)
-        n_val = sum(len(p.codes_va) for p in paths)
-        total = sum(len(p.codes_va) if f.weights is None else float(f.weights[1].sum()) for p, f in zip(paths, folds))
-        bar = total * (reference - np.sqrt(reference * (1 - reference) / n_val))
     best, best_D, n_used = np.inf, None, len(grid)
     for gi, D in enumerate(grid):
         total = sum(p.advance(D) for p in paths)
         progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
         if total < best:
             best, best_D = total, int(D)
-        if early_stopping and D > 2 * best_D + 20 and best < bar:
+        if early_stopping and D > 2 * best_D + 20 and best < stop_below:
             n_used = gi + 1
             break
     progress(f"C={C:g}: the folds' paths along D done (D up to {int(grid[n_used - 1])}; best D={best_D})")
@@ -357,8 +361,8 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
             curve = sum(errors) / n_samples
         return curve, plan.Cs[[int(np.nanargmin(curve))]]  # first minimum: ties -> the smaller C
 
-    def d_stage(C, reference=None):
-        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, reference=reference,
+    def d_stage(C, stop_below=np.inf):
+        return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, stop_below=stop_below,
                           progress=progress)
 
     Cs, stage_one = plan.Cs, None
@@ -368,8 +372,10 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
         progress(f"C stage done: C={Cs[0]:g} (pooled CV error {float(np.nanmin(stage_one)):.4f})")
     if stage_one is None:
         curves = [d_stage(C) for C in Cs]
-    else:  # one C, and the kernel SVM's CV error at it
-        curves = [d_stage(Cs[0], float(np.nanmin(stage_one)))]
+    else:  # one C: the D path goes on until a D beats the kernel SVM's CV error by one standard
+        # error, so that the rule CV(one_se=True) can see the largest D
+        e = float(np.nanmin(stage_one))
+        curves = [d_stage(Cs[0], n_samples * (e - one_standard_error(e, n_samples)))]
     return Cs, stage_one, curves
 
 

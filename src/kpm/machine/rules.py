@@ -30,6 +30,7 @@ from kpm.machine.selection import candidate_penalties, penalty_path, select_cv, 
 from kpm.validation import Boolean, InstanceOf, Integer, Options, Real, check_int, check_param, check_real
 
 __all__ = ["ModelCurves", "Choice", "SelectionRule", "CV", "Penalty", "Slope", "FixedD", "as_rule", "largest_within_one_se",
+           "one_standard_error",
            "SELECTION_CONSTRAINTS"]
 
 
@@ -156,11 +157,17 @@ class CV(SelectionRule):
         return self._choice(curves, idx)
 
 
+def one_standard_error(e, n):
+    """``sqrt(e (1 - e) / n)``: the standard error of a pooled CV error ``e`` (a fraction) over
+    ``n`` validation points (their total weight with sample weights)."""
+    return float(np.sqrt(max(e * (1.0 - e), 0.0) / max(n, 1)))
+
+
 def largest_within_one_se(curves, idx):
     """The index of the largest D of model ``idx``'s kernel whose pooled CV error is within
     one standard error of model ``idx``'s (see :class:`CV`)."""
     e = float(curves.cv_error[idx])
-    se = np.sqrt(max(e * (1.0 - e), 0.0) / max(curves.n_samples, 1))
+    se = one_standard_error(e, curves.n_samples)
     rows = np.flatnonzero((curves.kernel == curves.kernel[idx]) & (curves.cv_error <= e + se + 1e-12))
     return int(rows[np.argmax(curves.D[rows])])
 
