@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from scipy import linalg
+from scipy.linalg import lapack
 
 __all__ = ["SquaredHingeSVM", "TOL", "MAX_ITER", "exact_line_search", "weighted_line_search"]
 
@@ -193,17 +194,30 @@ class SquaredHingeSVM:
             F = self._weighted(rows, F)
             M = F @ F.T
             M[np.diag_indices_from(M)] += 1.0 / C2
-            inner = linalg.cho_solve(linalg.cho_factor(M, check_finite=False), F @ grad, check_finite=False)
-            return grad - F.T @ inner
+            return grad - F.T @ _cholesky_solve(M, F @ grad)
         H = C2 * self._gram_of(active, d)
         H[np.diag_indices_from(H)] += 1.0
-        return linalg.cho_solve(linalg.cho_factor(H, check_finite=False), grad, check_finite=False)
+        return _cholesky_solve(H, grad)
 
     def _line_search(self, theta, step, m, q):
         """The exact minimiser ``t > 0`` of the objective along ``theta + t step``
         (:func:`exact_line_search`; ``m`` and ``q``: the margins of ``theta`` and of ``step``)."""
         return weighted_line_search(float(theta @ step), float(step @ step), m, q, 2.0 * self.C,
                                     self._line_weights)
+
+
+def _cholesky_solve(M, rhs):
+    """``M^{-1} rhs`` for a symmetric positive definite ``M`` (overwritten), by LAPACK's
+    ``potrf``/``potrs`` called directly: the arithmetic of ``scipy.linalg.cho_solve``
+    without its wrappers, which cost as much as the factorisation at the small orders of
+    most Newton steps (measured: order 10, 26 against 5 microseconds)."""
+    factor, info = lapack.dpotrf(M, lower=False, clean=False, overwrite_a=True)
+    if info != 0:
+        raise linalg.LinAlgError(f"the Newton system is not positive definite (potrf info {info})")
+    x, info = lapack.dpotrs(factor, rhs, lower=False)
+    if info != 0:
+        raise linalg.LinAlgError(f"potrs failed (info {info})")
+    return x
 
 
 @njit(cache=True)
