@@ -773,6 +773,30 @@ def test_auto_budget_without_training_data_is_a_tenth():
 
 
 # ----------------------------------------------- linear SVC: one vector is exact
+def test_selection_for_a_linear_svc_that_is_not_exact_warns_naming_construct():
+    # 30 samples x 500 features, 5 informative: half of the 30 support vectors kept their
+    # SVC's training accuracy but tripled its test error (0.10 -> 0.33), without a word
+    rng = np.random.default_rng(12)
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+    X = rng.normal(size=(60, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    for method in ("select", "select-l1"):
+        with pytest.warns(UserWarning, match="method='construct'"):
+            m = ReducedSetSVC(SVC(kernel="linear"), n_vectors=0.5, method=method, random_state=0).fit(X, y)
+        assert m.approximation_error_[0] > 0.05 * m.original_norm_sq_[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ReducedSetSVC(SVC(kernel="linear"), n_vectors=0.5, method="construct", random_state=0).fit(X, y)
+    # a selection that spans the weight vector is exact: no warning (3 features, 4 vectors)
+    X3 = rng.normal(size=(80, 3))
+    y3 = (X3 @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=80) > 0).astype(int)
+    svc = SVC(kernel="linear").fit(X3, y3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = ReducedSetSVC(svc, n_vectors=4, method="select", prefit=True).fit(X3, y3)
+    assert m.approximation_error_[0] < 1e-10 * m.original_norm_sq_[0]
+
+
 def test_linear_svc_reduces_exactly_to_its_weight_vector():
     # method='construct' rejected a linear SVC
     rng = np.random.default_rng(1)

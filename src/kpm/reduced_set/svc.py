@@ -107,6 +107,9 @@ def auto_tolerance(n):
 AUTO_MIN_R2 = 0.9
 #: an explicit budget reproducing less than this share warns
 WORSE_R2 = 0.5
+#: a selection for a linear SVC leaving more than this share of ||Psi||^2 warns (its exact
+#: reduction, ``method='construct'``, leaves none: rounding only)
+LINEAR_EXACT_RTOL = 1e-8
 
 
 def worse_tolerance(n):
@@ -1147,6 +1150,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._n_vectors = AUTO_FRACTIONS[0] if n_vectors == "auto" else n_vectors
             self._fit_budget(exp, X, y, weight, threshold)
             self.original_accuracy_ = None
+            self._warn_if_linear_selection(exp)
             return self
         self._original_raw = exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b
         original = self._labels(self._original_raw)
@@ -1158,8 +1162,26 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._fit_budget(exp, X, y, weight, threshold)
             self._warn_if_worse(X, y, weight)
         del self._original_raw
+        self._warn_if_linear_selection(exp)
         warn_if_degenerate_model(self.predict(X), y, self.classes_, "ReducedSetSVC")
         return self
+
+    def _warn_if_linear_selection(self, exp):
+        """Warn when vectors were selected for a linear SVC and do not reproduce it: its
+        expansion is the weight vector itself, so ``method='construct'`` reduces it exactly,
+        to one vector per machine -- fewer vectors and no error."""
+        if exp.kernel.name != "linear" or self.method not in ("select", "select-l1"):
+            return
+        rel = float(np.max(self.approximation_error_ / np.maximum(self.original_norm_sq_, 1e-300)))
+        if rel > LINEAR_EXACT_RTOL:
+            warnings.warn(
+                f"ReducedSetSVC with method={self.method!r} on a linear SVC keeps "
+                f"{self.n_expansion_vectors_} of its vectors and loses {rel:.1%} of "
+                "||Psi||^2 (the squared norm of its weight vector); a linear SVC reduces exactly "
+                "to one vector per machine, its weight vector: use method='construct'",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _class_weights(self, est, y, weight):
         """Per-sample class weights of the fits on the training set: ``class_weight`` when
