@@ -579,7 +579,7 @@ class KernelProjectionMachine(BaseKPM):
         n_comp = known if known is not None and known < n - 1 else None
         solver, tol = self.eigen_solver, 0.0
         if solver == "auto" and n_comp is not None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
-            tol = SVM_EIGEN_TOL  # LAPACK's subset driver below n = 5 * 512, else the block Krylov solver
+            tol = SVM_EIGEN_TOL  # LAPACK below n = 5 * 512, else the block Krylov solver
         basis = EigenSubspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
                               eigen_solver=solver, eigen_tol=tol, sample_weight=weights)
         if basis.rank < 1:
