@@ -102,7 +102,7 @@ def report_lines(result):
     from kpm_reproduce.experiments.provenance import header
 
     gib = result["budget_bytes"] / 2**30
-    lines = [f"# {TITLE}", "", *header(result["command"]), "",
+    lines = [f"# {TITLE}", "", *header(result["command"]),
              f"`KernelProjection(n_components={result['n_components']})` at its defaults "
              f"(`eigen_solver='auto'`) under `kpm.config_context(max_kernel_bytes={result['budget_bytes']})` "
              f"({gib:g} GiB), on `make_classification(n, 20, n_informative=10, random_state=0)`, standardised, "
