@@ -201,7 +201,8 @@ class SquaredHingeSVM:
 
     def _line_search(self, theta, step, m, q):
         """The exact minimiser ``t > 0`` of the objective along ``theta + t step``
-        (:func:`exact_line_search`; ``m`` and ``q``: the margins of ``theta`` and of ``step``)."""
+        (:func:`weighted_line_search`, the points' weights 1 without sample weights; ``m`` and
+        ``q``: the margins of ``theta`` and of ``step``)."""
         return weighted_line_search(float(theta @ step), float(step @ step), m, q, 2.0 * self.C,
                                     self._line_weights)
 

@@ -57,11 +57,11 @@ DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
 #: the joint rule's 20 sweeps per D leave the dual far from converged (user guide, "Beyond the
 #: papers").
 TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
-#: The SVM solver's settings, for the records of the reproductions.
 #: Stage one of ``c_selection='two-stage'`` with early stopping (:func:`kpm.machine.folds.svm_c_curve`):
 #: the C values are tried from the largest down and the sweep ends after this many in a row
 #: with a pooled CV error above the best so far.
 C_PATIENCE = 2
+#: The SVM solver's settings, for the records of the reproductions.
 SVM_SOLVER = {"tol": TOL, "max_sweeps": MAX_SWEEPS, "two_stage_max_sweeps": TWO_STAGE_MAX_SWEEPS}
 
 
