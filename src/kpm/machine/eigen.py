@@ -30,7 +30,8 @@ import numpy as np
 from scipy import linalg
 
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
-from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, pad, path_width, predict_codes
+from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, misclassified, pad, path_width
+from kpm.machine.engine import predict_codes
 from kpm.machine.folds import Fold
 from kpm.machine.progress import Progress
 from kpm.machine.weights import lp_weights
@@ -263,7 +264,7 @@ class EigenFolds:
         F_va = decisions(paths, sub.features(self.val_kernel(va, tr), w))  # (n_va, n_g, C)
         F_tr = decisions(paths, sub.V[:, :w])
         wrong = predict_codes(F_va) != self.codes[va][:, None]
-        errors = wrong.sum(axis=0) if self.sample_weight is None else self.sample_weight[va] @ wrong
+        errors = misclassified(wrong, self._weights(va))
         return FoldCurves.from_paths(paths, errors, clipped_risk(F_tr, self.Y[tr], self._weights(tr)),
                                      len(self.grid), f"fold {k}")
 
@@ -369,11 +370,9 @@ class _LockstepFold:
 
     def record(self, Y, codes):
         """Append this grid point's validation errors and clipped training risk; the errors."""
-        wrong = predict_codes(self.F_va) != codes[self.va]
-        err = int(wrong.sum()) if self.w_va is None else float(self.w_va @ wrong)
+        err = misclassified(predict_codes(self.F_va) != codes[self.va], self.w_va)
         self.errors.append(err)
-        loss = np.maximum(0.0, 1.0 - Y[self.tr] * np.clip(self.F_tr, -1, 1))
-        self.clipped.append(float(loss.mean() if self.w_tr is None else self.w_tr @ loss.mean(axis=1) / self.w_tr.sum()))
+        self.clipped.append(float(clipped_risk(self.F_tr[:, None, :], Y[self.tr], self.w_tr)[0]))
         return err
 
     @property

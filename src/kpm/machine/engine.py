@@ -35,7 +35,9 @@ __all__ = [
     "one_vs_rest",
     "ovr_targets",
     "ovr_codes",
+    "clipped_losses",
     "clipped_risk",
+    "misclassified",
     "error_rate",
     "pad",
     "n_valid",
@@ -94,14 +96,25 @@ def ovr_codes(Y):
     return (Y[:, 0] > 0).astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
 
 
+def clipped_losses(F, Y):
+    """The hinge losses of the clipped decision values ``F`` (n, n_grid, n_paths) against
+    the one-vs-rest targets ``Y`` (n, n_paths), point by point: (n, n_grid, n_paths)."""
+    return np.maximum(0.0, 1.0 - Y[:, None, :] * np.clip(F, -1.0, 1.0))
+
+
 def clipped_risk(F, Y, weights=None):
     """Mean hinge loss of the clipped decision values, averaged over the paths: (n_grid,);
     with ``weights`` (one per point) the weighted mean."""
-    Fc = np.clip(F, -1.0, 1.0)
-    loss = np.maximum(0.0, 1.0 - Y[:, None, :] * Fc)
+    loss = clipped_losses(F, Y)
     if weights is None:
         return loss.mean(axis=(0, 2))
     return np.tensordot(weights, loss.mean(axis=2), axes=1) / float(np.sum(weights))
+
+
+def misclassified(wrong, weights=None):
+    """The misclassified points of a boolean array ``wrong`` ((n,) or (n, n_grid)), summed
+    over the points: their number, or with ``weights`` (one per point) their total weight."""
+    return wrong.sum(axis=0) if weights is None else weights @ wrong
 
 
 def error_rate(F, codes, weights=None):
@@ -154,16 +167,13 @@ def curve_sums(paths, Z, Y, codes, rows, block=8192, weights=None):
     for start in range(0, len(rows), block):
         r = rows[start : start + block]
         F = decisions(paths, Z[r, :w])
-        if weights is None:
-            if codes is not None:
-                errors += (predict_codes(F) != codes[r][:, None]).sum(axis=0)
+        wr = None if weights is None else weights[r]
+        if codes is not None:
+            errors += misclassified(predict_codes(F) != codes[r][:, None], wr)
+        if wr is None:
             clipped += clipped_risk(F, Y[r]) * len(r)
         else:
-            wr = weights[r]
-            if codes is not None:
-                errors += wr @ (predict_codes(F) != codes[r][:, None])
-            clipped += np.tensordot(wr, np.maximum(0.0, 1.0 - Y[r][:, None, :] * np.clip(F, -1.0, 1.0)).mean(axis=2),
-                                    axes=1)
+            clipped += np.tensordot(wr, clipped_losses(F, Y[r]).mean(axis=2), axes=1)
     return errors, clipped
 
 

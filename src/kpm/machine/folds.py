@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 
 from kpm.hinge.svm_path import svm_c_path, svm_solver
-from kpm.machine.engine import FoldCurves, clipped_risk, pad, predict_codes
+from kpm.machine.engine import FoldCurves, clipped_risk, misclassified, pad, predict_codes
 from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
 from kpm.machine.progress import Progress
 from kpm.machine.rules import one_standard_error
@@ -84,10 +84,8 @@ class Fold:
 
     def val_errors(self, wrong):
         """The misclassified validation points (their weight with sample weights) of a
-        boolean array ``wrong`` (n_val, ...), summed over the points."""
-        if self.weights is None:
-            return wrong.sum(axis=0)
-        return np.tensordot(self.weights[1], wrong, axes=1)
+        boolean array ``wrong`` ((n_val,) or (n_val, n_grid)), summed over the points."""
+        return misclassified(wrong, None if self.weights is None else self.weights[1])
 
 
 def make_splits(y, cv, random_state, n_classes, *, X=None, groups=None, keep=None, who="KPM", stacklevel=5):
@@ -264,8 +262,7 @@ class _FoldPath:
                 self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
 
     def _val_errors(self):
-        wrong = predict_codes(self.F_va) != self.codes_va
-        return int(wrong.sum()) if self.fold.weights is None else float(self.fold.val_errors(wrong))
+        return self.fold.val_errors(predict_codes(self.F_va) != self.codes_va)
 
     def advance(self, D):
         """Solve at D (capped by the fold's columns) and record the curves; the errors."""
