@@ -42,6 +42,17 @@ def test_a_class_of_one_sample_fits_with_a_warning(make, n, k):
     assert est.predict(X).shape == y.shape
 
 
+@pytest.mark.parametrize("make", [lambda: KernelProjectionMachine(random_state=0),
+                                  lambda: NystroemKPM(30, random_state=0)], ids=["kpm", "nystroem"])
+def test_the_warning_names_the_small_class_by_its_label(make):
+    # NystroemKPM split its class codes, and named the class 'emu' as "2"
+    X, y = _one_of(60, 3)
+    labels = np.array(["cat", "dog", "emu"])[y]
+    with pytest.warns(UserWarning, match="the class 'emu' has too few samples"):
+        est = make().fit(X, labels)
+    assert list(est.classes_) == ["cat", "dog", "emu"]
+
+
 def test_make_splits_keeps_a_single_sample_in_every_training_part():
     y = np.r_[np.zeros(20, int), np.ones(20, int), 2]
     with pytest.warns(UserWarning, match="the class 2 has too few samples"):

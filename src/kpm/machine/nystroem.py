@@ -499,13 +499,10 @@ class NystroemKPM(BaseKPM):
         t = time.perf_counter()
         if client is None:
             splits = cv_total = None
-            if plan.rule.needs_cv:
-                if keep is None:
-                    splits = make_splits(codes, self.cv, int(seeds[2]), len(self.classes_), who=self._name,
-                                         stacklevel=6)
-                else:  # the folds of the samples of positive weight (a splitter sees them all)
-                    splits = make_splits(np.asarray(y_all), self.cv, int(seeds[2]), len(self.classes_), keep=keep,
-                                         who=self._name, stacklevel=6)
+            if plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
+                # sees them all); by the labels, which a too-small class's warning names
+                splits = make_splits(np.asarray(y_all), self.cv, int(seeds[2]), len(self.classes_), keep=keep,
+                                     who=self._name, stacklevel=6)
                 cv_total = validation_total(splits, weights)
             data = InMemoryData(basis.features(X, rows), Y, codes, splits, basis.grid, basis.svm_scale,
                                 self._cg_options(int(seeds[3])), weights)
