@@ -379,7 +379,7 @@ def _threads():
 
 # ----------------------------------------------------------------------------- main
 def main(argv=None):
-    from kpm_reproduce.experiments.provenance import code_version, command_line, machine
+    from kpm_reproduce.experiments.provenance import code_version, command_line, machine, write_report
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=None, metavar="SET",
@@ -439,13 +439,11 @@ def main(argv=None):
         result["records"][name] = recs
         result["rows"].append(summarise_set(name, recs))
         result["run_wall_s"] = time.perf_counter() - t0
-        json_path.write_text(json.dumps(result, indent=1))
+        write_report(json_path, result)
     result["run_wall_s"] = time.perf_counter() - t0
     result["summary"] = summary(result["rows"])
-    json_path.write_text(json.dumps(result, indent=1))
-    md_path.write_text("\n".join(report_lines(result)) + "\n")
     print("\n".join(summary_lines(result["summary"])))
-    print(f"{md_path}\n{json_path}")
+    write_report(json_path, result, md_path, report_lines(result))
     return result
 
 

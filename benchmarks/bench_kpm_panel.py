@@ -618,7 +618,7 @@ def report_lines(result):
 
 # ----------------------------------------------------------------------------- main
 def main(argv=None):
-    from kpm_reproduce.experiments.provenance import code_version, command_line, machine
+    from kpm_reproduce.experiments.provenance import code_version, command_line, machine, write_report
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sets", nargs="+", default=list(PANEL), choices=PANEL, metavar="SET",
@@ -714,16 +714,14 @@ def main(argv=None):
                     else:
                         print(f"{key}: {rec['status']} {rec.get('error', '')}", flush=True)
                     result["wall_s"] = earlier_s + time.perf_counter() - t0
-                    json_path.write_text(json.dumps(result, indent=1))
+                    write_report(json_path, result)
     finally:
         worker.close()
     result["wall_s"] = earlier_s + time.perf_counter() - t0
     result["rows"] = summarise_rows(records, rows)
     result["summary"] = summary(result["rows"])
-    json_path.write_text(json.dumps(result, indent=1))
-    md_path.write_text("\n".join(report_lines(result)) + "\n")
     print("\n".join(summary_lines(result["summary"])))
-    print(f"{md_path}\n{json_path}")
+    write_report(json_path, result, md_path, report_lines(result))
     return result
 
 

@@ -20,7 +20,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import resource
 import time
@@ -125,7 +124,7 @@ def report_lines(result):
 
 
 def main(argv=None):
-    from kpm_reproduce.experiments.provenance import command_line
+    from kpm_reproduce.experiments.provenance import command_line, write_report
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[30000])
@@ -143,9 +142,7 @@ def main(argv=None):
               "budget_bytes": budget, "n_components": args.components, "records": records,
               "run_wall_s": time.perf_counter() - t0}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{RESULTS_NAME}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / f"{RESULTS_NAME}.md").write_text("\n".join(report_lines(result)) + "\n")
-    print(f"report in {args.out / (RESULTS_NAME + '.md')}")
+    write_report(args.out / f"{RESULTS_NAME}.json", result, args.out / f"{RESULTS_NAME}.md", report_lines(result))
     return result
 
 

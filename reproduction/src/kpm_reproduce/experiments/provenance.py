@@ -1,12 +1,14 @@
 """Provenance of a generated report: which code, which command, which machine, when.
 
 Every report a reproduction writes starts with :func:`header`, so that a table in
-``docs/results/`` says how to get it again and what it was computed with.
+``docs/results/`` says how to get it again and what it was computed with;
+:func:`write_report` writes a run's record and report beside each other.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import platform
 import shlex
@@ -14,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["command_line", "code_version", "machine", "header"]
+__all__ = ["command_line", "code_version", "machine", "header", "write_report"]
 
 
 def command_line(argv=None):
@@ -96,3 +98,15 @@ def header(command=None, *, when=None):
         f"on {machine()}, {when.strftime('%Y-%m-%d %H:%M UTC')}.",
         "",
     ]
+
+
+def write_report(json_path, result, md_path=None, lines=None):
+    """Write a run's record ``result`` to ``json_path`` (JSON) and, given ``md_path``, its
+    report ``lines`` (Markdown) there; print the paths written. A benchmark calls it with the
+    record alone to save a run in progress."""
+    json_path = Path(json_path)
+    json_path.write_text(json.dumps(result, indent=1) + "\n")
+    if md_path is None:
+        return
+    Path(md_path).write_text("\n".join(lines) + "\n")
+    print(f"{md_path}\n{json_path}")
