@@ -487,3 +487,42 @@ def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
         cv_only.select_dim(Slope())
     with pytest.raises(ValueError, match="cross-validation curves"):
         NystroemKPM(**kw, selection="slope").fit(X, y).select_dim(CV())
+
+
+def test_landmark_residual_is_the_share_of_the_variance_outside_the_landmarks_span():
+    """Against the residuals computed from the landmark Gram matrix's pseudo-inverse: 0 with
+    every point a landmark, the same share otherwise."""
+    from kpm.machine.nystroem_data import landmark_residual
+
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(300, 4)), rng.normal(size=(40, 4))
+    k = make_kernel("rbf", sigma=1.5)
+    Kxz = k(X, Z)
+    dist = 1.0 - np.einsum("ij,jk,ik->i", Kxz, np.linalg.pinv(k(Z)), Kxz)  # to the span, squared
+    K = k(X)
+    spread = 1.0 - (K.sum() - np.trace(K)) / (300 * 299)  # to the mean, squared (k(x, x) = 1)
+    assert landmark_residual(k, Z, X) == pytest.approx(dist.mean() / spread, rel=1e-6)
+    assert 0.05 < dist.mean() / spread < 0.95  # neither end of the range
+    assert landmark_residual(k, X, X) == pytest.approx(0.0, abs=1e-6)  # the jitter: 3e-8 of the trace
+    assert landmark_residual(k, Z, np.ones((5, 4))) == 0.0  # no variance to leave out
+
+
+def test_a_landmark_span_missing_most_of_the_data_warns():
+    """8 landmarks of 30 points in 500 dimensions leave out most of the variance (and the
+    model trails an SVC on the exact kernel); with every point a landmark, or on twonorm with
+    200 landmarks, no warning."""
+    rng = np.random.default_rng(3)
+    y = np.r_[np.zeros(15, int), np.ones(15, int)]
+    X = rng.normal(size=(30, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    with pytest.warns(UserWarning, match=r"NystroemKPM: the span of the 8 landmarks leaves out \d+%") as rec:
+        est = NystroemKPM(8, sigma="median", max_components=8, cv=3, random_state=0).fit(X, y)
+    assert est.landmark_residual_ > 0.5
+    assert rec[0].filename == __file__  # points at the caller
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        full = NystroemKPM(sigma="median", random_state=0).fit(X, y)
+        X2, y2 = make_twonorm(2000, random_state=0)
+        small = NystroemKPM(200, sigma="median", random_state=0).fit(X2, y2)
+    assert full.landmark_residual_ == 0.0 and small.landmark_residual_ < 0.2  # twonorm: 0.10
+    assert not any("landmarks leaves out" in str(w.message) for w in record)

@@ -7,6 +7,8 @@
   of the kernel integral operator of which the exact KPM's Gram eigenvectors are the n-point
   version. The features of the training points are ``F = K(X, Z) P`` with ``P = sqrt(m)
   U_D Λ_D^{-1}``, computed block by block (:func:`feature_block`).
+* :func:`landmark_residual` -- the share of the data's variance in feature space that the
+  landmarks' span leaves out (what no D of the Nyström basis can use).
 * :class:`NystroemBasis` -- landmarks, kernel, eigenfunctions and the D grid.
 * :class:`InMemoryData` -- the features, targets, class codes and CV folds in memory: the
   fold source of the Nyström KPM's cross-validation (:mod:`kpm.machine.folds`) and the
@@ -19,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 from kpm.hinge.constraint_generation import ConstraintGenerationPath
 from kpm.hinge.lp_path import grow_path
@@ -40,6 +43,7 @@ from kpm.validation import (
 __all__ = [
     "nystroem_eigenfunctions",
     "feature_block",
+    "landmark_residual",
     "NystroemBasis",
     "InMemoryData",
     "ConstraintGenerationFullPath",
@@ -139,11 +143,45 @@ def feature_block_f(Xb, Z, P, kernel):
     return np.asfortranarray(feature_block(Xb, Z, P, kernel))
 
 
+def landmark_residual(kernel, Z, X, rank_tol=None):
+    """Share of the variance of the rows of ``X`` in feature space outside the span of the
+    landmarks' features ``φ(z_1..z_m)``, the most any Nyström basis on ``Z`` can use:
+
+    ``Σ_i (k(x_i, x_i) - k_Z(x_i)ᵀ K(Z, Z)⁺ k_Z(x_i)) / Σ_i (k(x_i, x_i) - ||μ||²)``,
+
+    the numerator the squared distances of the ``φ(x_i)`` to that span (the Nyström
+    approximation error of the kernel's diagonal), the denominator their squared distances
+    to their mean ``μ`` (``||μ||²`` by the mean of the off-diagonal ``k(x_i, x_j)``). Clipped
+    to [0, 1]; 0 where the rows have no variance. ``K(Z, Z)⁺`` is applied through a Cholesky
+    factor of ``K(Z, Z)`` plus ``rank_tol`` (default :data:`kpm.spectral.RANK_RTOL`) times its
+    trace on the diagonal, which can only enlarge the residual by that relative amount.
+    Returns None where that factor does not exist (a kernel that is not positive
+    semi-definite on ``Z``).
+    """
+    Kzz = kernel(Z)
+    jitter = (RANK_RTOL if rank_tol is None else rank_tol) * max(float(np.trace(Kzz)), np.finfo(float).tiny)
+    try:
+        L = scipy.linalg.cholesky(Kzz + jitter * np.eye(len(Z)), lower=True)
+    except np.linalg.LinAlgError:
+        return None
+    diag = kernel.diag(X)
+    A = scipy.linalg.solve_triangular(L, kernel(X, Z).T, lower=True, check_finite=False)
+    residual = np.maximum(diag - np.einsum("ij,ij->j", A, A), 0.0)
+    s = len(X)
+    Kxx = kernel(X)
+    mean_sq = (Kxx.sum() - np.trace(Kxx)) / (s * (s - 1)) if s > 1 else float(diag[0])
+    total = float(diag.mean() - mean_sq)
+    if not total > 1e-12 * max(float(np.abs(diag).mean()), np.finfo(float).tiny):
+        return 0.0
+    return float(np.clip(residual.mean() / total, 0.0, 1.0))
+
+
 @dataclass
 class NystroemBasis:
     """Landmarks, kernel and Nyström eigenfunctions (``K(x, Z) @ projection``) with the D grid;
     ``mass``: the landmarks' number (the sum of their weights with sample weights);
-    ``capped``: the grid ends below the rank of the landmark Gram matrix."""
+    ``capped``: the grid ends below the rank of the landmark Gram matrix; ``residual``: the
+    :func:`landmark_residual` of the training data (None where it was not computed)."""
 
     indices: np.ndarray
     landmarks: np.ndarray
@@ -153,6 +191,7 @@ class NystroemBasis:
     grid: np.ndarray
     mass: float | None = None
     capped: bool = False
+    residual: float | None = 0.0
 
     @property
     def svm_scale(self):
