@@ -97,7 +97,6 @@ def run(n, landmarks, n_test, workers, memory_limit, max_components=64, aggregat
         rss_before = _rss_kib()
         t = time.perf_counter()
         est = NystroemKPM(n_landmarks=landmarks, sigma=sigma, max_components=max_components, cv=5, n_jobs=2,
-                          formulation="paper",
                           selection=selection, random_state=0, client=client,
                           solver_options=dict(aggregate_below=aggregate_below, init_size=init_working_set,
                                               band_size=band_size)).fit(X, y)

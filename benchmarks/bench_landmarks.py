@@ -119,7 +119,7 @@ def run_dataset(name, ms, seeds, m_small, n_train, n_test, n_sample, log=print):
     down = [(rule, m) for m in ms for rule in RULES] + [("rpcholesky", m) for m in m_small]
     for rule, m in down:
         t0 = time.perf_counter()
-        est = NystroemKPM(n_landmarks=m, landmarks=rule, sigma=sigma, max_components=64, cv=5, formulation="paper",
+        est = NystroemKPM(n_landmarks=m, landmarks=rule, sigma=sigma, max_components=64, cv=5,
                           n_jobs=1, random_state=0).fit(X, y)
         wall = time.perf_counter() - t0
         err = float(np.mean(est.predict(Xt) != yt))
@@ -191,7 +191,7 @@ def report(results, meta):
         "",
         "## Downstream: NystroemKPM test error at equal m (seed 0)",
         "",
-        "`NystroemKPM(n_landmarks=m, landmarks=rule, sigma=<median>, max_components=64, cv=5, formulation='paper', "
+        "`NystroemKPM(n_landmarks=m, landmarks=rule, sigma=<median>, max_components=64, cv=5, "
         "random_state=0)`; one seed, so differences of a few tenths of a point are within the "
         "noise of the landmark draw and the CV folds.",
         "",

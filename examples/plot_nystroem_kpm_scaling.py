@@ -4,11 +4,9 @@ The KPM at scale: NystroemKPM
 
 The exact KPM needs the n×n kernel matrix and its eigenvectors. :class:`kpm.NystroemKPM`
 replaces the kernel principal directions by Nyström eigenfunctions computed on m landmarks
-(an n×m feature matrix, built in blocks) and, with ``formulation='paper'`` as here, solves the
-papers' hinge linear programme of every D by constraint generation (its default in memory is
-the SVM in each D, as the exact KPM's). Its cost grows linearly in n. This example times the
-papers' KPM, exact and Nyström, on twonorm (Breiman 1996) for growing n, with their test
-errors.
+(an n×m feature matrix, built in blocks) and solves the hinge linear programme of every D by
+constraint generation. Its cost grows linearly in n. This example times both on twonorm
+(Breiman 1996) for growing n, with their test errors.
 """
 
 import time
@@ -21,14 +19,14 @@ from kpm.datasets import bayes_error, make_twonorm
 Xt, yt = make_twonorm(5000, random_state=1)
 # numba compiles the LP solver on first use: a tiny warm-up fit keeps that out of the timings
 KernelProjectionMachine(sigma=1.0, max_components=5, formulation="paper").fit(*make_twonorm(60, random_state=2))
-NystroemKPM(30, sigma=1.0, max_components=5, formulation="paper").fit(*make_twonorm(300, random_state=2))
+NystroemKPM(30, sigma=1.0, max_components=5).fit(*make_twonorm(300, random_state=2))
 sizes = [500, 1000, 2000, 4000, 8000]
 res = {"KernelProjectionMachine": [], "NystroemKPM (m = 200)": []}
 for n in sizes:
     X, y = make_twonorm(n, random_state=0)
     sigma = median_sigma(X, max_samples=1000, random_state=0)
     models = {"NystroemKPM (m = 200)": NystroemKPM(200, sigma=sigma, max_components=30,
-                                                   random_state=0, formulation="paper")}
+                                                   random_state=0)}
     if n <= 2000:
         models["KernelProjectionMachine"] = KernelProjectionMachine(sigma=sigma, max_components=30,
                                                                     random_state=0, formulation="paper")

@@ -21,7 +21,7 @@ def data(request):
     X, y = make_twonorm(N, random_state=0)
     fold = np.random.default_rng(0).integers(0, 2, N)
     kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
-              formulation="paper", memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0,
+              memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0,
               solver_options=dict(init_size=60, aggregate_below=request.param[0], band_size=request.param[1]))
     return X, y, kw
 
@@ -175,10 +175,10 @@ def test_client_defaults_to_the_aggregated_constraint_generation(cluster, small_
     fold = np.random.default_rng(1).integers(0, 2, N)
     kw = dict(n_landmarks=60, sigma="median", max_components=D_MAX, n_components_grid=[1, 3, 10],
               memory_budget=100_000, cv=PredefinedSplit(fold), random_state=0)
-    est = NystroemKPM(**kw, client=client).fit(X, y)  # formulation='auto' is the LP with client=
-    ref = NystroemKPM(**kw, formulation="paper", solver_options=dict(S.CLIENT_SOLVER_OPTIONS)).fit(X, y)
-    assert est.formulation_ == "paper" and max(est.lp_stats_["n_aggregated"]) > 0
+    est = NystroemKPM(**kw, client=client).fit(X, y)
+    ref = NystroemKPM(**kw, solver_options=dict(S.CLIENT_SOLVER_OPTIONS)).fit(X, y)
+    assert max(est.lp_stats_["n_aggregated"]) > 0
     assert_same_model(est, ref)
     # in memory, solver_options=None stays the plain constraint generation
-    plain = NystroemKPM(**kw, formulation="paper").fit(X, y)
+    plain = NystroemKPM(**kw).fit(X, y)
     assert max(plain.lp_stats_["n_aggregated"]) == 0

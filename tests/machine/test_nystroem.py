@@ -30,8 +30,6 @@ def _expected_failures(est):
                 "cross-validation folds of repeated samples differ from those of weighted ones: the "
                 "weighted and the repeated fits have different bases (equivalence with every sample a "
                 "landmark: test_weights.py)"}
-    if est.formulation == "auto":
-        return {}
     return {"check_class_weight_classifiers": (
             "at class weights 1000 : 1e-4 on 50 noisy 3-class training points, the weighted CV picks "
             "D=5 (every class-0 validation point right at D=1..5, fewer of the light points wrong at "
@@ -39,8 +37,7 @@ def _expected_failures(est):
             "points predicted 0 where the check asks 87 % (D=1..4: 100 %)")}
 
 
-@parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM(), NystroemKPM(formulation="paper")],
-                         expected_failed_checks=_expected_failures)
+@parametrize_with_checks([NystroemKPM(**SMALL), NystroemKPM()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -52,7 +49,7 @@ def twonorm():
     return X, y, Xt, yt
 
 
-KW = dict(n_landmarks=200, sigma="median", max_components=30, random_state=0, formulation="paper")
+KW = dict(n_landmarks=200, sigma="median", max_components=30, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -258,8 +255,7 @@ def test_every_solver_failing_ends_the_paths_loudly(monkeypatch):
     monkeypatch.setattr(cgmod.ConstraintGenerationHingeLP, "_run", fail_from_4)
     X, y = make_twonorm(400, random_state=0)
     with pytest.warns(ConvergenceWarning, match=r"at D=4 .*simulated failure"):
-        est = NystroemKPM(60, sigma="median", max_components=10, cv=3, random_state=0,
-                          formulation="paper").fit(X, y)
+        est = NystroemKPM(60, sigma="median", max_components=10, cv=3, random_state=0).fit(X, y)
     assert est.n_components_ <= 3
     assert {f["path"] for f in est.lp_failures_} == {"fold 0", "fold 1", "fold 2"}
     assert all(f["dim"] == 4 for f in est.lp_failures_)
@@ -376,7 +372,7 @@ def small_problems():
 def _all_landmarks(X, **kw):
     """NystroemKPM with every training point a landmark on the exact KPM's D grid 1..25."""
     return NystroemKPM(len(X), sigma=4.0, max_components=25, n_components_grid=np.arange(1, 26),
-                       random_state=0, formulation="paper", **kw)
+                       random_state=0, **kw)
 
 
 @pytest.mark.parametrize("problem", ["binary", "3-class"])
@@ -454,7 +450,7 @@ def test_cv_rules_read_the_same_fold_curves_as_the_exact_solver(small_problems, 
 def test_multiclass_follows_scikit_learn(small_problems):
     X, ys, Xt = small_problems
     y = ys["3-class"]
-    est = NystroemKPM(60, sigma=4.0, max_components=15, cv=3, random_state=0, formulation="paper").fit(X, y)
+    est = NystroemKPM(60, sigma=4.0, max_components=15, cv=3, random_state=0).fit(X, y)
     D = est.n_components_
     assert est.decision_function(Xt).shape == (len(Xt), 3)
     assert est.coef_.shape == (3, D) and est.intercept_.shape == (3,) and est.dual_coef_.shape == (3, 60)
@@ -477,7 +473,7 @@ def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
     # noisy labels: no fold reaches zero training risk, so the CV sweep covers every D
     # (a fit with CV holds the models up to the end of its sweep only)
     y = np.where(np.random.default_rng(0).random(len(X)) < 0.2, -ys["binary"], ys["binary"])
-    kw = dict(n_landmarks=80, sigma=4.0, max_components=20, cv=3, random_state=0, formulation="paper")
+    kw = dict(n_landmarks=80, sigma=4.0, max_components=20, cv=3, random_state=0)
     full = NystroemKPM(**kw, selection="penalty", penalty="cv").fit(X, y)
     for rule, sel, pen in [(CV(), "cv", "cv"), (Penalty(0.003), "penalty", 0.003), (Slope(2.0), "slope", "cv"),
                            (FixedD(4), 4, "cv")]:

@@ -11,8 +11,7 @@ The fit is the skeleton of :mod:`kpm.machine.base` on the basis of
    features ``F = K(X, Z) P`` of all n points, block by block within ``memory_budget``.
 3. *Hinge-loss ERM over S_D = span{1, φ_1..φ_D}* -- the KPM's LP -- solved exactly for
    every D of the grid by constraint generation with HiGHS, warm-started along D
-   (:mod:`kpm.hinge.constraint_generation`); or the SVM in ``S_D`` (``formulation='svm'``,
-   and by default where D is chosen by CV in memory).
+   (:mod:`kpm.hinge.constraint_generation`); or the SVM in ``S_D`` (``formulation='svm'``).
 4. *Selection of D* by the exact KPM's engine and rules (:mod:`kpm.machine.engine`); the CV
    folds keep the landmarks' eigenfunctions (the exact KPM decomposes each fold anew).
 5. The machine is ``f(x) = Σ_l a_l k(z_l, x) + b`` with ``a = P_D β``: an ``m``-term
@@ -116,20 +115,17 @@ class NystroemKPM(BaseKPM):
     """Kernel Projection Machine on Nyström eigenfunctions, for very large n.
 
     The exact KPM (:class:`KernelProjectionMachine`) with the eigenvectors of the kernel
-    matrix replaced by Nyström eigenfunctions of ``m`` landmarks and the papers' hinge LPs
-    solved by constraint generation over the points: the same selection rules, tie rule,
-    one-vs-rest multi-class and default formulation. See the module docstring for the
-    method.
+    matrix replaced by Nyström eigenfunctions of ``m`` landmarks and the hinge LPs solved
+    by constraint generation over the points: the same selection rules, tie rule and
+    one-vs-rest multi-class. See the module docstring for the method.
 
     ``formulation='svm'`` goes beyond the KPM papers, as the exact KPM's option of that
     name does (user guide, "Beyond the papers"): in each ``S_D`` it fits the soft-margin
     SVM on the eigenfunctions scaled to ``sqrt(lambda_j / m) phi_j``, whose inner product
     is the Nyström kernel ``k̃(x, x') = K(x, Z) U Λ^{-1} U^T K(Z, x')``. It is solved in
-    memory by warm-started dual coordinate descent, and is not available with ``client=``.
-    The default, ``formulation='auto'``, is that SVM where D is chosen by cross-validation
-    in memory, as in the exact KPM, and the paper's LP otherwise: with ``client=`` (its
-    constraint generation keeps only a working set of the points in the LPs and scales to
-    millions of points on a Dask cluster) and for the penalty and slope rules.
+    memory by warm-started dual coordinate descent, and is not available with ``client=``;
+    the default stays the paper's LP, whose constraint generation keeps only a working set
+    of the points in the LPs and scales to millions of points and to a Dask cluster.
 
     Parameters
     ----------
@@ -170,7 +166,7 @@ class NystroemKPM(BaseKPM):
         the exact breakpoints of the folds' penalty paths.
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
-    formulation : {'auto', 'paper', 'svm'}, default='auto'
+    formulation : {'paper', 'svm', 'auto'}, default='paper'
         ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation.
         ``'svm'``: the soft-margin SVM restricted to ``S_D`` (see above), in memory, on the
         same D grid; ``client`` must then be None. With several ``C`` the selection must be
@@ -304,13 +300,13 @@ class NystroemKPM(BaseKPM):
     >>> X, y = make_twonorm(2000, random_state=0)
     >>> clf = NystroemKPM(n_landmarks=200, sigma="median", max_components=30,
     ...                   random_state=0).fit(X, y)
-    >>> clf.formulation_, clf.n_components_, clf.C_   # the SVM in S_D; D and C by 5-fold CV
-    ('svm', 30, 100.0)
+    >>> clf.n_components_              # eigenfunctions chosen by 5-fold CV
+    14
     >>> clf.dual_coef_.shape           # f(x) = sum of 200 kernel terms + b
     (200,)
     >>> X_test, y_test = make_twonorm(10000, random_state=1)
     >>> print(f"{clf.score(X_test, y_test):.3f}")  # Bayes error: 2.3 %
-    0.975
+    0.977
 
     The penalty rule of Zwald & Blanchard, here with ``lam`` chosen by CV: such a fit holds
     every curve and answers the other rules without re-fitting:
@@ -363,7 +359,7 @@ class NystroemKPM(BaseKPM):
         cv=5,
         penalty="cv",
         slope_factor=2.0,
-        formulation="auto",
+        formulation="paper",
         C=None,
         c_selection="two-stage",
         loss="squared_hinge",

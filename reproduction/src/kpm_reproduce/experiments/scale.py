@@ -3,8 +3,8 @@
 Twonorm (Breiman 1996; :func:`kpm.datasets.make_twonorm`), n training points for each n of
 ``sizes``, ``n_test`` held-out points, Gaussian kernel with σ from the median heuristic:
 
-* ``kpm``: :class:`kpm.NystroemKPM` with the papers' hinge LP (``formulation='paper'``;
-  ``landmarks`` uniform landmarks, D chosen by 5-fold CV over D <= 64, folds in 2 threads);
+* ``kpm``: :class:`kpm.NystroemKPM` (``landmarks`` uniform landmarks, D chosen by 5-fold CV
+  over D <= 64, folds in 2 threads);
 * ``nys_linsvc``: scikit-learn's ``Nystroem(n_components=landmarks) + LinearSVC`` with C by
   3-fold ``GridSearchCV`` over {0.01, 0.1, 1, 10}. Its n × m float64 feature matrix is refused
   up front above 8 GiB (n = 10⁶, m = 2000: 15 GiB);
@@ -145,7 +145,7 @@ def _fit(method, X, y, gamma, sigma, m):
     if method == "kpm":
         from kpm import NystroemKPM
 
-        est = NystroemKPM(n_landmarks=m, sigma=sigma, max_components=64, cv=5, n_jobs=2, formulation="paper",
+        est = NystroemKPM(n_landmarks=m, sigma=sigma, max_components=64, cv=5, n_jobs=2,
                           random_state=0).fit(X, y)
         return est, {"D": int(est.n_components_), "timings": est.timings_}
     from sklearn.model_selection import GridSearchCV
