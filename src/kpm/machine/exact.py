@@ -35,7 +35,7 @@ from kpm.machine.eigen import (
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
 from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
 from kpm.machine.formulation import LOSSES, SVMFullPath
-from kpm.machine.weights import default_gamma, fit_weights, warn_weighted_degenerate
+from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS
 from kpm.validation import (
     Boolean,
@@ -45,7 +45,6 @@ from kpm.validation import (
     RandomState,
     check_int,
     check_kernel_matrix,
-    check_sample_weight,
     kernel_degeneracy,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
@@ -456,14 +455,11 @@ class KernelProjectionMachine(BaseKPM):
 
     def _training_data(self, X, y, plan, sample_weight=None):
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
-        self._kept = keep = None
         X_all, y_all = X, y
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, len(y), who=self._name)
-            if np.any(sample_weight == 0):  # a sample of weight 0 is a removed sample
-                keep = sample_weight > 0
-                self._kept = np.flatnonzero(keep)
-                X, y, sample_weight = self._take(X, self._kept), y[self._kept], sample_weight[self._kept]
+        sample_weight, keep = positive_weights(sample_weight, len(y), who=self._name)
+        self._kept = None if keep is None else np.flatnonzero(keep)
+        if keep is not None:
+            X, y, sample_weight = self._take(X, self._kept), y[self._kept], sample_weight[self._kept]
         self.classes_, codes, Y = one_vs_rest(y, "the Kernel Projection Machine")
         weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
         if weights is not None and self.centered:

@@ -46,7 +46,7 @@ from kpm.machine.dask_data import (
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
 from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
 from kpm.machine.formulation import LOSSES, SVMFullPath
-from kpm.machine.weights import default_gamma, fit_weights, warn_weighted_degenerate
+from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.machine.nystroem_data import (
     ROW_BLOCK,
     ConstraintGenerationFullPath,
@@ -72,7 +72,6 @@ from kpm.validation import (
     Real,
     check_estimator_data,
     check_int,
-    check_sample_weight,
     check_samples,
     warn_if_degenerate_counts,
     warn_if_degenerate_model,
@@ -502,12 +501,10 @@ class NystroemKPM(BaseKPM):
         weights = keep = None
         y_all = y
         if client is None:
-            if sample_weight is not None:
-                sample_weight = check_sample_weight(sample_weight, X.shape[0], who=self._name)
-                if np.any(sample_weight == 0):  # a sample of weight 0 is a removed sample
-                    keep = sample_weight > 0
-                    kept = np.flatnonzero(keep)
-                    X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
+            sample_weight, keep = positive_weights(sample_weight, X.shape[0], who=self._name)
+            if keep is not None:
+                kept = np.flatnonzero(keep)
+                X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
             self.classes_, codes, Y = one_vs_rest(y, "NystroemKPM")
             weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
         seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)

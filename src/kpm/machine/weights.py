@@ -25,8 +25,20 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from kpm.validation import InstanceOf, Options, check_sample_weight, warn_if_degenerate_counts, warn_if_one_class
 
-__all__ = ["fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
+__all__ = ["positive_weights", "fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
            "CLASS_WEIGHT_CONSTRAINTS"]
+
+
+def positive_weights(sample_weight, n, who=None):
+    """``(sample_weight, keep)``: the weights checked by :func:`kpm.validation.check_sample_weight`
+    (``who`` naming the estimator), and the mask of the samples of positive weight where some
+    weight is 0 -- a sample of weight 0 is a removed sample -- else None. ``(None, None)``
+    without weights."""
+    if sample_weight is None:
+        return None, None
+    w = check_sample_weight(sample_weight, n, who=who)
+    keep = w > 0
+    return w, None if keep.all() else keep
 
 
 def fit_weights(sample_weight, class_weight, y, classes, who=None):
