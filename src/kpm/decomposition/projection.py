@@ -46,14 +46,12 @@ from kpm.denoising.preimage import (
     preimage_objective,
     solve_preimages,
 )
-from kpm.exceptions import KernelMemoryError
-from kpm.kernels import format_bytes
+from kpm.kernels import check_kernel_budget
 from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
 from kpm.spectral.basis import (
     EIGEN_SOLVERS,
     RANK_RTOL,
-    dense_matrix_fits,
     eigen_basis,
     nystroem_basis,
     resolve_solver,
@@ -402,15 +400,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if self.eigen_solver == "auto":
             solver = resolve_solver("auto", n, None if fraction else nc, grow=fraction,
                                     matrix_free=self._can_go_matrix_free())
-            if solver == "matrix-free" and nc is None:
-                nbytes = 8 * n * n
-                raise KernelMemoryError(
-                    f"the {n} x {n} kernel matrix needs {format_bytes(nbytes)}, over the budget of "
-                    f"{format_bytes(get_config()['max_kernel_bytes'])} "
-                    "(kpm.set_config(max_kernel_bytes=...)), and n_components=None asks for its whole "
-                    "spectrum: give an integer or float n_components (the matrix-free solver then "
-                    "computes the leading eigenpairs without the matrix) or n_landmarks (Nyström)"
-                )
+            if solver == "matrix-free" and nc is None:  # over the budget: this raises
+                check_kernel_budget(n, n, f"the {n} x {n} kernel matrix",
+                                    "n_components=None asks for its whole spectrum: give an integer or float "
+                                    "n_components (the matrix-free solver then computes the leading eigenpairs "
+                                    "without the matrix) or n_landmarks (Nyström).")
             return solver
         if self.eigen_solver == "matrix-free" and nc is None:
             raise ValueError(

@@ -58,8 +58,7 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from kpm.config import get_config
-from kpm.exceptions import KernelMemoryError
-from kpm.kernels import Kernel, format_bytes, make_kernel
+from kpm.kernels import Kernel, check_kernel_budget, make_kernel
 from kpm.kernels import squared_distances as _sq_dists
 from kpm.validation import (
     InstanceOf,
@@ -991,14 +990,8 @@ def fit_learned_preimage(Y, X, kernel, *, alpha=1.0):
     alpha = check_real(alpha, "alpha", low=0.0)
     kernel = make_kernel(kernel)
     n = Y.shape[0]
-    budget = get_config()["max_kernel_bytes"]
-    if 8 * n * n > budget:
-        raise KernelMemoryError(
-            f"the learned pre-image map solves an {n} x {n} kernel ridge system, "
-            f"{format_bytes(8 * n * n)} over the budget of {format_bytes(budget)} "
-            "(kpm.set_config(max_kernel_bytes=...)); the fixed-point, gradient and MDS pre-images "
-            "need no such matrix"
-        )
+    check_kernel_budget(n, n, f"the learned pre-image map solves an {n} x {n} kernel ridge system: it",
+                        "The fixed-point, gradient and MDS pre-images need no such matrix.")
     K = kernel(Y)
     K.flat[:: n + 1] += alpha
     try:

@@ -60,6 +60,7 @@ from __future__ import annotations
 from kpm.kernels.base import (
     Kernel,
     KernelMemoryError,
+    check_kernel_budget,
     format_bytes,
     kernel_class,
     kernel_names,
@@ -90,6 +91,7 @@ __all__ = [
     "kernel_class",
     "kernel_names",
     "format_bytes",
+    "check_kernel_budget",
     "RBFKernel",
     "PolynomialKernel",
     "SigmoidKernel",

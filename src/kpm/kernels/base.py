@@ -26,6 +26,7 @@ __all__ = [
     "kernel_names",
     "check_kernel_param",
     "format_bytes",
+    "check_kernel_budget",
 ]
 
 
@@ -79,6 +80,20 @@ def format_bytes(nbytes) -> str:
             return f"{int(value)} bytes" if unit == "bytes" else f"{value:.3g} {unit}"
         value /= 1024
     return f"{value:.3g} TiB"
+
+
+def check_kernel_budget(n_rows, n_cols, what, remedy):
+    """Raise :class:`KernelMemoryError` when an ``n_rows x n_cols`` float64 matrix would
+    exceed ``kpm.get_config()['max_kernel_bytes']``: the one budget check of every dense
+    kernel matrix, with one message -- ``what`` (e.g. ``"the 10 x 10 kernel matrix"``)
+    needs so much, over the budget, how to raise it, then ``remedy``, the caller's way out."""
+    nbytes = 8 * int(n_rows) * int(n_cols)
+    budget = get_config()["max_kernel_bytes"]
+    if nbytes > budget:
+        raise KernelMemoryError(
+            f"{what} needs {format_bytes(nbytes)}, over the budget of {format_bytes(budget)} "
+            f"(kpm.set_config(max_kernel_bytes=...)). {remedy}"
+        )
 
 
 def _reject_sigma(sigma, name):
@@ -259,16 +274,10 @@ class Kernel(metaclass=_KernelFactory):
             If the matrix would exceed ``kpm.get_config()['max_kernel_bytes']``.
         """
         X, Y = self.prepare(X, Y)
-        nbytes = 8 * len(X) * len(Y)
-        budget = get_config()["max_kernel_bytes"]
-        if nbytes > budget:
-            raise KernelMemoryError(
-                f"the {len(X)} x {len(Y)} kernel matrix needs {format_bytes(nbytes)}, over the "
-                f"budget of {format_bytes(budget)} (kpm.set_config(max_kernel_bytes=...)). "
-                "Estimators that never form it: KernelProjection(eigen_solver='matrix-free') for "
-                "kernel PCA, NystroemKPM for the Kernel Projection Machine; in code, "
-                "Kernel.blocks / Kernel.matvec"
-            )
+        check_kernel_budget(len(X), len(Y), f"the {len(X)} x {len(Y)} kernel matrix",
+                            "Estimators that never form it: KernelProjection(eigen_solver='matrix-free') for "
+                            "kernel PCA, NystroemKPM for the Kernel Projection Machine; in code, "
+                            "Kernel.blocks / Kernel.matvec")
         out = np.empty((len(X), len(Y)))
         step = self.block_rows(len(Y))
         X_sq = self.sq_norms(X)

@@ -17,11 +17,9 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import validate_kernel_input, validate_kernel_input_y
-from kpm.config import get_config
-from kpm.exceptions import KernelMemoryError
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.hinge.lp_path import HingePath
-from kpm.kernels import format_bytes, make_kernel
+from kpm.kernels import check_kernel_budget, make_kernel
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.eigen import (
     EigenFolds,
@@ -496,15 +494,9 @@ class KernelProjectionMachine(BaseKPM):
 
     def _check_memory(self, n):
         """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
-        budget = get_config()["max_kernel_bytes"]
-        if 8 * n * n > budget:
-            raise KernelMemoryError(
-                f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set "
-                f"({format_bytes(8 * n * n)}), over kpm.get_config()['max_kernel_bytes'] = "
-                f"{format_bytes(budget)}. For data of this size use NystroemKPM (the KPM on Nystroem "
-                "eigenfunctions of m landmarks: memory O(n m), scales to millions of points), or raise the "
-                "budget with kpm.set_config(max_kernel_bytes=...)"
-            )
+        check_kernel_budget(n, n, f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set: it",
+                            "For data of this size use NystroemKPM (the KPM on Nystroem eigenfunctions of m "
+                            "landmarks: memory O(n m), scales to millions of points).")
 
     def _family(self, data, plan):
         family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
