@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
 
-from kpm.hinge.squared_hinge import SquaredHingeSVM, exact_line_search
+from kpm.hinge.squared_hinge import SquaredHingeSVM, arrow_gram, complement_cheaper, exact_line_search
 from kpm.hinge.svm_path import svm_c_path, svm_path
 
 
@@ -127,3 +127,75 @@ def test_the_gram_matrix_extended_along_d_is_the_one_computed_afresh(weighted):
     cold_w, cold_b = SquaredHingeSVM(Phi, y, 10.0, sample_weight=w).solve(30)
     np.testing.assert_allclose(w30, cold_w, atol=1e-8)
     assert b30 == pytest.approx(cold_b, abs=1e-8)
+
+
+def _eigen_features(n, d, seed=0, weights=None):
+    """Kernel-PCA features ``V sqrt(lambda)`` of a centred Gaussian kernel (columns orthogonal,
+    under ``W`` with weights: the eigenvectors of ``W^{1/2} K W^{1/2}`` divided by ``sqrt(w)``),
+    and labels that need many of them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    s = np.ones(n) if weights is None else np.sqrt(weights)
+    H = np.eye(n) - np.outer(s, s) / (s @ s)  # centring in the weighted inner product
+    lam, V = np.linalg.eigh(H @ (K * np.outer(s, s)) @ H)
+    lam, V = lam[::-1][:d], V[:, ::-1][:, :d]
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return V * np.sqrt(lam) / s[:, None], y
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_arrow_gram_is_the_gram_matrix_of_orthogonal_columns(weighted):
+    """The Gram matrix [Phi, B]^T W [Phi, B] of orthogonal columns is diagonal but for the
+    constant's row: arrow_gram returns that diagonal, row and corner, and None for columns
+    that are not orthogonal."""
+    n = 150
+    w = np.random.default_rng(5).uniform(0.5, 3.0, n) if weighted else np.ones(n)
+    Phi, _ = _eigen_features(n, 40, weights=w if weighted else None)
+    F = np.c_[Phi, np.full(n, 2.0)]
+    G = F.T @ (w[:, None] * F)
+    g, c, e = arrow_gram(Phi, w, 2.0)
+    np.testing.assert_allclose(g, np.diag(G)[:40], rtol=1e-12)
+    np.testing.assert_allclose(c, G[40, :40], atol=1e-10 * G.max())
+    assert e == pytest.approx(G[40, 40], rel=1e-12)
+    mixed = Phi @ np.linalg.qr(np.random.default_rng(6).normal(size=(40, 40)))[0]  # same span, not orthogonal
+    assert arrow_gram(mixed, w, 2.0) is None
+    assert arrow_gram(Phi, np.r_[w[:-1], 5.0 * w[-1]], 2.0) is None  # orthogonal under other weights only
+
+
+@pytest.mark.parametrize("weighted, n_out", [(False, 9), (True, 9), (False, 0)])
+def test_the_step_through_the_points_out_of_the_loss_solves_the_newton_system(weighted, n_out):
+    """With most points in the loss (small C) and orthogonal columns, the Newton step goes
+    through the few points out of it (Woodbury on G - U^T U): it solves the same system as the
+    Cholesky factor of the whole matrix."""
+    n, d = 200, 60
+    w = np.random.default_rng(7).uniform(0.5, 2.0, n) if weighted else None
+    Phi, y = _eigen_features(n, d, seed=1, weights=w)
+    solver = SquaredHingeSVM(Phi, y, 0.3, sample_weight=w)
+    out = np.random.default_rng(8).choice(n, n_out, replace=False)
+    active = np.ones(n, bool)
+    active[out] = False
+    rows = np.flatnonzero(active)
+    assert complement_cheaper(len(rows), n_out, d)
+    F = solver._features(rows, d)
+    grad = np.random.default_rng(9).normal(size=d + 1)
+    step = solver._complement_solve(grad, active, rows, F, d)
+    Fw = F if w is None else F * np.sqrt(w[rows])[:, None]
+    H = np.eye(d + 1) + 0.6 * Fw.T @ Fw
+    np.testing.assert_allclose(H @ step, grad, atol=1e-10 * np.abs(grad).max())
+
+
+@pytest.mark.parametrize("C", [0.01, 0.3, 3.0])
+def test_solutions_through_the_complement_are_liblinears(C, monkeypatch):
+    """Whole solves on kernel-PCA features at small C take the complement steps and reach
+    LIBLINEAR's minimiser, as the other steps do."""
+    Phi, y = _eigen_features(300, 120, seed=2)
+    taken = []
+    step = SquaredHingeSVM._complement_solve
+    monkeypatch.setattr(SquaredHingeSVM, "_complement_solve",
+                        lambda self, *a: taken.append(1) or step(self, *a))
+    w, b = SquaredHingeSVM(Phi, y, C).solve(120)
+    assert taken
+    ref = LinearSVC(C=C, loss="squared_hinge", dual=False, tol=1e-12, max_iter=100000).fit(Phi, y)
+    assert _objective(Phi, y, w, b, C) <= _objective(Phi, y, ref.coef_[0], ref.intercept_[0], C) * (1 + 1e-12)
+    np.testing.assert_allclose(np.r_[w, b], np.r_[ref.coef_[0], ref.intercept_[0]], atol=1e-5)
