@@ -343,7 +343,7 @@ def report_lines(result):
     cfg = result["config"]
     cap = (f"image and splice capped at {cfg['slow_cap']} realizations (`--slow-cap`)"
            if cfg["slow_cap"] and any(d in SLOW_SETS for d in cfg["datasets"]) else None)
-    lines = [f"# {TITLE}", "", *header(result["command"])]
+    lines = [f"# {TITLE}", "", *header(result["command"], code=result.get("code"))]
     lines += [
         "kpm's default classifier, `KernelProjectionMachine(sigma=s, random_state=0)` (the "
         "squared-hinge SVM restricted to the leading kernel-PCA directions, D and C chosen by "

@@ -8,16 +8,21 @@ import pytest
 
 
 @pytest.mark.slow
-def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path):
+def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path, monkeypatch):
     import bench_kpm_panel as bench
+    from kpm_reproduce.experiments import provenance
 
     from kpm import KernelProjectionMachine, median_sigma
 
+    # the checkout as the run found it, then as its own saved record leaves it (--out docs/results)
+    versions = iter(["kpm 0.1.0, commit 0123456789"])
+    monkeypatch.setattr(provenance, "code_version", lambda: next(versions, "kpm 0.1.0, commit 0123456789+dirty"))
     argv = ["--quick", "--sets", "wine", "classification", "--sizes", "150", "300", "450",
             "--kpm-max-n", "250", "--out", str(tmp_path)]
     bench.main(argv)
     result = json.loads((tmp_path / "kpm_panel.json").read_text())
     text = (tmp_path / "kpm_panel.md").read_text()
+    assert "with kpm 0.1.0, commit 0123456789, on " in text.splitlines()[2]
     recs = result["records"]
     assert set(recs) == {f"{s}/median/0/{m}" for s in ("wine", "classification n=150", "classification n=300",
                                                        "classification n=450") for m in ("kpm", "svc")}
