@@ -39,9 +39,6 @@ from kpm.machine.rules import one_standard_error
 __all__ = ["Fold", "make_splits", "check_fold", "validation_total", "cross_validate", "cross_validate_svm",
            "svm_c_curve", "svm_d_path"]
 
-#: Stage one's warm start (:meth:`_FoldPath.warm_start`) solves at no D smaller than this.
-WARM_START_MIN_D = 8
-
 #: The hint of a fold without training samples of some class, for a user's splitter.
 SPLITTER_HINT = ("use fewer folds (cv), or give cv as an int: its stratified folds keep a class too small "
                  "for every fold (a single sample) in every training part")
@@ -277,16 +274,6 @@ class _FoldPath:
         self.seconds += time.perf_counter() - t0
         return errors
 
-    def warm_start(self):
-        """Solve at a few smaller D first (``m/16``, ``m/4``), each solution the next one's
-        start: from zero at the largest D and a large C, the Newton method takes ~15 steps
-        per problem, each on all m columns (digits, C = 1000, m = 512: stage one's first C
-        1.1 s from zero, 0.74 s through D = 32 and 128)."""
-        for d in (self.m // 16, self.m // 4):
-            if d >= WARM_START_MIN_D:
-                for solver in self.solvers:
-                    solver.solve(d)
-
     def errors_at_C(self, C):
         """Stage one's model at a new C: the solvers re-solved at the fold's largest D, warm
         from their last solution; the misclassified validation points (no curves recorded)."""
@@ -308,9 +295,6 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE):
     best so far. The small C values it skips are the expensive ones (nearly every point
     inside the margin). Returns the pooled CV error per C (NaN where not reached)."""
     paths = [_FoldPath(f, Cs[-1], plan) for f in folds]
-    if plan.loss == "squared_hinge":
-        for p in paths:
-            p.warm_start()
     curve = np.full(len(Cs), np.nan)
     best, worse = np.inf, 0
     for j in range(len(Cs) - 1, -1, -1):
