@@ -59,7 +59,7 @@ Usage::
 
     python benchmarks/bench_kpm_panel.py [--sets digits wine ...] [--sizes 2000 5000]
         [--widths median likelihood] [--realizations 1 2] [--splits 5] [--kpm-max-n 10000]
-        [--time-limit 1800] [--quick] [--resume] [--out docs/results]
+        [--time-limit 1800] [--repeats 3] [--quick] [--resume] [--out docs/results]
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ RESULTS_NAME = "kpm_panel"
 C_GRID = np.logspace(-2, 3, 11)
 #: ``make_classification`` sizes (before the 70/30 split).
 SIZES = (2000, 5000, 10000, 20000)
+#: ``--repeats``: a fit that takes longer than this (seconds) is not repeated.
+REPEAT_BELOW_S = 60.0
 #: The sizes of ``--quick``.
 QUICK_SIZES = (300, 600)
 TEST_SIZE = 0.3
@@ -207,17 +209,33 @@ def _shorten(text, limit=300):
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def fit_one(name, split, width, method, n=None, data_dir=None):
-    """Prepare one split, fit one method on it (timed) and return its record."""
-    Xtr, Xte, ytr, yte, sigma = prepare(name, split, width, n=n, data_dir=data_dir)
+def _timed_fit(method, sigma, Xtr, ytr):
+    """A fresh estimator fitted: ``(estimator, wall s, CPU s, warnings caught)``."""
     est = make_estimator(method, sigma)
-    load_before = os.getloadavg()[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         w0, c0 = time.perf_counter(), time.process_time()
         est.fit(Xtr, ytr)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    rec = {"status": "ok", "wall_s": wall, "cpu_s": cpu,
+    return est, wall, cpu, caught
+
+
+def fit_one(name, split, width, method, n=None, data_dir=None, repeats=1):
+    """Prepare one split, fit one method on it (timed) and return its record.
+
+    With ``repeats`` > 1 the fit is run that many times (each a fresh estimator; the fits are
+    deterministic) unless one takes longer than :data:`REPEAT_BELOW_S`, and the shortest
+    wall and CPU times are kept: the run least disturbed by the machine's other work. The
+    warnings and the model recorded are the first run's."""
+    Xtr, Xte, ytr, yte, sigma = prepare(name, split, width, n=n, data_dir=data_dir)
+    load_before = os.getloadavg()[0]
+    est, wall, cpu, caught = _timed_fit(method, sigma, Xtr, ytr)
+    walls, cpus = [wall], [cpu]
+    while len(walls) < repeats and max(walls) <= REPEAT_BELOW_S:
+        _, wall, cpu, _ = _timed_fit(method, sigma, Xtr, ytr)
+        walls.append(wall)
+        cpus.append(cpu)
+    rec = {"status": "ok", "wall_s": min(walls), "cpu_s": min(cpus), "wall_runs": walls,
            "test_error": float(np.mean(est.predict(Xte) != yte)),
            "sigma": sigma, "n_train": len(ytr), "n_test": len(yte), "n_features": Xtr.shape[1],
            "n_classes": len(np.unique(ytr)), "load_before": load_before, "load_after": os.getloadavg()[0],
@@ -598,6 +616,10 @@ def report_lines(result):
                      "(`--kpm-max-n`).")
     if cfg["time_limit"] is not None:
         lines.append(f"- Time limit per fit: {cfg['time_limit']:g} s (`--time-limit`).")
+    if cfg.get("repeats", 1) > 1:
+        lines.append(f"- Each fit was run {cfg['repeats']} times, one after the other, and its shortest wall "
+                     f"and CPU times kept (`--repeats`; a fit longer than {REPEAT_BELOW_S:g} s ran once): "
+                     "the run least disturbed by the machine's other work.")
     lines += ["", "## Summary", "", *summary_lines(s), "", "## The panel", "", *table_lines(rows)]
     errors = [(r["label"], r["width"], m, e) for r in rows for m in METHODS for e in r[m]["errors"]]
     if errors:
@@ -637,6 +659,10 @@ def main(argv=None):
                     help="skip the KPM on training sets larger than this (reported as skipped)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds per fit; a fit that takes longer is stopped and reported as a timeout")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="run each fit this many times and keep its shortest time (the run least "
+                         f"disturbed by other work on the machine); fits longer than {REPEAT_BELOW_S:g} s "
+                         "run once (default 1)")
     ap.add_argument("--quick", action="store_true",
                     help=f"smoke test: sizes {' '.join(map(str, QUICK_SIZES))} (unless --sizes), one "
                          "split and realization 1 (unless --splits / --realizations are given)")
@@ -675,7 +701,7 @@ def main(argv=None):
     earlier_s = earlier.get("wall_s", 0.0) if resumed else 0.0
     config = {"sets": args.sets, "sizes": sizes, "widths": args.widths, "realizations": args.realizations,
               "splits": args.splits, "kpm_max_n": args.kpm_max_n, "time_limit": args.time_limit,
-              "quick": args.quick, "C_grid": C_GRID.tolist()}
+              "quick": args.quick, "C_grid": C_GRID.tolist(), "repeats": args.repeats}
     command = command_line(None if argv is None else ["bench_kpm_panel.py", *argv])
     result = {"title": TITLE, "command": command, "code": code_version(), "machine": machine(),
               "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -702,7 +728,7 @@ def main(argv=None):
                             print(f"{key}: skipped (n_train {n_train})", flush=True)
                             continue
                     job = {"name": name, "split": sp, "width": width, "method": method, "n": n,
-                           "data_dir": args.data_dir}
+                           "data_dir": args.data_dir, "repeats": args.repeats}
                     rec = worker.run(job, args.time_limit)
                     result["threads"] = result["threads"] or worker.threads
                     records[key] = rec

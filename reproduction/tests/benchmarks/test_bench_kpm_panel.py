@@ -150,3 +150,21 @@ def test_a_fit_over_the_time_limit_is_stopped_and_the_worker_restarted():
         assert worker.threads["openblas"] == 1
     finally:
         worker.close()
+
+
+@pytest.mark.slow
+def test_repeats_keep_the_shortest_time_of_the_same_fit(tmp_path):
+    """--repeats runs each fit again (the same model) and keeps its shortest time."""
+    import bench_kpm_panel as bench
+
+    bench.main(["--quick", "--sets", "wine", "--repeats", "3", "--out", str(tmp_path)])
+    result = json.loads((tmp_path / "kpm_panel.json").read_text())
+    assert result["config"]["repeats"] == 3
+    for method in ("kpm", "svc"):
+        rec = result["records"][f"wine/median/0/{method}"]
+        assert len(rec["wall_runs"]) == 3 and rec["wall_s"] == min(rec["wall_runs"])
+    single = bench.fit_one("wine", 0, "median", "kpm")
+    again = result["records"]["wine/median/0/kpm"]
+    assert (again["test_error"], again["D"], again["C"]) == (single["test_error"], single["D"], single["C"])
+    assert single["wall_runs"] == [single["wall_s"]]
+    assert "Each fit was run 3 times" in (tmp_path / "kpm_panel.md").read_text()
