@@ -197,8 +197,9 @@ class SquaredHingeSVM:
         """``(Id + 2C A_I^T A_I)^{-1} grad``: with fewer points in the loss than columns by the
         Woodbury identity (an ``|I| x |I|`` system); where the points out of the loss are
         fewer (by :func:`complement_cheaper`'s count) and the columns orthogonal, by the
-        Woodbury identity on those points (:meth:`_complement_solve`); else by the Cholesky factor of the ``(d + 1) x (d + 1)``
-        matrix (its ``A_I^T A_I`` kept and updated between steps)."""
+        Woodbury identity on those points (:meth:`_complement_solve`); else by the Cholesky
+        factor of the ``(d + 1) x (d + 1)`` matrix (its ``A_I^T A_I`` kept and updated between
+        steps)."""
         C2 = 2.0 * self.C
         if complement_cheaper(len(rows), len(self.y) - len(rows), d):
             step = self._complement_solve(grad, active, rows, F, d)
@@ -229,10 +230,11 @@ class SquaredHingeSVM:
         system with ``Id + 2C G`` (in ``O(d)``) and an ``|out| x |out|`` matrix; one step of
         iterative refinement. None where the columns are not orthogonal or that matrix is not
         numerically positive definite (the caller then factors the whole matrix)."""
-        if self._arrow_gram() is None:
+        arrow = self._arrow_gram()
+        if arrow is None:
             return None
         C2 = 2.0 * self.C
-        g, c, e = self._arrow
+        g, c, e = arrow
         h0 = _ArrowInverse(1.0 + C2 * g[:d], C2 * c[:d], 1.0 + C2 * e)
         out = np.flatnonzero(~active)
         if len(out) == 0:

@@ -30,8 +30,16 @@ import numpy as np
 from scipy import linalg
 
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
-from kpm.machine.engine import FoldCurves, FullPath, clipped_risk, decisions, misclassified, pad, path_width
-from kpm.machine.engine import predict_codes
+from kpm.machine.engine import (
+    FoldCurves,
+    FullPath,
+    clipped_risk,
+    decisions,
+    misclassified,
+    pad,
+    path_width,
+    predict_codes,
+)
 from kpm.machine.folds import Fold
 from kpm.machine.progress import Progress
 from kpm.machine.weights import lp_weights
