@@ -165,6 +165,16 @@ class TargetContributions:
         g = self._gamma(d)[0]
         return self.mean + g / np.sqrt(self.weight_sum), self.s[:d] - self.a[:d, None] * g[None, :]
 
+    def cumulative_sums(self, r):
+        """``sum_{i<=d} r_i c_i`` for the coefficients ``c`` of the fit on d directions
+        (:meth:`coefficients`), for d = 1 .. len(r): shape (len(r), c)."""
+        r = np.asarray(r, dtype=float)
+        D = len(r)
+        out = np.cumsum(r[:, None] * self.s[:D], axis=0)
+        if self.intercept:
+            out -= self._gamma(np.arange(1, D + 1)) * np.cumsum(r * self.a[:D])[:, None]
+        return out
+
     def cumulative_predictions(self, Phi):
         """Predictions of the fits on d = 1 .. D directions from the directions' values ``Phi``
         (n_points, D) at the points: shape (n_points, D, c)."""

@@ -14,7 +14,13 @@ outside the first d directions, ``c_d^2 = 1 - sum_{i<=d} a_i^2``,
     new point          f(x) = intercept_ + κ(x)^T U_d Λ_d^{-1} c,   c_i = s_i - gamma_d a_i
 
 (at a training point ``κ(x_j)^T u_i / λ_i = (u_i)_j``; where the constant lies in the span,
-``c_d^2 = 0``, ``gamma_d = 0``). Without an intercept, the slides' formulas:
+``c_d^2 = 0``, ``gamma_d = 0``). A training point's kernel row holds its similarity with
+itself, which no new point has; where every point is far from every other (high
+dimensions) K is close to a smooth kernel matrix plus ``delta I`` (El Karoui 2010), and the
+intercept of the training fit would carry ``delta`` into every prediction.
+``self_similarity='nearest'`` (default) moves the intercept by ``delta * mean_w(alpha)``,
+with ``delta = min_j (K_jj - K_{j, nn(j)})`` the self-similarity every point has beyond its
+nearest neighbour's: the intercept fitted to the training values with that part removed. Without an intercept, the slides' formulas:
 ``Π_d y = U_d U_d^T y`` and ``f(x) = κ(x)^T U_d Λ_d^{-1} U_d^T y``, which predict 0 far from
 the data whatever the mean of y, and fit an offset of y only as far as the kernel can make
 a constant (a constant target of 3 was predicted between 0.82 and 3.97 at d = 5).
@@ -120,6 +126,31 @@ def _weighted_scale_gamma(X, weight):
     return float(gamma) if np.isfinite(gamma) and gamma > 0 else scale_gamma(X)
 
 
+def _diagonal_excess(K, weight):
+    """The self-similarity every point of ``K`` has in excess of its nearest neighbour's.
+
+    ``delta = min_j (K_jj - K_{j, nn(j)})``, ``nn(j)`` the nearest other point in the
+    feature space (smallest ``K_ii + K_jj - 2 K_ij``); for the Gaussian kernel
+    ``min_j (1 - max_{i != j} K_ij)``. In high dimensions, where every point is far from
+    every other, ``K`` is close to a smooth kernel matrix plus this multiple of the identity
+    (El Karoui 2010): a part of the training points' kernel rows that no new point has.
+    0 where a point has a copy -- an exact duplicate, or a weight of 2 or more (as many
+    repeated rows) -- since a new point can then coincide with a training point, where the
+    excess is negative, and with fewer than two points.
+    """
+    m = len(K)
+    if m < 2 or np.any(weight >= 2):
+        return 0.0
+    diag = np.diag(K)
+    dist = diag[:, None] + diag[None, :] - 2.0 * K
+    np.fill_diagonal(dist, np.inf)
+    nn = np.argmin(dist, axis=0)
+    cols = np.arange(m)
+    if np.any(dist[nn, cols] <= 1e-12 * (np.abs(diag) + np.abs(diag[nn]))):
+        return 0.0
+    return max(0.0, float(np.min(diag - K[nn, cols])))
+
+
 class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
     _is_classifier = False
 
@@ -134,6 +165,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         coef0=1.0,
         kernel_params=None,
         fit_intercept=True,
+        self_similarity="nearest",
         cv=5,
         max_components=None,
         cv_loss="auto",
@@ -150,6 +182,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.fit_intercept = fit_intercept
+        self.self_similarity = self_similarity
         self.cv = cv
         self.max_components = max_components
         self.cv_loss = cv_loss
@@ -161,6 +194,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
     _parameter_constraints = {
         "n_components": [Integer(1), Options("relevant", "cv")],
         "fit_intercept": [Boolean()],
+        "self_similarity": [Options("nearest", "keep")],
         "cv": [Integer(2), Splitter()],
         "max_components": [Integer(1), None],
         "cv_loss": [Options("auto", "squared")],
@@ -227,6 +261,16 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             Kr = sw[:, None] * Kr * sw[None, :]
         return eigen_basis(Kr, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
 
+    def _corrects_intercept(self):
+        return self.fit_intercept and self.self_similarity == "nearest"
+
+    def _excess_weights(self, K, rows, weight):
+        """``delta w_j / sum(w)`` on ``rows`` (``delta`` the diagonal excess of their kernel
+        matrix, :func:`_diagonal_excess`): the intercept's shift is its product with the
+        dual coefficients of ``rows``."""
+        Kr = K if len(rows) == len(K) else K[np.ix_(rows, rows)]
+        return _diagonal_excess(Kr, weight[rows]) * weight[rows] / float(weight[rows].sum())
+
     def _cv_select(self, K, Y, y, cv, weight):
         n = len(y)
         splits = list(self._splitter(y, cv).split(np.zeros((n, 1)), y))
@@ -253,6 +297,11 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         for tr, va, lam, U, sw, contrib in folds:
             Phi = (K[np.ix_(va, tr)] @ (sw[:, None] * U[:, :D])) / lam[:D]  # (n_va, D)
             pred = contrib.cumulative_predictions(Phi)  # (n_va, D, c)
+            if self._corrects_intercept():
+                # the intercept's shift for d = 1 .. D: sum_j e_j dual_j with
+                # dual = sw * U_d Λ_d^{-1} c (see fit)
+                r = (U[:, :D].T @ (sw * self._excess_weights(K, tr, weight))) / lam[:D]
+                pred = pred + contrib.cumulative_sums(r)[None, :, :]
             if self.cv_loss == "squared":
                 losses[va] = ((pred - Y[va][:, None, :]) ** 2).mean(axis=2)
             else:
@@ -331,11 +380,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 )
             if d > len(lam):
                 raise ValueError(f"n_components={d} > max_components={self.max_components}")
-        b, coef = contrib.coefficients(d)
-        dual = np.zeros((n, Y.shape[1]))
-        dual[rows] = sw[:, None] * (U[:, :d] @ (coef / lam[:d, None]))
+        b, dual, fitted_rows = self._expansion(K, contrib, U, lam, sw, rows, weight, d)
         fitted = K @ dual + b
-        fitted[rows] = U[:, :d] @ coef / sw[:, None] + b  # exact: (W^1/2 K W^1/2) v_i = λ_i v_i
+        fitted[rows] = fitted_rows
         self.kernel_ = kernel
         self.X_fit_ = X
         self.eigenvalues_ = lam
@@ -352,10 +399,19 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self._finish_fit(y, Y, weight)
         if isinstance(self.n_components, (int, np.integer)) and not isinstance(self.n_components, bool) \
                 and d < min(rel_dim, rank):
-            ref_b, ref_coef = contrib.coefficients(min(rel_dim, rank))
-            at_ref = U[:, : len(ref_coef)] @ ref_coef / sw[:, None] + ref_b
+            at_ref = self._expansion(K, contrib, U, lam, sw, rows, weight, min(rel_dim, rank))[2]
             self._warn_if_underfit(d, min(rel_dim, rank), Y[rows], fitted[rows], at_ref, weight[rows])
         return self
+
+    def _expansion(self, K, contrib, U, lam, sw, rows, weight, d):
+        """``(intercept, dual coefficients (n, c), training fit on rows)`` of the fit on d
+        directions; the training fit is exact: ``(W^1/2 K W^1/2) v_i = λ_i v_i``."""
+        b, coef = contrib.coefficients(d)
+        dual = np.zeros((len(K), coef.shape[1]))
+        dual[rows] = sw[:, None] * (U[:, :d] @ (coef / lam[:d, None]))
+        if self._corrects_intercept():
+            b = b + self._excess_weights(K, rows, weight) @ dual[rows]
+        return b, dual, U[:, :d] @ coef / sw[:, None] + b
 
     def _warn_if_underfit(self, d, d_ref, Y, fitted, at_ref, weight):
         """Warn when an explicit d fits the training set clearly worse than the relevant
@@ -400,6 +456,15 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         dimension from the contributions after it. False: the slides' model, without a
         constant (its predictions tend to 0 away from the data, and a target's offset is
         fitted only as far as the leading directions can make a constant).
+    self_similarity : {'nearest', 'keep'}, default='nearest'
+        How the intercept treats each training point's similarity with itself, which a new
+        point lacks. 'nearest': the intercept is moved by ``delta * mean_w(dual_coef_)``,
+        fitting it to the training points' values with the part ``delta`` of their
+        self-similarity that every point has in excess of its nearest neighbour's removed
+        (large only where every point is far from every other, as in high dimensions; 0 when
+        a point has an exact duplicate or a weight of 2 or more). 'keep': the intercept of
+        the training fit, Braun, Lange & Buhmann's expansion as it is. Only with
+        ``fit_intercept=True``; the user guide derives it.
     cv : int, CV splitter or iterable of (train, test) index pairs, default=5
         Folds for ``n_components='cv'`` (an int: shuffled KFold seeded by ``random_state``).
     max_components : int, optional
@@ -585,6 +650,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         coef0=1.0,
         kernel_params=None,
         fit_intercept=True,
+        self_similarity="nearest",
         class_weight=None,
         cv=5,
         max_components=None,
@@ -596,7 +662,8 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     ):
         super().__init__(
             n_components, kernel=kernel, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, fit_intercept=fit_intercept, cv=cv,
+            kernel_params=kernel_params, fit_intercept=fit_intercept,
+            self_similarity=self_similarity, cv=cv,
             max_components=max_components, cv_loss=cv_loss, cv_rule=cv_rule,
             null_space=null_space, eigen_solver=eigen_solver, random_state=random_state,
         )
