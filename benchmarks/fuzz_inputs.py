@@ -44,7 +44,8 @@ Accuracy oracles
 The other input kinds compare containers, layouts and degeneracy flags; they cannot see a
 model that is finite, warned of nothing and wrong. The accuracy kinds (``acc_separable``,
 ``acc_nonlinear``, ``acc_offset``, ``acc_shifted``, ``acc_highdim``: :data:`ACCURACY_FAMILIES`)
-draw a fresh easy problem for the target's task, with a test set, and judge the answer:
+draw a fresh easy problem for the target's task, with a test set (300 points for the
+classifiers, :data:`ACC_CLF_TEST`), and judge the answer:
 each classifier against the majority class and an SVC on the estimator's own kernel with C
 tuned (a reduced set against the SVC it reduces), each regressor against the mean and
 kernel ridge regression on its kernel with alpha tuned (a constant target must come back
@@ -1502,39 +1503,66 @@ ACCURACY_FAMILIES = {
     "acc_nonlinear": ("XOR of four blobs", "sin(1.5 x0) + 0.5 x1 + 3", "two noisy circles"),
     "acc_offset": ("blobs with 3:1 class imbalance", "sin(1.5 x0) + 0.5 x1 + 100",
                    "a noisy circle centred at (50, 50)"),
-    "acc_shifted": ("two Gaussian classes 6 apart in x0 (80 train, 40 test)", "constant target 3",
+    "acc_shifted": ("two Gaussian classes 6 apart in x0 (80 train)", "constant target 3",
                     "a noisy circle of radius 200"),
     "acc_highdim": ("30 samples x 500 features, 5 informative", "40 x 200, 3 informative, linear",
                     "a noisy circle in 2 of 50 dimensions"),
 }
 
 
+#: test points of the classification families: their own split, then fresh draws from the same
+#: distribution up to this many (a 30-point test set measures an error rate of 0.2 to +-0.07,
+#: too coarse for a margin of 0.15; 300 points to +-0.023)
+ACC_CLF_TEST = 300
+
+
 def _acc_classification(name, rng):
+    """(X, y, X_test, y_test) of a classification family: the training set and the first test
+    points as drawn before the test sets grew, then fresh test points (``ACC_CLF_TEST``)."""
     if name == "acc_separable":
         k = int(rng.integers(2, 4))
         centres = rng.permutation(np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]]))[:k]
-        y = rng.integers(0, k, 120)
-        X = centres[y] + rng.normal(size=(120, 2))
+
+        def draw(n):
+            y = rng.integers(0, k, n)
+            return centres[y] + rng.normal(size=(n, 2)), y
     elif name == "acc_nonlinear":
         corners = np.array([[-2.0, -2.0], [2.0, 2.0], [-2.0, 2.0], [2.0, -2.0]])
-        c = rng.integers(0, 4, 120)
-        X, y = corners[c] + 0.5 * rng.normal(size=(120, 2)), (c >= 2).astype(np.int64)
+
+        def draw(n):
+            c = rng.integers(0, 4, n)
+            return corners[c] + 0.5 * rng.normal(size=(n, 2)), (c >= 2).astype(np.int64)
     elif name == "acc_offset":
-        y = (rng.random(120) < 0.25).astype(np.int64)
-        X = np.array([[0.0, 0.0], [4.0, 1.0]])[y] + rng.normal(size=(120, 2))
+        def draw(n):
+            y = (rng.random(n) < 0.25).astype(np.int64)
+            return np.array([[0.0, 0.0], [4.0, 1.0]])[y] + rng.normal(size=(n, 2)), y
     elif name == "acc_shifted":
-        y = np.r_[np.zeros(60, np.int64), np.ones(60, np.int64)]
-        X = rng.normal(size=(120, 2))
-        X[:, 0] += 6 * y
-        p = rng.permutation(120)
-        return _f32(X[p[:80]]), y[p[:80]], _f32(X[p[80:]]), y[p[80:]]
+        def draw(n):
+            y = rng.integers(0, 2, n)
+            X = rng.normal(size=(n, 2))
+            X[:, 0] += 6 * y
+            return X, y
     else:  # acc_highdim
-        y = np.r_[np.zeros(30, np.int64), np.ones(30, np.int64)]
-        X = rng.normal(size=(60, 500))
-        X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
-        p = rng.permutation(60)
-        return _f32(X[p[:30]]), y[p[:30]], _f32(X[p[30:]]), y[p[30:]]
-    return _f32(X[:60]), y[:60], _f32(X[60:]), y[60:]
+        def draw(n):
+            y = rng.integers(0, 2, n)
+            X = rng.normal(size=(n, 500))
+            X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+            return X, y
+    if name in ("acc_shifted", "acc_highdim"):  # equal classes, then a random split
+        n, n_train = (120, 80) if name == "acc_shifted" else (60, 30)
+        y = np.r_[np.zeros(n // 2, np.int64), np.ones(n // 2, np.int64)]
+        X = rng.normal(size=(n, 2 if name == "acc_shifted" else 500))
+        if name == "acc_shifted":
+            X[:, 0] += 6 * y
+        else:
+            X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+        p = rng.permutation(n)
+        X, y, n = X[p], y[p], n_train
+    else:
+        X, y = draw(120)
+        n = 60
+    Xe, ye = draw(ACC_CLF_TEST - (len(y) - n))
+    return _f32(X[:n]), y[:n], _f32(np.vstack([X[n:], Xe])), np.r_[y[n:], ye]
 
 
 def _acc_regression(name, rng):
