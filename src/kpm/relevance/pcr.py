@@ -20,7 +20,8 @@ dimensions) K is close to a smooth kernel matrix plus ``delta I`` (El Karoui 201
 intercept of the training fit would carry ``delta`` into every prediction.
 ``self_similarity='nearest'`` (default) moves the intercept by ``delta * mean_w(alpha)``,
 with ``delta = min_j (K_jj - K_{j, nn(j)})`` the self-similarity every point has beyond its
-nearest neighbour's: the intercept fitted to the training values with that part removed. Without an intercept, the slides' formulas:
+nearest neighbour's: the intercept fitted to the training values with that part removed.
+Without an intercept, the slides' formulas:
 ``Π_d y = U_d U_d^T y`` and ``f(x) = κ(x)^T U_d Λ_d^{-1} U_d^T y``, which predict 0 far from
 the data whatever the mean of y, and fit an offset of y only as far as the kernel can make
 a constant (a constant target of 3 was predicted between 0.82 and 3.97 at d = 5).
@@ -134,9 +135,9 @@ def _diagonal_excess(K, weight):
     ``min_j (1 - max_{i != j} K_ij)``. In high dimensions, where every point is far from
     every other, ``K`` is close to a smooth kernel matrix plus this multiple of the identity
     (El Karoui 2010): a part of the training points' kernel rows that no new point has.
-    0 where a point has a copy -- an exact duplicate, or a weight of 2 or more (as many
-    repeated rows) -- since a new point can then coincide with a training point, where the
-    excess is negative, and with fewer than two points.
+    0 where the minimum is negative, for fewer than two points, and where a point has a
+    copy -- an exact duplicate, or a weight of 2 or more (as many repeated rows) -- since a
+    new point can then coincide with a training point.
     """
     m = len(K)
     if m < 2 or np.any(weight >= 2):
