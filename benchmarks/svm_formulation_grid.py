@@ -59,7 +59,7 @@ def curves(dataset, realization, data_dir=None):
     from kpm_reproduce.datasets import load_raetsch
     from kpm_reproduce.experiments.kpm13 import SIGMAS
     from kpm.kernels import make_kernel
-    from kpm.machine.exact import SVM_DIM_RATIO
+    from kpm.machine.exact import SVM_DIM_DENSE, SVM_DIM_RATIO
     from kpm.machine.eigen import auto_dim_grid
     from kpm.spectral.basis import eigen_basis
 
@@ -69,7 +69,7 @@ def curves(dataset, realization, data_dir=None):
     pos = np.unique(s.y_train)[1]
     y, yt = np.where(s.y_train == pos, 1.0, -1.0), np.where(s.y_test == pos, 1.0, -1.0)
     full = eigen_basis(K).truncate()
-    grid = auto_dim_grid(full.rank, ratio=SVM_DIM_RATIO)
+    grid = auto_dim_grid(full.rank, dense=SVM_DIM_DENSE, ratio=SVM_DIM_RATIO)
     E = np.zeros((len(SUPERSET), len(grid)))
     for tr, va in StratifiedKFold(5, shuffle=True, random_state=realization).split(K, y):
         b = eigen_basis(K[np.ix_(tr, tr)]).truncate()

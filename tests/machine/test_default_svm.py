@@ -84,6 +84,15 @@ def test_a_d_chosen_at_the_end_of_a_capped_grid_warns(moons):
     assert m.selection_curve_["D"].max() == len(m.eigenvalues_) < 512
 
 
+def test_the_default_d_grid_is_geometric_after_d_5(moons):
+    # every D up to 5, then steps of 25 % (rounded, at least 1) up to the largest D
+    X, y = moons
+    m = KernelProjectionMachine(sigma=0.5, max_components=60, early_stopping=False, random_state=0).fit(X, y)
+    want = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 19, 24, 30, 38, 48, 60]
+    np.testing.assert_array_equal(m.selection_curve_["D"], want)
+    assert m.n_components_ in want
+
+
 def _gaps_to_the_tuned_svc(X, y, n_splits=5):
     """Test error of the default KPM minus that of GridSearchCV(SVC) over the 11 C values a
     user searches, at the same median width, on stratified 70/30 splits of standardised data."""

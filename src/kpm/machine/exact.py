@@ -48,10 +48,12 @@ from kpm.validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS"]
+__all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS"]
 
-#: D grid of ``formulation='svm'`` by default: every D up to 20, then steps of 25 %.
+#: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
+#: steps of 25 %.
 SVM_DIM_RATIO = 1.25
+SVM_DIM_DENSE = 5
 #: ``formulation='svm'`` with ``cv_basis='ritz'``: the largest D by default (with
 #: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
 #: this edge warns.
@@ -156,8 +158,8 @@ class KernelProjectionMachine(BaseKPM):
     n_components_grid : None, 'auto' or list of int, default=None
         The dimensions at which the paths are solved and D selected: ``None`` every
         ``D = 1..max_components`` for the paper's LP (the papers' protocol) and every D up
-        to 20, then steps of 25 % up to the rank for the SVM (:data:`SVM_DIM_RATIO`, so
-        that the rank -- the kernel SVM -- is a candidate); ``'auto'`` every D up to 20,
+        to 5, then steps of 25 % up to the rank for the SVM (:data:`SVM_DIM_DENSE`,
+        :data:`SVM_DIM_RATIO`, so that the rank -- the kernel SVM -- is a candidate); ``'auto'`` every D up to 20,
         then steps of 10 % (:func:`kpm.machine.eigen.auto_dim_grid`); or an explicit list.
     early_stopping : bool or 'auto', default='auto'
         With cross-validation: advance the paths of all folds together and stop the sweep
@@ -607,7 +609,9 @@ class KernelProjectionMachine(BaseKPM):
     def _grid(self, largest, formulation):
         g = self.n_components_grid
         if g is None:
-            return auto_dim_grid(largest, ratio=SVM_DIM_RATIO) if formulation == "svm" else np.arange(1, largest + 1)
+            if formulation == "svm":
+                return auto_dim_grid(largest, dense=SVM_DIM_DENSE, ratio=SVM_DIM_RATIO)
+            return np.arange(1, largest + 1)
         if isinstance(g, str):
             return auto_dim_grid(largest)
         grid = np.unique(np.asarray(g, dtype=np.int64))
