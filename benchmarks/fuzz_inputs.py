@@ -1536,26 +1536,23 @@ def _acc_classification(name, rng):
         def draw(n):
             y = (rng.random(n) < 0.25).astype(np.int64)
             return np.array([[0.0, 0.0], [4.0, 1.0]])[y] + rng.normal(size=(n, 2)), y
-    elif name == "acc_shifted":
+    else:  # acc_shifted, acc_highdim: the classes placed apart in the first features
+        def place(y):
+            if name == "acc_shifted":
+                X = rng.normal(size=(len(y), 2))
+                X[:, 0] += 6 * y
+            else:
+                X = rng.normal(size=(len(y), 500))
+                X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+            return X
+
         def draw(n):
             y = rng.integers(0, 2, n)
-            X = rng.normal(size=(n, 2))
-            X[:, 0] += 6 * y
-            return X, y
-    else:  # acc_highdim
-        def draw(n):
-            y = rng.integers(0, 2, n)
-            X = rng.normal(size=(n, 500))
-            X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
-            return X, y
+            return place(y), y
     if name in ("acc_shifted", "acc_highdim"):  # equal classes, then a random split
         n, n_train = (120, 80) if name == "acc_shifted" else (60, 30)
         y = np.r_[np.zeros(n // 2, np.int64), np.ones(n // 2, np.int64)]
-        X = rng.normal(size=(n, 2 if name == "acc_shifted" else 500))
-        if name == "acc_shifted":
-            X[:, 0] += 6 * y
-        else:
-            X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+        X = place(y)
         p = rng.permutation(n)
         X, y, n = X[p], y[p], n_train
     else:

@@ -53,6 +53,7 @@ __all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX
 #: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
 #: steps of 25 %.
 SVM_DIM_RATIO = 1.25
+#: ... and the largest D up to which the default SVM grid holds every D.
 SVM_DIM_DENSE = 5
 #: ``formulation='svm'`` with ``cv_basis='ritz'``: the largest D by default (with
 #: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
@@ -159,8 +160,9 @@ class KernelProjectionMachine(BaseKPM):
         The dimensions at which the paths are solved and D selected: ``None`` every
         ``D = 1..max_components`` for the paper's LP (the papers' protocol) and every D up
         to 5, then steps of 25 % up to the rank for the SVM (:data:`SVM_DIM_DENSE`,
-        :data:`SVM_DIM_RATIO`, so that the rank -- the kernel SVM -- is a candidate); ``'auto'`` every D up to 20,
-        then steps of 10 % (:func:`kpm.machine.eigen.auto_dim_grid`); or an explicit list.
+        :data:`SVM_DIM_RATIO`, so that the rank -- the kernel SVM -- is a candidate);
+        ``'auto'`` every D up to 20, then steps of 10 %
+        (:func:`kpm.machine.eigen.auto_dim_grid`); or an explicit list.
     early_stopping : bool or 'auto', default='auto'
         With cross-validation: advance the paths of all folds together and stop the sweep
         at the first D > 2 D_best + 20, D_best the CV minimiser so far (a heuristic: it can

@@ -167,23 +167,21 @@ class TargetContributions:
 
     def cumulative_sums(self, r):
         """``sum_{i<=d} r_i c_i`` for the coefficients ``c`` of the fit on d directions
-        (:meth:`coefficients`), for d = 1 .. len(r): shape (len(r), c)."""
+        (:meth:`coefficients`), for d = 1 .. D and each row of ``r`` (..., D): shape
+        (..., D, c)."""
         r = np.asarray(r, dtype=float)
-        D = len(r)
-        out = np.cumsum(r[:, None] * self.s[:D], axis=0)
+        D = r.shape[-1]
+        out = np.cumsum(r[..., None] * self.s[:D], axis=-2)
         if self.intercept:
-            out -= self._gamma(np.arange(1, D + 1)) * np.cumsum(r * self.a[:D])[:, None]
+            out -= self._gamma(np.arange(1, D + 1)) * np.cumsum(r * self.a[:D], axis=-1)[..., None]
         return out
 
     def cumulative_predictions(self, Phi):
         """Predictions of the fits on d = 1 .. D directions from the directions' values ``Phi``
         (n_points, D) at the points: shape (n_points, D, c)."""
-        D = Phi.shape[1]
-        pred = np.cumsum(Phi[:, :, None] * self.s[None, :D, :], axis=1)
-        if self.intercept:
-            g = self._gamma(np.arange(1, D + 1))  # (D, c)
-            rest = 1.0 / np.sqrt(self.weight_sum) - np.cumsum(Phi * self.a[None, :D], axis=1)
-            pred += self.mean + g[None, :, :] * rest[:, :, None]
+        pred = self.cumulative_sums(Phi)
+        if self.intercept:  # plus the intercepts b_d of the coefficients
+            pred += self.mean + self._gamma(np.arange(1, Phi.shape[1] + 1)) / np.sqrt(self.weight_sum)
         return pred
 
 

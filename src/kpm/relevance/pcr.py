@@ -262,13 +262,12 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             Kr = sw[:, None] * Kr * sw[None, :]
         return eigen_basis(Kr, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
 
-    def _corrects_intercept(self):
-        return self.fit_intercept and self.self_similarity == "nearest"
-
     def _excess_weights(self, K, rows, weight):
         """``delta w_j / sum(w)`` on ``rows`` (``delta`` the diagonal excess of their kernel
         matrix, :func:`_diagonal_excess`): the intercept's shift is its product with the
-        dual coefficients of ``rows``."""
+        dual coefficients of ``rows``. None where the intercept is not corrected."""
+        if not (self.fit_intercept and self.self_similarity == "nearest"):
+            return None
         Kr = K if len(rows) == len(K) else K[np.ix_(rows, rows)]
         return _diagonal_excess(Kr, weight[rows]) * weight[rows] / float(weight[rows].sum())
 
@@ -298,10 +297,11 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         for tr, va, lam, U, sw, contrib in folds:
             Phi = (K[np.ix_(va, tr)] @ (sw[:, None] * U[:, :D])) / lam[:D]  # (n_va, D)
             pred = contrib.cumulative_predictions(Phi)  # (n_va, D, c)
-            if self._corrects_intercept():
-                # the intercept's shift for d = 1 .. D: sum_j e_j dual_j with
-                # dual = sw * U_d Λ_d^{-1} c (see fit)
-                r = (U[:, :D].T @ (sw * self._excess_weights(K, tr, weight))) / lam[:D]
+            excess = self._excess_weights(K, tr, weight)
+            if excess is not None:
+                # the intercept's shift for d = 1 .. D: excess^T dual with
+                # dual = sw * U_d Λ_d^{-1} c (see _expansion)
+                r = (U[:, :D].T @ (sw * excess)) / lam[:D]
                 pred = pred + contrib.cumulative_sums(r)[None, :, :]
             if self.cv_loss == "squared":
                 losses[va] = ((pred - Y[va][:, None, :]) ** 2).mean(axis=2)
@@ -381,7 +381,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 )
             if d > len(lam):
                 raise ValueError(f"n_components={d} > max_components={self.max_components}")
-        b, dual, fitted_rows = self._expansion(K, contrib, U, lam, sw, rows, weight, d)
+        excess = self._excess_weights(K, rows, weight)
+        b, dual, fitted_rows = self._expansion(contrib, U, lam, sw, rows, n, d, excess)
         fitted = K @ dual + b
         fitted[rows] = fitted_rows
         self.kernel_ = kernel
@@ -400,18 +401,21 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self._finish_fit(y, Y, weight)
         if isinstance(self.n_components, (int, np.integer)) and not isinstance(self.n_components, bool) \
                 and d < min(rel_dim, rank):
-            at_ref = self._expansion(K, contrib, U, lam, sw, rows, weight, min(rel_dim, rank))[2]
+            at_ref = self._expansion(contrib, U, lam, sw, rows, n, min(rel_dim, rank), excess)[2]
             self._warn_if_underfit(d, min(rel_dim, rank), Y[rows], fitted[rows], at_ref, weight[rows])
         return self
 
-    def _expansion(self, K, contrib, U, lam, sw, rows, weight, d):
+    @staticmethod
+    def _expansion(contrib, U, lam, sw, rows, n, d, excess=None):
         """``(intercept, dual coefficients (n, c), training fit on rows)`` of the fit on d
-        directions; the training fit is exact: ``(W^1/2 K W^1/2) v_i = λ_i v_i``."""
+        directions, the intercept moved by ``excess @ dual[rows]`` (see
+        :meth:`_excess_weights`); the training fit is exact:
+        ``(W^1/2 K W^1/2) v_i = λ_i v_i``."""
         b, coef = contrib.coefficients(d)
-        dual = np.zeros((len(K), coef.shape[1]))
+        dual = np.zeros((n, coef.shape[1]))
         dual[rows] = sw[:, None] * (U[:, :d] @ (coef / lam[:d, None]))
-        if self._corrects_intercept():
-            b = b + self._excess_weights(K, rows, weight) @ dual[rows]
+        if excess is not None:
+            b = b + excess @ dual[rows]
         return b, dual, U[:, :d] @ coef / sw[:, None] + b
 
     def _warn_if_underfit(self, d, d_ref, Y, fitted, at_ref, weight):
