@@ -6,7 +6,7 @@ reproduction::
     KernelProjectionMachine(sigma=s, random_state=0)
 
 with every other parameter at its default (the squared-hinge SVM restricted to the leading
-kernel-PCA directions, D and C chosen by cross-validation), fitted on the training part of
+kernel-PCA directions, D and C chosen by its leave-one-out error), fitted on the training part of
 each realization of Rätsch's benchmark sets (:func:`kpm_reproduce.datasets.load_raetsch`, the
 files as distributed, not rescaled) and scored on its test part.
 
@@ -347,7 +347,7 @@ def report_lines(result):
     lines += [
         "kpm's default classifier, `KernelProjectionMachine(sigma=s, random_state=0)` (the "
         "squared-hinge SVM restricted to the leading kernel-PCA directions, D and C chosen by "
-        "cross-validation, every parameter at its default), against the SVM with C tuned by "
+        "its leave-one-out error, every parameter at its default), against the SVM with C tuned by "
         "cross-validation, on Rätsch's benchmark sets as distributed, at the kernel widths s of the "
         "kpm-13 reproduction (the relevant-dimension likelihood of Braun, Buhmann & Müller, 2008). "
         "The SVM column is not refitted: it is the committed per-realization SVM error of the kpm-13 "

@@ -199,3 +199,42 @@ def test_solutions_through_the_complement_are_liblinears(C, monkeypatch):
     ref = LinearSVC(C=C, loss="squared_hinge", dual=False, tol=1e-12, max_iter=100000).fit(Phi, y)
     assert _objective(Phi, y, w, b, C) <= _objective(Phi, y, ref.coef_[0], ref.intercept_[0], C) * (1 + 1e-12)
     np.testing.assert_allclose(np.r_[w, b], np.r_[ref.coef_[0], ref.intercept_[0]], atol=1e-5)
+
+
+def _refit_margin(X, y, C, i, weights=None):
+    """Point i's margin under the SVM refitted without it, and the refit's set of points
+    inside the margin (over the other points)."""
+    keep = np.arange(len(y)) != i
+    solver = SquaredHingeSVM(X[keep], y[keep], C, sample_weight=None if weights is None else weights[keep])
+    w, b = solver.solve(X.shape[1])
+    return y[i] * (X[i] @ w + b), y[keep] * (X[keep] @ w + b) < 1.0
+
+
+@pytest.mark.parametrize("n, D, C, weighted", [
+    (60, 5, 1.0, False),     # more points inside the margin than columns: the (D + 1) factor
+    (60, 40, 10.0, False),   # fewer: the |I| x |I| system
+    (40, 80, 3.0, False),    # more columns than points
+    (60, 10, 0.3, True),     # sample weights: the leverage of C w_i
+])
+def test_loo_margins_equal_the_refits_wherever_the_margin_set_stays(n, D, C, weighted):
+    """The hat-matrix formula is exact whenever leaving a point out moves no other point
+    across the margin; a point outside the margin leaves the solution as it is."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((n, D))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    weights = rng.uniform(0.5, 2.0, n) if weighted else None
+    solver = SquaredHingeSVM(X, y, C, sample_weight=weights)
+    w, b = solver.solve(D)
+    loo = solver.loo_margins()
+    inside = y * (X @ w + b) < 1.0
+    exact = 0
+    for i in range(n):
+        margin, refit_inside = _refit_margin(X, y, C, i, weights)
+        if np.array_equal(refit_inside, np.delete(inside, i)):
+            assert loo[i] == pytest.approx(margin, abs=1e-9)
+            exact += 1
+    assert exact >= 10 and exact >= inside.sum() // 3
+    # outside the margin the point is not in the loss: its own margin, to the bit
+    np.testing.assert_array_equal(loo[~inside], (y * (X @ w + b))[~inside])
+    # inside, leaving the point out lowers its margin (its residual grows by 1 / (1 - h))
+    assert np.all(loo[inside] < (y * (X @ w + b))[inside])

@@ -106,11 +106,12 @@ def test_train_error_curve():
 
 @pytest.mark.parametrize("make, per_d", [
     (lambda v: KernelProjectionMachine(random_state=0, verbose=v), True),
+    (lambda v: KernelProjectionMachine(random_state=0, cv=5, verbose=v), True),
     (lambda v: KernelProjectionMachine(random_state=0, formulation="paper", verbose=v), False),
     (lambda v: KernelProjectionMachine(random_state=0, formulation="paper", early_stopping=True, verbose=v), True),
     (lambda v: NystroemKPM(40, random_state=0, verbose=v), False),
     (lambda v: NystroemKPM(40, random_state=0, formulation="svm", verbose=v), True),
-], ids=["kpm", "kpm-paper", "kpm-paper-lockstep", "nystroem", "nystroem-svm"])
+], ids=["kpm", "kpm-folds", "kpm-paper", "kpm-paper-lockstep", "nystroem", "nystroem-svm"])
 def test_verbose_writes_progress_lines(make, per_d, capsys):
     X, y, _, _ = _shifted_gaussians()
     make(0).fit(X, y)
@@ -121,7 +122,10 @@ def test_verbose_writes_progress_lines(make, per_d, capsys):
     assert len(lines) >= 4
     assert all(re.match(rf"\[{name}\] +\d+\.\d s  \S", line) for line in lines), lines
     assert any("cross-validation" in line for line in lines)
-    assert any(re.search(r"fold 5 of 5|5 folds", line) for line in lines)
+    if m.cv == "auto" and m.formulation_ == "svm":  # the default: the leave-one-out error, no folds
+        assert any("leave-one-out" in line for line in lines)
+    else:
+        assert any(re.search(r"fold 5 of 5|5 folds", line) for line in lines)
     assert lines[-1].endswith(f"done: D={m.n_components_}")
     make(2).fit(X, y)
     more = capsys.readouterr().err.splitlines()

@@ -72,9 +72,9 @@ def test_svm_formulation_task_matches_the_estimator():
 
     res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"])
     s = load_raetsch("titanic", 3)
-    # the task's default C rule is the joint one, with its grid
+    # the task's default C rule is the joint one, with its grid; its 5 folds
     m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", c_selection="joint",
-                                C=kpm13.SVM_FORMULATION_C, random_state=3,
+                                C=kpm13.SVM_FORMULATION_C, cv=5, random_state=3,
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
     assert (res["D"], res["C"]) == (m.n_components_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
@@ -90,7 +90,7 @@ def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
     res = kpm13.svm_formulation_task("titanic", 3, kpm13.SIGMAS["titanic"], c_rule="two-stage")
     s = load_raetsch("titanic", 3)
     m = KernelProjectionMachine(sigma=kpm13.SIGMAS["titanic"], formulation="svm", c_selection="two-stage",
-                                C=np.logspace(-2, 3, 11), random_state=3,
+                                C=np.logspace(-2, 3, 11), cv=5, random_state=3,
                                 cv_duplicates="split").fit(s.X_train, s.y_train)
     assert (res["D"], res["C"]) == (m.n_components_, m.C_)
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))

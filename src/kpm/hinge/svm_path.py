@@ -45,7 +45,7 @@ from numba import njit
 from kpm.hinge.lp_path import HingePath
 from kpm.hinge.squared_hinge import SquaredHingeSVM
 
-__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "LOSSES", "SVMPathSolver", "svm_solver",
+__all__ = ["solved_path", "BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "LOSSES", "SVMPathSolver", "svm_solver",
            "svm_path", "svm_c_path", "svm_paths"]
 
 #: The SVM's losses: the hinge (dual coordinate descent, :class:`SVMPathSolver`) and the
@@ -214,23 +214,32 @@ def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX
     """
     solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed,
                         sample_weight=sample_weight)
+    solutions, work = [], []
+    for D in grid:
+        before = solver.work
+        solutions.append(solver.solve(int(D)))
+        work.append(solver.work - before)
+    return solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight)
+
+
+def solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight=None):
+    """The :class:`HingePath` of a solver's solutions ``(w, b)`` at the dimensions of
+    ``grid``, as :func:`svm_path` returns it (``work``: the solver's work per D; the
+    objective from the solver's features and labels, weighted by ``sample_weight``)."""
     m = int(grid[-1])
     coef = np.zeros((len(grid), m))
     intercept = np.zeros(len(grid))
     objective = np.zeros(len(grid))
-    work = np.zeros(len(grid), dtype=np.int64)
-    for k, D in enumerate(grid):
+    weights = sample_weight
+    for k, (D, (w, b)) in enumerate(zip(grid, solutions)):
         D = int(D)
-        before = solver.work
-        w, b = solver.solve(D)
         coef[k, :D] = sqrt_lam[:D] * w
         intercept[k] = b
         hinge = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b))
-        objective[k] = hinge.sum() if sample_weight is None else hinge @ sample_weight
-        work[k] = solver.work - before
-    n_samples = len(solver.y) if sample_weight is None else float(np.sum(sample_weight))
+        objective[k] = hinge.sum() if weights is None else hinge @ weights
+    n_samples = len(solver.y) if weights is None else float(np.sum(weights))
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
-                     n_samples=n_samples, iterations=work)
+                     n_samples=n_samples, iterations=np.asarray(work, dtype=np.int64))
 
 
 def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEPS, seed=0, sample_weight=None):

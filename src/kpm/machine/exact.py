@@ -31,7 +31,8 @@ from kpm.machine.eigen import (
     eigen_full_path,
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
+from kpm.machine.folds import (LooData, cross_validate, cross_validate_svm, loo_svm, make_splits,
+                               validation_total)
 from kpm.machine.formulation import LOSSES, SVMFullPath
 from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS
@@ -41,6 +42,7 @@ from kpm.validation import (
     IntegerGrid,
     Options,
     RandomState,
+    Splitter,
     check_int,
     check_kernel_matrix,
     kernel_degeneracy,
@@ -64,6 +66,8 @@ SVM_MAX_COMPONENTS = 512
 #: Krylov solver above, :func:`kpm.spectral.eigensolvers.choose_solver`): the SVM needs the
 #: leading subspace, not eigenvalues to the last bit.
 SVM_EIGEN_TOL = 1e-6
+#: The folds of ``cv='auto'`` where the leave-one-out error does not apply.
+DEFAULT_FOLDS = 5
 
 
 @dataclass
@@ -80,6 +84,7 @@ class _ExactData:
     splits: list | None
     weights: np.ndarray | None = None
     cv_total: float | None = None
+    loo: bool = False  # D and C by the leave-one-out error instead of the folds of ``splits``
 
     @property
     def n(self):
@@ -115,9 +120,12 @@ class KernelProjectionMachine(BaseKPM):
     feature of value 1. At D = the rank the problem is the kernel SVM with kernel ``k + 1``
     and no separate intercept; smaller D restricts the SVM to the leading kernel-PCA
     directions. By default the basis holds the leading ``SVM_MAX_COMPONENTS`` eigenvectors
-    (a partial eigendecomposition), each fold's basis is found by Rayleigh-Ritz in it
-    (``cv_basis='ritz'``), and the folds' paths along D stop once the CV error has stopped
-    improving (``early_stopping``).
+    (a partial eigendecomposition), C and D are chosen by the leave-one-out error of the
+    SVMs fitted on the whole training set (``cv='auto'``: each point's margin without it
+    follows from its leverage, with no refit; exact unless leaving the point out moves
+    another across the margin), and the path along D stops once that error has stopped
+    improving (``early_stopping``). With K folds (``cv=5``) each fold's basis is found by
+    Rayleigh-Ritz in the training set's (``cv_basis='ritz'``).
 
     Parameters
     ----------
@@ -140,9 +148,16 @@ class KernelProjectionMachine(BaseKPM):
         fixed D. Or a rule object of :mod:`kpm.machine.rules` (``CV()``, ``Penalty(lam)``,
         ``Slope(factor)``, ``FixedD(d)``, or a new one); :meth:`select_dim` tells which
         model another rule picks from a fitted model's curves.
-    cv : int or CV splitter, default=5
-        Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
-        :class:`~sklearn.model_selection.StratifiedKFold` seeded by ``random_state``.
+    cv : 'auto', 'loo', int or CV splitter, default='auto'
+        The cross-validation of ``selection='cv'`` and ``penalty='cv'``. An int gives a
+        shuffled :class:`~sklearn.model_selection.StratifiedKFold` seeded by
+        ``random_state``. ``'loo'``: the leave-one-out error of the squared-hinge SVM (the
+        svm formulation with ``loss='squared_hinge'``), from the SVMs of the whole training
+        set by the hat-matrix formula of the points inside the margin
+        (:meth:`kpm.hinge.squared_hinge.SquaredHingeSVM.loo_margins`) -- one fit per C and D
+        instead of one per fold, and no fold bases. ``'auto'``: ``'loo'`` where it applies
+        and every class has two samples or more, unless ``cv_duplicates='group'`` groups
+        duplicated samples; else 5 folds (the papers' LP, the hinge).
     penalty : float or 'cv', default='cv'
         ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
         over the exact breakpoints of the folds' penalty paths.
@@ -199,8 +214,8 @@ class KernelProjectionMachine(BaseKPM):
         (:mod:`kpm.hinge.squared_hinge`), exactly at any C; the hinge by dual coordinate
         descent (:mod:`kpm.hinge.svm_path`), which slows down at large C.
     cv_basis : {'auto', 'ritz', 'fold'}, default='auto'
-        How each CV fold gets its kernel-PCA basis from its training points: ``'fold'``
-        decomposes the fold's kernel matrix (the papers' protocol); ``'ritz'`` finds the
+        With K folds, how each CV fold gets its kernel-PCA basis from its training points:
+        ``'fold'`` decomposes the fold's kernel matrix (the papers' protocol); ``'ritz'`` finds the
         fold's eigenpairs by Rayleigh-Ritz in the span of the training set's basis (one
         product with the kernel matrix per fold instead of an eigendecomposition;
         :class:`kpm.machine.eigen.RitzFolds`), the SVM formulation only. ``'auto'``:
@@ -311,7 +326,7 @@ class KernelProjectionMachine(BaseKPM):
     >>> from kpm import KernelProjectionMachine
     >>> X, y = make_moons(200, noise=0.2, random_state=0)
     >>> clf = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
-    >>> clf.formulation_, clf.n_components_, clf.C_  # the SVM in S_D; D and C by 5-fold CV
+    >>> clf.formulation_, clf.n_components_, clf.C_  # the SVM in S_D; D and C by leave-one-out
     ('svm', 124, 1.0)
     >>> X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
     >>> print(f"{clf.score(X_test, y_test):.3f}")
@@ -334,6 +349,7 @@ class KernelProjectionMachine(BaseKPM):
         "n_components_grid": [Options("auto"), IntegerGrid(1), None],
         "early_stopping": [Boolean(), Options("auto")],
         "loss": [Options(*LOSSES)],
+        "cv": [Integer(2), Splitter(), Options("auto", "loo")],
         "cv_basis": [Options("auto", "ritz", "fold")],
         "centered": [Boolean()],
         "lp_solver": [Options(*LP_SOLVERS)],
@@ -352,7 +368,7 @@ class KernelProjectionMachine(BaseKPM):
         coef0=1.0,
         kernel_params=None,
         selection="cv",
-        cv=5,
+        cv="auto",
         penalty="cv",
         slope_factor=2.0,
         max_components=None,
@@ -474,21 +490,46 @@ class KernelProjectionMachine(BaseKPM):
         self.X_fit_ = X
         groups = duplicate_groups(X)
         splits = cv_total = None
+        loo = False
         if plan.rule.needs_cv:
             grouped = groups is not None and self.cv_duplicates == "group"
+            loo = self._uses_loo(plan, grouped, codes)
             if groups is not None and self.cv_duplicates == "warn":
-                _warn_duplicates(groups, len(y))
-            if keep is None:
-                splits = make_splits(y, self.cv, self.random_state, len(self.classes_), X=X,
+                _warn_duplicates(groups, len(y), loo)
+            cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
+            if loo:
+                cv_total = len(y) if weights is None else float(weights.sum())
+            elif keep is None:
+                splits = make_splits(y, cv, self.random_state, len(self.classes_), X=X,
                                      groups=groups if grouped else None, who=self._name, stacklevel=6)
             else:  # the folds of the samples of positive weight (a splitter sees them all)
-                splits = make_splits(y_all, self.cv, self.random_state, len(self.classes_), X=X_all,
+                splits = make_splits(y_all, cv, self.random_state, len(self.classes_), X=X_all,
                                      groups=duplicate_groups(X_all) if grouped else None, keep=keep,
                                      who=self._name, stacklevel=6)
-            cv_total = validation_total(splits, weights)
+            if splits is not None:
+                cv_total = validation_total(splits, weights)
         self._progress(f"{len(y)} samples, {len(self.classes_)} classes"
-                       + ("" if splits is None else f", {len(splits)} cross-validation folds"))
-        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total)
+                       + ("" if splits is None else f", {len(splits)} cross-validation folds")
+                       + (", the leave-one-out error" if loo else ""))
+        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo)
+
+    def _uses_loo(self, plan, grouped, codes):
+        """Whether D and C are chosen by the leave-one-out error (``cv='loo'``, or ``'auto'``
+        where it applies: the squared-hinge SVM with the CV rule, no grouped duplicates, and
+        two samples or more of every class -- else the K folds, which keep a single sample
+        of a class in every training part)."""
+        applies = plan.formulation == "svm" and plan.loss == "squared_hinge"
+        if isinstance(self.cv, str) and self.cv == "loo":
+            if not applies:
+                raise ValueError("cv='loo' (the leave-one-out error of the squared-hinge SVM) needs "
+                                 "formulation='svm' (or 'auto' with selection='cv') and loss='squared_hinge'; "
+                                 "give cv an int or a splitter for the papers' LP or the hinge loss")
+            if grouped:
+                raise ValueError("cv='loo' leaves out one sample at a time, and cv_duplicates='group' keeps the "
+                                 "copies of a sample together: give cv an int (grouped K folds) or "
+                                 "cv_duplicates='split'")
+            return True
+        return isinstance(self.cv, str) and applies and not grouped and np.bincount(codes).min() >= 2
 
     def _take(self, X, rows):
         """The samples ``rows`` of X (rows and columns of a precomputed kernel matrix)."""
@@ -544,17 +585,24 @@ class KernelProjectionMachine(BaseKPM):
 
     def _svm_members(self, family, i, basis, grid, folds, plan, data, degeneracy, capped):
         """``formulation='svm'``: kernel ``i``'s members, one per C kept (with their CV curves)."""
-        Cs, curves = plan.Cs, None
-        if folds is not None:
+        Cs, curves, stage_one = plan.Cs, None, None
+        if data.loo:
+            m = int(grid[-1])
+            scale = np.asarray(basis.svm_scale[:m], dtype=float)
+            loo = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale)
+            Cs, stage_one, curves = loo_svm(loo, plan, grid, early_stopping=self._early_stopping(plan),
+                                            progress=self._progress)
+        elif folds is not None:
             Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, data.cv_total,
                                                        early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs,
                                                        progress=self._progress)
-            if stage_one is not None:
-                family.stage_one.append((i, stage_one))
+        if stage_one is not None:
+            family.stage_one.append((i, stage_one))
         for j, C in enumerate(Cs):
             kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
                              solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
-                                                    sample_weight=data.weights))
+                                                    sample_weight=data.weights,
+                                                    recorded=curves[j][0].solved if data.loo else None))
             if curves is not None:
                 kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
             family.paths.append(kp)
@@ -793,14 +841,15 @@ def _scale_in_place(K, s):
     return K
 
 
-def _warn_duplicates(groups, n):
+def _warn_duplicates(groups, n, loo=False):
     import warnings
 
+    where = ("a sample left out keeps its copies in the training set" if loo else
+             "copies fall in both training and validation folds")
     warnings.warn(
-        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): copies "
-        "fall in both training and validation folds, which biases the cross-validation "
-        "error towards large D. Set cv_duplicates='group' to keep the copies of a sample in "
-        "one fold, or cv_duplicates='split' where duplicates are part of the data's "
+        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): {where}, which biases "
+        "the cross-validation error towards large D. Set cv_duplicates='group' to keep the copies of a "
+        "sample in one fold (K folds), or cv_duplicates='split' where duplicates are part of the data's "
         "distribution (e.g. discrete features; the papers' protocol) to silence this.",
         UserWarning,
         stacklevel=5,

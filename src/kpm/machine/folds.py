@@ -17,7 +17,12 @@ parallel and assemble their curves, whatever the source:
 * :func:`cross_validate_svm` -- ``formulation='svm'``: stage one of
   ``c_selection='two-stage'`` (the C of the smallest CV error at the largest D; with early
   stopping :func:`svm_c_curve`), then the folds' SVM paths for each C kept, advanced
-  together along D (:func:`svm_d_path`, with optional early stopping).
+  together along D (:func:`svm_d_path`, with optional early stopping);
+* :func:`loo_svm` -- the same stages for the squared-hinge SVM scored by its leave-one-out
+  error instead of folds (``cv='loo'``): one "fold", the whole training set
+  (:class:`LooData`), whose path (:class:`LooPath`) is the full-data model's, each point
+  scored under the model without it by its leverage
+  (:meth:`kpm.hinge.squared_hinge.SquaredHingeSVM.loo_margins`).
 """
 
 from __future__ import annotations
@@ -30,14 +35,14 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 
-from kpm.hinge.svm_path import svm_c_path, svm_solver
+from kpm.hinge.svm_path import solved_path, svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, misclassified, pad, predict_codes
 from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
 from kpm.machine.progress import Progress
 from kpm.machine.rules import one_standard_error
 
-__all__ = ["Fold", "make_splits", "check_fold", "validation_total", "cross_validate", "cross_validate_svm",
-           "svm_c_curve", "svm_d_path"]
+__all__ = ["Fold", "FoldPath", "LooData", "LooPath", "make_splits", "check_fold", "validation_total",
+           "cross_validate", "cross_validate_svm", "loo_svm", "svm_c_curve", "svm_d_path"]
 
 #: The hint of a fold without training samples of some class, for a user's splitter.
 SPLITTER_HINT = ("use fewer folds (cv), or give cv as an int: its stratified folds keep a class too small "
@@ -231,7 +236,7 @@ def _c_errors(fold, Cs, loss, max_sweeps, d=None):
     return fold.val_errors(predict_codes(F) != codes_va[:, None])
 
 
-class _FoldPath:
+class FoldPath:
     """One fold's SVM paths along the D grid, one solver per one-vs-rest problem, with the
     fold's curves so far."""
 
@@ -288,34 +293,126 @@ class _FoldPath:
                           fallbacks=0, failures=[], seconds=self.seconds)
 
 
-def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE):
+@dataclass
+class LooData:
+    """The whole training set as the one "fold" of the leave-one-out error (:class:`LooPath`).
+
+    Attributes
+    ----------
+    Phi : ndarray (n, m)
+        The SVM's features (the basis's columns times their scale).
+    Y : ndarray (n, n_problems)
+        The one-vs-rest targets.
+    codes : ndarray (n,)
+        The class codes.
+    weights : ndarray (n,) or None
+        The sample weights (each point's ``C w_i``; its error counts ``w_i``).
+    scale : ndarray (m,)
+        The columns' scale: ``Phi = Z * scale`` for the basis's columns ``Z``, in whose
+        coordinates the full-data paths are kept (:meth:`LooPath.solutions`).
+    """
+
+    Phi: np.ndarray
+    Y: np.ndarray
+    codes: np.ndarray
+    weights: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    where: str = "leave-one-out"
+
+    @property
+    def train_weights(self):
+        return self.weights
+
+    @property
+    def total(self):
+        """The denominator of the leave-one-out error: the points (their total weight)."""
+        return len(self.codes) if self.weights is None else float(self.weights.sum())
+
+
+class LooPath(FoldPath):
+    """The squared-hinge SVMs of the whole training set along the D grid, scored by their
+    leave-one-out errors (:meth:`kpm.hinge.squared_hinge.SquaredHingeSVM.loo_margins`): a
+    fold path whose validation points are the training points, each under the model fitted
+    without it."""
+
+    def __init__(self, data, C, plan):  # noqa: D107 (the data: a LooData)
+        self.fold, self.Y_tr, self.codes_va = data, data.Y, data.codes
+        self.Phi_tr = np.ascontiguousarray(data.Phi, dtype=float)
+        self.m = self.Phi_tr.shape[1]
+        self.solvers = [svm_solver(self.Phi_tr, data.Y[:, c], C, loss="squared_hinge", sample_weight=data.weights)
+                        for c in range(data.Y.shape[1])]
+        self.errors, self.clipped, self.seconds, self.solved = [], [], 0.0, 0
+        self.kept, self.grid = [[] for _ in self.solvers], []
+        self.F_va = np.zeros(data.Y.shape)
+        self.F_tr = np.zeros(data.Y.shape)
+
+    def _solve(self, d, *, train=True):
+        """As the fold's, the validation values being the leave-one-out ones; along D
+        (``train``) each problem's solution is kept (:meth:`solutions`)."""
+        for c, solver in enumerate(self.solvers):
+            work = solver.work
+            w, b = solver.solve(d)
+            self.F_va[:, c] = self.Y_tr[:, c] * solver.loo_margins()
+            if train:
+                self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
+                self.kept[c].append(((w.copy(), b), solver.work - work))
+
+    def solutions(self, upto):
+        """The full-data paths of this C on the first ``upto`` grid points, from the
+        solutions kept along D (the same solver and warm starts as
+        :func:`kpm.hinge.svm_path.svm_path`, so the same path): one
+        :class:`~kpm.hinge.lp_path.HingePath` per problem in the coordinates of the basis (its
+        columns' ``scale``), or None beyond the grid points solved."""
+        if upto > len(self.kept[0]):
+            return None
+        grid, scale = self.grid[:upto], self.fold.scale
+        return [solved_path(solver, scale, grid, [s for s, _ in kept[:upto]], [k for _, k in kept[:upto]],
+                            self.fold.weights) for solver, kept in zip(self.solvers, self.kept)]
+
+    def curves(self, n_grid, n_used, where):
+        curves = super().curves(n_grid, n_used, where)
+        curves.solved = self
+        return curves
+
+    def _val_errors(self):
+        return misclassified(predict_codes(self.F_va) != self.codes_va, self.fold.weights)
+
+    def advance(self, D):
+        self.grid.append(int(D))
+        return super().advance(D)
+
+
+def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=FoldPath):
     """Stage one with early stopping: the folds' SVMs at their largest D, advanced together
     from the largest C of the increasing ``Cs`` down, each C warm-started from the previous
     one; the sweep ends once ``patience`` values in a row have a pooled CV error above the
-    best so far. The small C values it skips are the expensive ones (nearly every point
-    inside the margin). Returns the pooled CV error per C (NaN where not reached)."""
-    paths = [_FoldPath(f, Cs[-1], plan) for f in folds]
+    best so far (None: every C). The small C values it skips are the expensive ones (nearly
+    every point inside the margin). ``make_path``: the path of a fold (:class:`FoldPath`, or
+    :class:`LooPath` for the leave-one-out error). Returns the pooled CV error per C (NaN
+    where not reached)."""
+    paths = [make_path(f, Cs[-1], plan) for f in folds]
     curve = np.full(len(Cs), np.nan)
     best, worse = np.inf, 0
     for j in range(len(Cs) - 1, -1, -1):
         total = sum(p.errors_at_C(Cs[j]) for p in paths)
         curve[j] = total / n_samples
         best, worse = (total, 0) if total <= best else (best, worse + 1)
-        if worse >= patience:
+        if patience is not None and worse >= patience:
             break
     return curve
 
 
-def svm_d_path(folds, C, grid, plan, *, early_stopping=False, stop_below=np.inf, progress=None):
-    """The folds' SVM paths at one C, advanced together along the D grid: their
-    :class:`~kpm.machine.engine.FoldCurves` (padded to the grid).
+def svm_d_path(folds, C, grid, plan, *, early_stopping=False, stop_below=np.inf, progress=None, make_path=FoldPath):
+    """The folds' SVM paths at one C (``make_path``: as :func:`svm_c_curve`), advanced
+    together along the D grid: their :class:`~kpm.machine.engine.FoldCurves` (padded to the
+    grid).
 
     With ``early_stopping`` the sweep ends at the first grid D > 2 D_best + 20, D_best the
     pooled CV minimiser so far (as the LP paths' early stopping); the curves then cover the
     grid points reached -- once D_best's pooled errors are below ``stop_below`` (in their
     units: points, or their weight); until then the sweep goes on to the end of the grid."""
     progress = progress or Progress()
-    paths = [_FoldPath(f, C, plan) for f in folds]
+    paths = [make_path(f, C, plan) for f in folds]
     best, best_D, n_used = np.inf, None, len(grid)
     for gi, D in enumerate(grid):
         total = sum(p.advance(D) for p in paths)
@@ -349,23 +446,46 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
     progress(f"cross-validation: the bases of {n_folds} folds")
     folds = _parallel(n_jobs, prefer)(delayed(_timed_fold)(fold_of, k, n_folds, progress) for k in range(n_folds))
 
-    def c_stage(d=None):
+    def c_curve():
         if early_stopping:
-            curve = svm_c_curve(folds, plan.Cs, plan, n_samples)
-        else:
-            errors = _parallel(n_jobs, prefer)(
-                delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS, d) for f in folds)
-            curve = sum(errors) / n_samples
-        return curve, plan.Cs[[int(np.nanargmin(curve))]]  # first minimum: ties -> the smaller C
+            return svm_c_curve(folds, plan.Cs, plan, n_samples)
+        errors = _parallel(n_jobs, prefer)(
+            delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS) for f in folds)
+        return sum(errors) / n_samples
+
+    return _svm_stages(folds, c_curve, plan, grid, n_samples, early_stopping=early_stopping, progress=progress,
+                       make_path=FoldPath, what=f"{n_folds} folds")
+
+
+def loo_svm(data, plan, grid, *, early_stopping=False, progress=None):
+    """``formulation='svm'`` with the squared hinge, scored by the leave-one-out error of the
+    whole training set instead of K folds (:class:`LooPath`): the same stages as
+    :func:`cross_validate_svm` (stage one without early stopping tries every C) and the same
+    return value, with one "fold", ``data`` (a :class:`LooData`), whose validation points are
+    all the training points."""
+    progress = progress or Progress()
+
+    def c_curve():
+        return svm_c_curve([data], plan.Cs, plan, data.total, patience=C_PATIENCE if early_stopping else None,
+                           make_path=LooPath)
+
+    return _svm_stages([data], c_curve, plan, grid, data.total, early_stopping=early_stopping, progress=progress,
+                       make_path=LooPath, what="cross-validation by the leave-one-out error")
+
+
+def _svm_stages(folds, c_curve, plan, grid, n_samples, *, early_stopping, progress, make_path, what):
+    """Stage one (``c_curve()``: its pooled error per C) where the plan has it, then the
+    folds' paths along D (``make_path``) for each C kept: ``(Cs, stage_one, curves)``."""
 
     def d_stage(C, stop_below=np.inf):
         return svm_d_path(folds, C, grid, plan, early_stopping=early_stopping, stop_below=stop_below,
-                          progress=progress)
+                          progress=progress, make_path=make_path)
 
     Cs, stage_one = plan.Cs, None
     if plan.two_stage:
-        progress(f"C stage: {len(plan.Cs)} values of C at the largest D on {n_folds} folds")
-        stage_one, Cs = c_stage()
+        progress(f"C stage: {len(plan.Cs)} values of C at the largest D ({what})")
+        stage_one = c_curve()
+        Cs = plan.Cs[[int(np.nanargmin(stage_one))]]  # first minimum: ties -> the smaller C
         progress(f"C stage done: C={Cs[0]:g} (pooled CV error {float(np.nanmin(stage_one)):.4f})")
     if stage_one is None:
         curves = [d_stage(C) for C in Cs]

@@ -172,7 +172,10 @@ def c_selection_curve(Cs, stage_one):
 class SVMFullPath:
     """The full-data SVM paths of one C on the columns ``Z * scale``: a ``(grid, Y) ->
     FullPath`` solver for :class:`kpm.machine.engine.KernelPaths` (``row_block``: the
-    clipped risks summed over blocks of rows; ``sample_weight``: each sample's ``C w_i``)."""
+    clipped risks summed over blocks of rows; ``sample_weight``: each sample's ``C w_i``;
+    ``recorded``: a path that solved the same problems along the same grid, whose
+    ``solutions(upto)`` are taken where it reached that far -- the leave-one-out path,
+    :class:`kpm.machine.folds.LooPath`)."""
 
     Z: np.ndarray
     scale: np.ndarray
@@ -181,8 +184,11 @@ class SVMFullPath:
     row_block: int | None = None
     loss: str = "hinge"
     sample_weight: np.ndarray | None = None
+    recorded: object = None
 
     def __call__(self, grid, Y):
-        paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps,
-                          sample_weight=self.sample_weight)
+        paths = None if self.recorded is None else self.recorded.solutions(len(grid))
+        if paths is None:
+            paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps,
+                              sample_weight=self.sample_weight)
         return FullPath.from_paths(paths, self.Z, grid, Y, row_block=self.row_block, weights=self.sample_weight)

@@ -402,7 +402,9 @@ def _svm_formulation_markdown(rows, c_rule):
     default = KernelProjectionMachine().get_params()["c_selection"] == c_rule
     md = ["", f"## Beyond the papers: the SVM restricted to S_D (`formulation='svm'`, C rule `{c_rule}`"
           f"{'; the estimator default with D by CV' if default else ''})", "",
-          "`KernelProjectionMachine(formulation='svm')` with the estimator's defaults: in each S_D "
+          "`KernelProjectionMachine(formulation='svm', cv=5)` with the estimator's other defaults "
+          "(by default `cv='auto'` chooses by the leave-one-out error instead of 5 folds: "
+          "`docs/results/kpm13_default.md`): in each S_D "
           "the soft-margin SVM with the squared hinge on the kernel-PCA features (at D = rank, the "
           "kernel SVM), each CV fold's basis by Rayleigh-Ritz in the training set's, the folds' "
           f"paths along D stopped once the CV error stopped improving, {_C_RULE_TEXT[c_rule]}, "
