@@ -238,3 +238,28 @@ def test_loo_margins_equal_the_refits_wherever_the_margin_set_stays(n, D, C, wei
     np.testing.assert_array_equal(loo[~inside], (y * (X @ w + b))[~inside])
     # inside, leaving the point out lowers its margin (its residual grows by 1 / (1 - h))
     assert np.all(loo[inside] < (y * (X @ w + b))[inside])
+
+
+def test_loo_margins_through_the_points_out_of_the_margin_are_the_direct_ones():
+    """Orthogonal columns (an eigenvector basis) at small C, nearly every point inside the
+    margin: the leverages through the few points out of it (the Woodbury identity on the
+    Gram matrix of all points) equal those of the (D + 1) factor."""
+    from kpm.hinge import squared_hinge
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((80, 10))
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 20.0)
+    lam, V = np.linalg.eigh(K)
+    Phi = V[:, ::-1][:, :60] * np.sqrt(lam[::-1][:60])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, 80)
+    # with weights, columns orthogonal under W (as the KPM's weighted basis is)
+    for C, weights, cols in ((0.5, None, Phi), (1.0, w, Phi / np.sqrt(w)[:, None])):
+        solver = SquaredHingeSVM(cols, y, C, sample_weight=weights)
+        solver.solve(60)
+        out = y * (cols @ solver.w + solver.b) >= 1.0
+        assert 5 <= out.sum() < 20 and squared_hinge.complement_cheaper(80 - out.sum(), out.sum(), 60)
+        through_out = solver.loo_margins()
+        assert solver._arrow_gram() is not None  # the columns were found orthogonal: the Woodbury way
+        solver._arrow = None  # as for columns that are not orthogonal: the direct leverages
+        np.testing.assert_allclose(through_out, solver.loo_margins(), rtol=1e-9, atol=1e-9)

@@ -140,15 +140,18 @@ def test_the_default_is_the_squared_hinge_svm_by_its_leave_one_out_error(moons):
         KernelProjectionMachine(formulation="paper", cv_basis="ritz").fit(X, y)
 
 
-def test_stage_one_tries_c_from_the_largest_down_and_stops_once_the_error_rises(moons):
+@pytest.mark.parametrize("cv", ["auto", 5])
+def test_stage_one_tries_c_from_the_largest_down_and_stops_once_the_error_rises(moons, cv):
     """Early stopping along C: the C values tried are the largest ones, their CV errors are
     those of the whole sweep (the squared hinge is solved exactly, whatever the warm start),
-    and the sweep ends after C_PATIENCE values in a row above the best."""
-    from kpm.machine.formulation import C_PATIENCE
+    and the sweep ends after LOO_C_PATIENCE values in a row above the best with the
+    default's leave-one-out error, C_PATIENCE with K folds."""
+    from kpm.machine import formulation
 
+    C_PATIENCE = formulation.LOO_C_PATIENCE if cv == "auto" else formulation.C_PATIENCE
     X, y = moons
-    early = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y).c_selection_curve_["cv_error"]
-    full = KernelProjectionMachine(sigma=0.5, random_state=0, early_stopping=False).fit(X, y)
+    early = KernelProjectionMachine(sigma=0.5, cv=cv, random_state=0).fit(X, y).c_selection_curve_["cv_error"]
+    full = KernelProjectionMachine(sigma=0.5, cv=cv, random_state=0, early_stopping=False).fit(X, y)
     full = full.c_selection_curve_["cv_error"]
     tried = np.flatnonzero(~np.isnan(early))
     assert np.all(np.isnan(full) == False)  # noqa: E712

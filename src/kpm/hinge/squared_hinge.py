@@ -203,8 +203,9 @@ class SquaredHingeSVM:
         Chapelle, Vapnik, Bousquet & Mukherjee 2002): ``m_i^{(-i)} = 1 - (1 - m_i) / (1 -
         h_i)``. A point outside the margin has no loss and leaves the solution unchanged:
         its margin is its own. Exact whenever leaving a point out moves no other point
-        across the margin, and the approximation is first order otherwise. Costs
-        ``O(min(|I|, d)^2 max(|I|, d))``, about one Newton step.
+        across the margin, and the approximation is first order otherwise. Costs about one
+        Newton step: through the points inside the margin, the columns, or (orthogonal
+        columns, few points out of the margin) the points out of it, whichever is cheaper.
 
         Returns
         -------
@@ -219,22 +220,42 @@ class SquaredHingeSVM:
             return m
         F = self._weighted(rows, self._features(rows, d))
         C2 = 2.0 * self.C
-        if len(rows) <= d + 1:  # 1 - h = diag(S^{-1}) / 2C with S = F F^T + Id / 2C
-            S = F @ F.T
-            S[np.diag_indices_from(S)] += 1.0 / C2
-            inverse, info = lapack.dtrtri(_cholesky(S), lower=False)
-            if info != 0:
-                raise linalg.LinAlgError(f"trtri failed (info {info})")
-            inverse = np.triu(inverse)  # (potrf and trtri leave the other triangle as it was)
-            one_minus_h = (inverse * inverse).sum(axis=1) / C2
-        else:  # h = 2C |R^{-T} a_i|^2 with M = R^T R
-            M = C2 * (F.T @ F)
-            M[np.diag_indices_from(M)] += 1.0
-            Z = linalg.solve_triangular(_cholesky(M), F.T, trans="T", lower=False, check_finite=False)
-            one_minus_h = 1.0 - C2 * (Z * Z).sum(axis=0)
+        one_minus_h = None
+        if complement_cheaper(len(rows), len(m) - len(rows), d):
+            one_minus_h = self._complement_leverage(F, np.flatnonzero(m >= 1.0), d)
+        if one_minus_h is None:
+            one_minus_h = _points_leverage(F, C2) if len(rows) <= d + 1 else _columns_leverage(F, C2)
         out = m.copy()
         out[rows] = 1.0 - (1.0 - m[rows]) / np.maximum(one_minus_h, np.finfo(float).eps)
         return out
+
+    def _complement_leverage(self, F, out, d):
+        """``1 - h`` of the points inside the margin (their weighted features ``F``) through
+        the points ``out`` of it, as :meth:`_complement_solve` solves the Newton step: with
+        ``M = h0 - 2C U^T U`` (``h0 = Id + 2C G``, ``G`` the Gram matrix of all points, diagonal
+        but for the constant), ``f^T M^{-1} f = f^T h0^{-1} f + q^T S^{-1} q`` with ``q = U
+        h0^{-1} f`` and ``S = Id / 2C - U h0^{-1} U^T``. None where the columns are not
+        orthogonal or ``S`` is not numerically positive definite."""
+        arrow = self._arrow_gram()
+        if arrow is None:
+            return None
+        C2 = 2.0 * self.C
+        g, c, e = arrow
+        h0 = _ArrowInverse(1.0 + C2 * g[:d], C2 * c[:d], 1.0 + C2 * e)
+        h = (F.T * h0.solve(F.T)).sum(axis=0)
+        if len(out):
+            U = self._weighted(out, self._features(out, d))
+            Y = h0.solve(U.T)
+            S = U @ Y
+            S *= -1.0
+            S[np.diag_indices_from(S)] += 1.0 / C2
+            try:
+                factor = _cholesky(S)
+            except linalg.LinAlgError:
+                return None
+            Z = linalg.solve_triangular(factor, (F @ Y).T, trans="T", lower=False, check_finite=False)
+            h += (Z * Z).sum(axis=0)
+        return 1.0 - C2 * h
 
     def _newton_solve(self, grad, active, rows, F, d):
         """``(Id + 2C A_I^T A_I)^{-1} grad``: with fewer points in the loss than columns by the
@@ -353,6 +374,28 @@ class _ArrowInverse:
         x_last = (last - (self.b / self.a) @ top) / self.schur
         x_top = (top - np.multiply.outer(self.b, x_last)) / (self.a if R.ndim == 1 else self.a[:, None])
         return np.concatenate([x_top, np.asarray(x_last)[None]], axis=0)
+
+
+def _points_leverage(F, C2):
+    """``1 - h`` of the rows of ``F`` (the weighted features of the points inside the
+    margin), fewer than their columns: ``1 - h = diag(S^{-1}) / 2C`` with ``S = F F^T + Id /
+    2C``, the row sums of squares of the inverse of its Cholesky factor."""
+    S = F @ F.T
+    S[np.diag_indices_from(S)] += 1.0 / C2
+    inverse, info = lapack.dtrtri(_cholesky(S), lower=False)
+    if info != 0:
+        raise linalg.LinAlgError(f"trtri failed (info {info})")
+    inverse = np.triu(inverse)  # (potrf and trtri leave the other triangle as it was)
+    return (inverse * inverse).sum(axis=1) / C2
+
+
+def _columns_leverage(F, C2):
+    """``1 - h`` of the rows of ``F``, more than their columns: ``h_i = 2C |R^{-T} f_i|^2``
+    with ``Id + 2C F^T F = R^T R``."""
+    M = C2 * (F.T @ F)
+    M[np.diag_indices_from(M)] += 1.0
+    Z = linalg.solve_triangular(_cholesky(M), F.T, trans="T", lower=False, check_finite=False)
+    return 1.0 - C2 * (Z * Z).sum(axis=0)
 
 
 def _cholesky(M):

@@ -184,7 +184,8 @@ class KernelProjectionMachine(BaseKPM):
         miss a later minimum). For the SVM with ``c_selection='two-stage'`` stage one
         likewise tries C from the largest value down and stops after
         :data:`kpm.machine.formulation.C_PATIENCE` values in a row above the best pooled CV
-        error (``c_selection_curve_`` is NaN for the C values not tried). ``'auto'``: True
+        error (:data:`~kpm.machine.formulation.LOO_C_PATIENCE` with the leave-one-out
+        error; ``c_selection_curve_`` is NaN for the C values not tried). ``'auto'``: True
         for the SVM, False for the papers' LP, which
         then solves every D up to the floor of the training risk in every fold (provably
         without changing the selection). The LP's early stopping does not use ``n_jobs``.

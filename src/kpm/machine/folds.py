@@ -37,7 +37,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 
 from kpm.hinge.svm_path import solved_path, svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, misclassified, pad, predict_codes
-from kpm.machine.formulation import C_PATIENCE, TWO_STAGE_MAX_SWEEPS
+from kpm.machine.formulation import C_PATIENCE, LOO_C_PATIENCE, TWO_STAGE_MAX_SWEEPS
 from kpm.machine.progress import Progress
 from kpm.machine.rules import one_standard_error
 
@@ -466,7 +466,7 @@ def loo_svm(data, plan, grid, *, early_stopping=False, progress=None):
     progress = progress or Progress()
 
     def c_curve():
-        return svm_c_curve([data], plan.Cs, plan, data.total, patience=C_PATIENCE if early_stopping else None,
+        return svm_c_curve([data], plan.Cs, plan, data.total, patience=LOO_C_PATIENCE if early_stopping else None,
                            make_path=LooPath)
 
     return _svm_stages([data], c_curve, plan, grid, data.total, early_stopping=early_stopping, progress=progress,

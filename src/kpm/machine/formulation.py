@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_C",
     "TWO_STAGE_MAX_SWEEPS",
     "C_PATIENCE",
+    "LOO_C_PATIENCE",
     "SVM_SOLVER",
     "FitPlan",
     "plan_fit",
@@ -61,6 +62,10 @@ TWO_STAGE_MAX_SWEEPS = C_PATH_MAX_SWEEPS
 #: the C values are tried from the largest down and the sweep ends after this many in a row
 #: with a pooled CV error above the best so far.
 C_PATIENCE = 2
+#: ... and with the leave-one-out error (``cv='loo'``), whose stage one costs one solve per C
+#: instead of one per fold: three values in a row, since its error counts on small sets often
+#: rise by chance for two values and fall again (the user guide, "Beyond the papers").
+LOO_C_PATIENCE = 3
 #: The SVM solver's settings, for the records of the reproductions.
 SVM_SOLVER = {"tol": TOL, "max_sweeps": MAX_SWEEPS, "two_stage_max_sweeps": TWO_STAGE_MAX_SWEEPS}
 
