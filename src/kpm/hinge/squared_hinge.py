@@ -236,26 +236,15 @@ class SquaredHingeSVM:
         but for the constant), ``f^T M^{-1} f = f^T h0^{-1} f + q^T S^{-1} q`` with ``q = U
         h0^{-1} f`` and ``S = Id / 2C - U h0^{-1} U^T``. None where the columns are not
         orthogonal or ``S`` is not numerically positive definite."""
-        arrow = self._arrow_gram()
-        if arrow is None:
+        parts = self._complement(out, d)
+        if parts is None:
             return None
-        C2 = 2.0 * self.C
-        g, c, e = arrow
-        h0 = _ArrowInverse(1.0 + C2 * g[:d], C2 * c[:d], 1.0 + C2 * e)
+        h0, U, Y, factor = parts
         h = (F.T * h0.solve(F.T)).sum(axis=0)
-        if len(out):
-            U = self._weighted(out, self._features(out, d))
-            Y = h0.solve(U.T)
-            S = U @ Y
-            S *= -1.0
-            S[np.diag_indices_from(S)] += 1.0 / C2
-            try:
-                factor = _cholesky(S)
-            except linalg.LinAlgError:
-                return None
+        if U is not None:
             Z = linalg.solve_triangular(factor, (F @ Y).T, trans="T", lower=False, check_finite=False)
             h += (Z * Z).sum(axis=0)
-        return 1.0 - C2 * h
+        return 1.0 - 2.0 * self.C * h
 
     def _newton_solve(self, grad, active, rows, F, d):
         """``(Id + 2C A_I^T A_I)^{-1} grad``: with fewer points in the loss than columns by the
@@ -294,24 +283,13 @@ class SquaredHingeSVM:
         system with ``Id + 2C G`` (in ``O(d)``) and an ``|out| x |out|`` matrix; one step of
         iterative refinement. None where the columns are not orthogonal or that matrix is not
         numerically positive definite (the caller then factors the whole matrix)."""
-        arrow = self._arrow_gram()
-        if arrow is None:
+        parts = self._complement(np.flatnonzero(~active), d)
+        if parts is None:
             return None
-        C2 = 2.0 * self.C
-        g, c, e = arrow
-        h0 = _ArrowInverse(1.0 + C2 * g[:d], C2 * c[:d], 1.0 + C2 * e)
-        out = np.flatnonzero(~active)
-        if len(out) == 0:
+        h0, U, Y, factor = parts
+        if U is None:
             return h0.solve(grad)
-        U = self._weighted(out, self._features(out, d))
-        Y = h0.solve(U.T)
-        M = U @ Y
-        M *= -1.0
-        M[np.diag_indices_from(M)] += 1.0 / C2
-        try:
-            factor = _cholesky(M)
-        except linalg.LinAlgError:
-            return None
+        C2 = 2.0 * self.C
         Fw = self._weighted(rows, F)
 
         def solve(r):
@@ -321,6 +299,32 @@ class SquaredHingeSVM:
         x = solve(grad)
         residual = x + C2 * (Fw.T @ (Fw @ x)) - grad
         return x - solve(residual)
+
+    def _complement(self, out, d):
+        """``(h0, U, Y, factor)``, the Woodbury identity through the points ``out`` of the
+        loss: ``h0`` solves with ``Id + 2C G`` (``G`` the Gram matrix of all points,
+        :meth:`_arrow_gram`), ``U`` holds the points' weighted features, ``Y = h0^{-1} U^T``
+        and ``factor`` is the upper Cholesky factor of ``Id / 2C - U Y`` (``U``, ``Y`` and
+        ``factor`` None without such points). None where the columns are not orthogonal or
+        that matrix is not numerically positive definite."""
+        arrow = self._arrow_gram()
+        if arrow is None:
+            return None
+        C2 = 2.0 * self.C
+        g, c, e = arrow
+        h0 = _ArrowInverse(1.0 + C2 * g[:d], C2 * c[:d], 1.0 + C2 * e)
+        if len(out) == 0:
+            return h0, None, None, None
+        U = self._weighted(out, self._features(out, d))
+        Y = h0.solve(U.T)
+        M = U @ Y
+        M *= -1.0
+        M[np.diag_indices_from(M)] += 1.0 / C2
+        try:
+            factor = _cholesky(M)
+        except linalg.LinAlgError:
+            return None
+        return h0, U, Y, factor
 
     def _line_search(self, theta, step, m, q):
         """The exact minimiser ``t > 0`` of the objective along ``theta + t step``
