@@ -298,3 +298,16 @@ def test_cv_loo_needs_the_squared_hinge_svm_and_single_samples(moons):
     np.testing.assert_array_equal(auto.c_selection_curve_["cv_error"], folds.c_selection_curve_["cv_error"])
     with pytest.raises(ValueError, match="cv"):
         KernelProjectionMachine(cv="leave-one-out").fit(X, y)
+
+
+def test_the_fitted_default_keeps_no_copy_of_the_leave_one_out_path(moons):
+    """The leave-one-out path (the SVM features of every training point and the solvers'
+    state) serves the final fit and is then dropped: the fitted model is no larger than with
+    K folds."""
+    import pickle
+
+    X, y = moons
+    loo = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y)
+    folds = KernelProjectionMachine(sigma=0.5, cv=5, random_state=0).fit(X, y)
+    assert len(pickle.dumps(loo)) <= 1.05 * len(pickle.dumps(folds))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(loo)).decision_function(X), loo.decision_function(X))
