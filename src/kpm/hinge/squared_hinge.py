@@ -193,7 +193,7 @@ class SquaredHingeSVM:
         self.w, self.b = theta[:d].copy(), float(self.B * theta[d])
         return self.w, self.b
 
-    def loo_margins(self):
+    def loo_margins(self, margins=None):
         """The leave-one-out margins of every point, from the last solve, by the hat matrix.
 
         On the set ``I`` of points inside the margin the solution is that of a ridge
@@ -207,14 +207,19 @@ class SquaredHingeSVM:
         Newton step: through the points inside the margin, the columns, or (orthogonal
         columns, few points out of the margin) the points out of it, whichever is cheaper.
 
+        Parameters
+        ----------
+        margins : ndarray (n,), optional
+            The last solution's margins ``y_i (w . Phi_i + b)``, where the caller has them
+            (computed here otherwise).
+
         Returns
         -------
         ndarray (n,)
             ``y_i f^{(-i)}(x_i)``, the margin of point ``i`` under the model fitted without it.
         """
         d = len(self.w)
-        theta = np.append(self.w, self.b / self.B)
-        m = self._margins(theta, d)
+        m = self._margins(np.append(self.w, self.b / self.B), d) if margins is None else margins
         rows = np.flatnonzero(m < 1.0)
         if len(rows) == 0:
             return m

@@ -45,8 +45,8 @@ from numba import njit
 from kpm.hinge.lp_path import HingePath
 from kpm.hinge.squared_hinge import SquaredHingeSVM
 
-__all__ = ["solved_path", "BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "LOSSES", "SVMPathSolver", "svm_solver",
-           "svm_path", "svm_c_path", "svm_paths"]
+__all__ = ["BIAS_SCALE", "TOL", "MAX_SWEEPS", "C_PATH_MAX_SWEEPS", "LOSSES", "SVMPathSolver", "svm_solver",
+           "svm_path", "solved_path", "svm_c_path", "svm_paths"]
 
 #: The SVM's losses: the hinge (dual coordinate descent, :class:`SVMPathSolver`) and the
 #: squared hinge (a finite Newton method, :class:`kpm.hinge.squared_hinge.SquaredHingeSVM`).
@@ -230,14 +230,13 @@ def solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight=None):
     coef = np.zeros((len(grid), m))
     intercept = np.zeros(len(grid))
     objective = np.zeros(len(grid))
-    weights = sample_weight
     for k, (D, (w, b)) in enumerate(zip(grid, solutions)):
         D = int(D)
         coef[k, :D] = sqrt_lam[:D] * w
         intercept[k] = b
         hinge = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b))
-        objective[k] = hinge.sum() if weights is None else hinge @ weights
-    n_samples = len(solver.y) if weights is None else float(np.sum(weights))
+        objective[k] = hinge.sum() if sample_weight is None else hinge @ sample_weight
+    n_samples = len(solver.y) if sample_weight is None else float(np.sum(sample_weight))
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
                      n_samples=n_samples, iterations=np.asarray(work, dtype=np.int64))
 

@@ -196,7 +196,6 @@ class FoldCurves:
     failures: list
     seconds: float = 0.0
     working_set: int = 0
-    solved: object = None  # the leave-one-out path: its full-data solutions (kpm.machine.folds.LooPath)
 
     @classmethod
     def from_paths(cls, paths, errors, clipped, n_grid, where):

@@ -600,9 +600,7 @@ class KernelProjectionMachine(BaseKPM):
         if stage_one is not None:
             family.stage_one.append((i, stage_one))
         for j, C in enumerate(Cs):
-            recorded = None
-            if data.loo:  # the leave-one-out path of C: the full-data path, handed to the final fit only
-                recorded, curves[j][0].solved = curves[j][0].solved, None
+            recorded = loo.paths[j] if data.loo else None  # the leave-one-out path of C: the full-data path
             kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
                              solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
                                                     sample_weight=data.weights, recorded=recorded))

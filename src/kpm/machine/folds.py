@@ -30,7 +30,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
@@ -218,15 +218,13 @@ def _timed(job, k, n_folds=None, progress=None):
     return curves
 
 
-def _c_errors(fold, Cs, loss, max_sweeps, d=None):
-    """The C stage on a fold: the misclassified validation points of the SVM on the fold's
-    first ``d`` columns (default: all, its largest D) for every C of the increasing ``Cs``
+def _c_errors(fold, Cs, loss, max_sweeps):
+    """The C stage on a fold: the misclassified validation points of the SVM on all the
+    fold's columns (its largest D) for every C of the increasing ``Cs``
     (:func:`kpm.hinge.svm_path.svm_c_path` per one-vs-rest problem, warm along C)."""
     Z_tr, Y_tr = fold.train
     Z_va, _, codes_va = fold.val
-    d = Z_tr.shape[1] if d is None else min(int(d), Z_tr.shape[1])
-    Z_tr, Z_va = Z_tr[:, :d], Z_va[:, :d]
-    s = np.asarray(fold.scale[:d], dtype=float)
+    s = np.asarray(fold.scale[: Z_tr.shape[1]], dtype=float)
     Phi_va = Z_va * s
     F = np.zeros((len(codes_va), len(Cs), Y_tr.shape[1]))
     for c in range(Y_tr.shape[1]):
@@ -250,6 +248,10 @@ class FoldPath:
         self.solvers = [svm_solver(self.Phi_tr, self.Y_tr[:, c], C, loss=plan.loss, max_sweeps=plan.max_sweeps,
                                    sample_weight=fold.train_weights)
                         for c in range(self.Y_tr.shape[1])]
+        self._start_curves()
+
+    def _start_curves(self):
+        """No D solved yet: empty curves, and the decision values of every problem at 0."""
         self.errors, self.clipped, self.seconds, self.solved = [], [], 0.0, 0
         self.F_va = np.zeros((len(self.codes_va), len(self.solvers)))
         self.F_tr = np.zeros((len(self.Y_tr), len(self.solvers)))
@@ -310,6 +312,9 @@ class LooData:
     scale : ndarray (m,)
         The columns' scale: ``Phi = Z * scale`` for the basis's columns ``Z``, in whose
         coordinates the full-data paths are kept (:meth:`LooPath.solutions`).
+    paths : list of LooPath
+        The paths along D, in the order of their C, once their curves are made: the full-data
+        paths of the final fit.
     """
 
     Phi: np.ndarray
@@ -318,6 +323,7 @@ class LooData:
     weights: np.ndarray | None = None
     scale: np.ndarray | None = None
     where: str = "leave-one-out"
+    paths: list = field(default_factory=list)  # the finished paths along D, one per C, in order
 
     @property
     def train_weights(self):
@@ -341,10 +347,8 @@ class LooPath(FoldPath):
         self.m = self.Phi_tr.shape[1]
         self.solvers = [svm_solver(self.Phi_tr, data.Y[:, c], C, loss="squared_hinge", sample_weight=data.weights)
                         for c in range(data.Y.shape[1])]
-        self.errors, self.clipped, self.seconds, self.solved = [], [], 0.0, 0
-        self.kept, self.grid = [[] for _ in self.solvers], []
-        self.F_va = np.zeros(data.Y.shape)
-        self.F_tr = np.zeros(data.Y.shape)
+        self.kept = [[] for _ in self.solvers]
+        self._start_curves()
 
     def _solve(self, d, *, train=True):
         """As the fold's, the validation values being the leave-one-out ones; along D
@@ -352,34 +356,30 @@ class LooPath(FoldPath):
         for c, solver in enumerate(self.solvers):
             work = solver.work
             w, b = solver.solve(d)
-            self.F_va[:, c] = self.Y_tr[:, c] * solver.loo_margins()
+            f = self.Phi_tr[:, :d] @ w + b
+            self.F_va[:, c] = self.Y_tr[:, c] * solver.loo_margins(self.Y_tr[:, c] * f)
             if train:
-                self.F_tr[:, c] = self.Phi_tr[:, :d] @ w + b
+                self.F_tr[:, c] = f
                 self.kept[c].append(((w.copy(), b), solver.work - work))
 
-    def solutions(self, upto):
-        """The full-data paths of this C on the first ``upto`` grid points, from the
-        solutions kept along D (the same solver and warm starts as
+    def solutions(self, grid):
+        """The full-data paths of this C on ``grid``, the first grid points of the path along
+        D, from the solutions kept there (the same solver and warm starts as
         :func:`kpm.hinge.svm_path.svm_path`, so the same path): one
         :class:`~kpm.hinge.lp_path.HingePath` per problem in the coordinates of the basis (its
         columns' ``scale``), or None beyond the grid points solved."""
-        if upto > len(self.kept[0]):
+        n = len(grid)
+        if n > len(self.kept[0]):
             return None
-        grid, scale = self.grid[:upto], self.fold.scale
-        return [solved_path(solver, scale, grid, [s for s, _ in kept[:upto]], [k for _, k in kept[:upto]],
+        return [solved_path(solver, self.fold.scale, grid, [s for s, _ in kept[:n]], [k for _, k in kept[:n]],
                             self.fold.weights) for solver, kept in zip(self.solvers, self.kept)]
 
     def curves(self, n_grid, n_used, where):
-        curves = super().curves(n_grid, n_used, where)
-        curves.solved = self
-        return curves
+        self.fold.paths.append(self)
+        return super().curves(n_grid, n_used, where)
 
     def _val_errors(self):
         return misclassified(predict_codes(self.F_va) != self.codes_va, self.fold.weights)
-
-    def advance(self, D):
-        self.grid.append(int(D))
-        return super().advance(D)
 
 
 def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=FoldPath):

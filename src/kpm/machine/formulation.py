@@ -179,7 +179,7 @@ class SVMFullPath:
     FullPath`` solver for :class:`kpm.machine.engine.KernelPaths` (``row_block``: the
     clipped risks summed over blocks of rows; ``sample_weight``: each sample's ``C w_i``;
     ``recorded``: a path that solved the same problems along the same grid, whose
-    ``solutions(upto)`` are taken, on the first call, where it reached that far -- the
+    ``solutions(grid)`` are taken, on the first call, where it reached that far -- the
     leave-one-out path, :class:`kpm.machine.folds.LooPath`)."""
 
     Z: np.ndarray
@@ -194,7 +194,7 @@ class SVMFullPath:
     def __call__(self, grid, Y):
         paths = None
         if self.recorded is not None:  # taken once: the fitted model keeps no copy of the path's features
-            paths, self.recorded = self.recorded.solutions(len(grid)), None
+            paths, self.recorded = self.recorded.solutions(grid), None
         if paths is None:
             paths = svm_paths(self.Z, self.scale, Y, self.C, grid, loss=self.loss, max_sweeps=self.max_sweeps,
                               sample_weight=self.sample_weight)
