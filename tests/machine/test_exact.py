@@ -21,7 +21,8 @@ def _expected_failures(est):
 
 @parametrize_with_checks(
     [
-        KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by CV
+        KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by leave-one-out
+        KernelProjectionMachine(cv=5, random_state=0),  # the same SVM, C and D by 5 Rayleigh-Ritz folds
         KernelProjectionMachine(max_components=6, cv=3, random_state=0, formulation="paper"),
         KernelProjectionMachine(selection="slope", random_state=0, formulation="paper"),
     ],
