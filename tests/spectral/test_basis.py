@@ -140,6 +140,26 @@ def test_dense_partial_spectrum_of_a_nearly_identity_centred_matrix():
     assert basis.rank == 3
 
 
+def test_the_whole_spectrum_of_a_matrix_of_many_duplicates_is_exact(monkeypatch):
+    """The whole spectrum above order 300 comes from divide and conquer (MRRR slows down on
+    the clusters of eigenvalues that duplicated samples make): eigenpairs to rounding."""
+    from scipy import linalg
+
+    from kpm.spectral.eigensolvers import top_eigh
+
+    drivers, eigh = [], linalg.eigh
+    monkeypatch.setattr(linalg, "eigh", lambda *a, **k: drivers.append(k.get("driver")) or eigh(*a, **k))
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))[rng.integers(0, 80, 400)]  # 400 samples, at most 80 distinct
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2.0)
+    w, U = top_eigh(K, 400, solver="dense")  # decreasing order
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(K)[::-1], atol=1e-11)
+    np.testing.assert_allclose(K @ U, U * w, atol=1e-11)
+    np.testing.assert_allclose(U.T @ U, np.eye(400), atol=1e-12)
+    assert drivers == ["evd"]
+
+
 def test_nystroem_basis_with_every_point_a_landmark_is_the_exact_basis():
     X, Xt = _data(80)
     K, Kt = _rbf(X), _rbf(Xt, X)
