@@ -67,6 +67,7 @@ from collections import Counter  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 TITLE = "The default KPM against the CV-tuned SVM on Rätsch's 13 sets"
 RESULTS_NAME = "kpm13_default"
@@ -372,9 +373,14 @@ def report_lines(result):
 
 
 def _threads():
+    """Threads per BLAS/OpenMP API: the most of its loaded libraries (numpy and scipy may
+    each load their own OpenBLAS)."""
     from threadpoolctl import threadpool_info
 
-    return {i["internal_api"]: i["num_threads"] for i in threadpool_info()}
+    threads = {}
+    for lib in threadpool_info():
+        threads[lib["internal_api"]] = max(threads.get(lib["internal_api"], 0), lib["num_threads"])
+    return threads
 
 
 # ----------------------------------------------------------------------------- main
@@ -426,13 +432,25 @@ def main(argv=None):
     result = {"title": TITLE, "command": command, "code": code_version(), "machine": machine(),
               "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "config": config, "threads": None, "records": {}, "rows": []}
+    with threadpool_limits(limits=1):  # the environment variables above come too late where numpy is loaded
+        _run(realizations, reference, args.data_dir, result, json_path)
+    result["summary"] = summary(result["rows"])
+    print("\n".join(summary_lines(result["summary"])))
+    write_report(json_path, result, md_path, report_lines(result))
+    return result
+
+
+def _run(realizations, reference, data_dir, result, json_path):
+    """The timed fits, set by set, the partial report written after each set."""
+    from kpm_reproduce.experiments.provenance import write_report
+
     t0 = time.perf_counter()
     warm_up()
     result["threads"] = _threads()
     for name, reals in realizations.items():
         recs = []
         for r in reals:
-            rec = with_reference(fit_realization(name, r, args.data_dir), reference[name][r])
+            rec = with_reference(fit_realization(name, r, data_dir), reference[name][r])
             recs.append(rec)
             print(f"{name}/{r}: error {rec['error']:.2f} % (SVM {rec['svm_error']:.2f}, gap {rec['gap_svm']:+.2f}), "
                   f"D={rec['D']} C={rec['C']}, {rec['cpu_s']:.2f} CPU s", flush=True)
@@ -441,10 +459,6 @@ def main(argv=None):
         result["run_wall_s"] = time.perf_counter() - t0
         write_report(json_path, result)
     result["run_wall_s"] = time.perf_counter() - t0
-    result["summary"] = summary(result["rows"])
-    print("\n".join(summary_lines(result["summary"])))
-    write_report(json_path, result, md_path, report_lines(result))
-    return result
 
 
 if __name__ == "__main__":
