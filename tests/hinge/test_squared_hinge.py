@@ -240,6 +240,38 @@ def test_loo_margins_equal_the_refits_wherever_the_margin_set_stays(n, D, C, wei
     assert np.all(loo[inside] < (y * (X @ w + b))[inside])
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_grouped_loo_margins_leave_the_copies_out_together(weighted):
+    """With groups, the copies of a sample (identical rows, labels that may differ) are left
+    out together: exact wherever the refit without the group moves no other point across
+    the margin; a group of one sample is the one-point formula."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((40, 6))
+    rows = np.r_[np.arange(40), [0, 0, 1, 2, 2, 2, 5, 7, 7]]
+    X = base[rows]
+    y = np.where(X[:, 0] + 0.7 * rng.standard_normal(len(rows)) > 0, 1.0, -1.0)
+    y[[40, 43]] = -y[[0, 2]]  # copies with both labels
+    weights = rng.uniform(0.5, 2.0, len(rows)) if weighted else None
+    groups = np.unique(rows, return_inverse=True)[1]
+    solver = SquaredHingeSVM(X, y, 0.3, sample_weight=weights)
+    w, b = solver.solve(6)
+    grouped, single = solver.loo_margins(groups=groups), solver.loo_margins()
+    inside = y * (X @ w + b) < 1.0
+    exact = 0
+    for g in np.unique(groups):
+        out = groups == g
+        keep = ~out
+        refit = SquaredHingeSVM(X[keep], y[keep], 0.3, sample_weight=None if weights is None else weights[keep])
+        w2, b2 = refit.solve(6)
+        if np.array_equal(y[keep] * (X[keep] @ w2 + b2) < 1.0, inside[keep]):
+            np.testing.assert_allclose(grouped[out], y[out] * (X[out] @ w2 + b2), atol=1e-9)
+            exact += out.sum() > 1
+        if out.sum() == 1:
+            assert grouped[out] == pytest.approx(single[out], abs=1e-12)
+    assert exact >= 3  # of the 6 groups of copies (the others move a point across the margin)
+    assert not np.allclose(grouped[groups == groups[0]], single[groups == groups[0]])
+
+
 def test_loo_margins_through_the_points_out_of_the_margin_are_the_direct_ones():
     """Orthogonal columns (an eigenvector basis) at small C, nearly every point inside the
     margin: the leverages through the few points out of it (the Woodbury identity on the

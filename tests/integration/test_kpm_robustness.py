@@ -193,14 +193,25 @@ def _copies(seed):
     return X, y, np.repeat(X, 10, axis=0), np.repeat(y, 10), Xt, yt
 
 
-@pytest.mark.parametrize("formulation", FORMULATIONS)
-def test_duplicated_samples_warn_by_default(formulation):
+@pytest.mark.parametrize("formulation, cv", [("paper", "auto"), ("auto", 5)])
+def test_duplicated_samples_warn_by_default_with_k_folds(formulation, cv):
     _, _, Xd, yd, _, _ = _copies(0)
     with pytest.warns(UserWarning, match="cv_duplicates='group'"):
-        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, formulation=formulation).fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, formulation=formulation, cv=cv).fit(Xd[:300], yd[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, cv_duplicates="split", formulation=formulation).fit(Xd[:300], yd[:300])
+        KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, cv_duplicates="split", formulation=formulation, cv=cv).fit(Xd[:300], yd[:300])
+
+
+def test_the_leave_one_out_default_leaves_copies_out_together_without_a_warning():
+    _, _, Xd, yd, _, _ = _copies(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        default = KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0).fit(Xd[:300], yd[:300])
+    group = KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, cv_duplicates="group").fit(Xd[:300], yd[:300])
+    split = KernelProjectionMachine(sigma=0.5, max_components=20, random_state=0, cv_duplicates="split").fit(Xd[:300], yd[:300])
+    np.testing.assert_array_equal(default.selection_curve_["cv_error"], group.selection_curve_["cv_error"])
+    assert not np.array_equal(default.selection_curve_["cv_error"], split.selection_curve_["cv_error"])
 
 
 @pytest.mark.slow

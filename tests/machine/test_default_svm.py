@@ -208,28 +208,31 @@ def test_the_default_beats_its_own_small_d_noise_on_a_small_wide_set():
     assert 100 * np.mean(gaps) <= 3.0, gaps
 
 
-def _brute_force_loo(Phi, Y, codes, C, d):
-    """Misclassified points when each is left out and the one-vs-rest SVMs refitted on the
-    first d columns, and the points whose removal moved another across a margin."""
+def _brute_force_loo(Phi, Y, codes, C, d, groups=None):
+    """Misclassified points when each is left out (with ``groups``, each group of copies)
+    and the one-vs-rest SVMs refitted on the first d columns, and the points (groups) whose
+    removal moved another across a margin."""
     from kpm.hinge.squared_hinge import SquaredHingeSVM
     from kpm.machine.engine import predict_codes
 
     n = len(codes)
+    groups = np.arange(n) if groups is None else groups
     full = [SquaredHingeSVM(Phi, Y[:, c], C) for c in range(Y.shape[1])]
     inside = []
     for c, solver in enumerate(full):
         w, b = solver.solve(d)
         inside.append(Y[:, c] * (Phi[:, :d] @ w + b) < 1.0)
     wrong = moved = 0
-    for i in range(n):
-        keep = np.arange(n) != i
-        F = np.empty((1, Y.shape[1]))
+    for g in np.unique(groups):
+        out = groups == g
+        keep = ~out
+        F = np.empty((out.sum(), Y.shape[1]))
         changed = False
         for c in range(Y.shape[1]):
             w, b = SquaredHingeSVM(Phi[keep], Y[keep, c], C).solve(d)
-            F[0, c] = Phi[i, :d] @ w + b
+            F[:, c] = Phi[out, :d] @ w + b
             changed |= not np.array_equal(Y[keep, c] * (Phi[keep, :d] @ w + b) < 1.0, inside[c][keep])
-        wrong += int(predict_codes(F)[0] != codes[i])
+        wrong += int((predict_codes(F) != codes[out]).sum())
         moved += changed
     return wrong, moved
 
@@ -256,6 +259,79 @@ def test_the_leave_one_out_errors_are_those_of_the_refits(classes):
     for D, e in zip(m.selection_curve_["D"], m.selection_curve_["cv_error"]):
         wrong, moved = _brute_force_loo(Phi, Y, codes, 1.0, int(D))
         assert round(e * 60) == wrong, (D, e * 60, wrong, moved)
+
+
+def test_the_leave_one_out_error_leaves_the_copies_of_a_sample_out_together():
+    """With duplicated samples (copies with both labels among them) the default leaves the
+    copies of a sample out together: the selection curve's errors are those of the refits
+    without each group of copies, but for the groups whose refit moves a point across the
+    margin (as for single points above);
+    ``cv_duplicates='split'`` leaves one copy out at a time."""
+    X, y = make_moons(50, noise=0.3, random_state=0)
+    rows = np.r_[np.arange(50), np.repeat(np.arange(10), 3)]  # 10 samples with 3 copies more
+    Xd, yd = X[rows], y[rows]
+    yd[[50, 52]] = 1 - yd[[50, 52]]
+    groups = np.unique(rows, return_inverse=True)[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # grouped: no duplicates warning
+        m = KernelProjectionMachine(sigma=0.7, C=1.0, early_stopping=False, max_components=20,
+                                    random_state=0).fit(Xd, yd)
+    split = KernelProjectionMachine(sigma=0.7, C=1.0, early_stopping=False, max_components=20,
+                                    cv_duplicates="split", random_state=0).fit(Xd, yd)
+    basis = EigenSubspace(make_kernel("rbf", sigma=0.7)(Xd), False, 20, eigen_solver="dense", groups=groups)
+    Phi = basis.V * basis.svm_scale
+    Y = ovr_targets(yd, 2)
+    apart = equal = 0
+    for D, e, e_split in zip(m.selection_curve_["D"], m.selection_curve_["cv_error"], split.selection_curve_["cv_error"]):
+        wrong, moved = _brute_force_loo(Phi, Y, yd, 1.0, int(D), groups)
+        assert abs(round(e * 80) - wrong) <= moved, D
+        equal += round(e * 80) == wrong
+        wrong, moved = _brute_force_loo(Phi, Y, yd, 1.0, int(D))
+        assert abs(round(e_split * 80) - wrong) <= moved, D
+        equal += round(e_split * 80) == wrong
+        apart += round(e * 80) != round(e_split * 80)
+    assert equal >= 22  # of 24 (at D = 10 a refit moves a point across the margin)
+    assert apart >= 2  # the copies left in the training set hide errors (D = 3, 4: 12, 11 against 8, 7)
+
+
+def test_copies_left_out_together_undo_their_bias():
+    """200 distinct points x 10 copies: leaving one copy out (the others stay in the
+    training set) favours the largest C (1000: test accuracy 0.85 against 0.91 on the
+    distinct points); leaving the copies out together, the default, does not."""
+    X, y = make_moons(200, noise=0.3, random_state=0)
+    Xt, yt = make_moons(2000, noise=0.3, random_state=100)
+    Xd, yd = np.repeat(X, 10, axis=0), np.repeat(y, 10)
+    distinct = KernelProjectionMachine(sigma=0.5, random_state=0).fit(X, y).score(Xt, yt)
+    split = KernelProjectionMachine(sigma=0.5, random_state=0, cv_duplicates="split").fit(Xd, yd)
+    grouped = KernelProjectionMachine(sigma=0.5, random_state=0).fit(Xd, yd)
+    assert grouped.score(Xt, yt) >= distinct - 0.01
+    assert grouped.score(Xt, yt) >= split.score(Xt, yt) + 0.03
+    assert grouped.C_ < split.C_
+
+
+def test_the_leave_one_out_basis_reaches_the_rank_beyond_512(monkeypatch):
+    """No fold bases with the leave-one-out error: up to n = 2560 the basis is the whole
+    spectrum and the D grid reaches the rank (the kernel SVM), where 5 Ritz folds stop at
+    512; stage one compares C at D = 512 (as with the folds, at their largest D)."""
+    from kpm.machine import folds
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((700, 10))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(700) > 0).astype(int)
+    solved = []
+    real = folds.LooPath._solve
+
+    def record(self, d, *, train=True):
+        solved.append((d, train))
+        return real(self, d, train=train)
+
+    monkeypatch.setattr(folds.LooPath, "_solve", record)
+    loo = KernelProjectionMachine(sigma=2.0, random_state=0).fit(X, y)
+    assert len(loo.eigenvalues_) == 700 and loo.selection_curve_["D"].max() == 700
+    assert {d for d, train in solved if not train} == {512}  # stage one
+    assert max(d for d, train in solved if train) == 700  # the D path
+    folds5 = KernelProjectionMachine(sigma=2.0, cv=5, random_state=0).fit(X, y)
+    assert folds5.selection_curve_["D"].max() == 512
 
 
 def test_the_final_fit_is_the_leave_one_out_path_of_the_chosen_c(moons, monkeypatch):
@@ -290,12 +366,16 @@ def test_cv_loo_needs_the_squared_hinge_svm_and_single_samples(moons):
     with pytest.raises(ValueError, match="cv='loo'.*loss='squared_hinge'"):
         KernelProjectionMachine(cv="loo", loss="hinge").fit(X, y)
     Xd, yd = np.vstack([X, X[:5]]), np.concatenate([y, y[:5]])
-    with pytest.raises(ValueError, match="cv_duplicates='group' keeps the copies"):
-        KernelProjectionMachine(cv="loo", cv_duplicates="group").fit(Xd, yd)
-    # 'auto' with grouped duplicates: grouped K folds
-    auto = KernelProjectionMachine(sigma=0.5, cv_duplicates="group", random_state=0).fit(Xd, yd)
-    folds = KernelProjectionMachine(sigma=0.5, cv=5, cv_duplicates="group", random_state=0).fit(Xd, yd)
-    np.testing.assert_array_equal(auto.c_selection_curve_["cv_error"], folds.c_selection_curve_["cv_error"])
+    # grouped duplicates ('group', or the default 'warn'): the copies left out together
+    loo = KernelProjectionMachine(sigma=0.5, cv="loo", cv_duplicates="group", random_state=0).fit(Xd, yd)
+    for params in ({}, {"cv_duplicates": "group"}):
+        auto = KernelProjectionMachine(sigma=0.5, random_state=0, **params).fit(Xd, yd)
+        np.testing.assert_array_equal(auto.c_selection_curve_["cv_error"], loo.c_selection_curve_["cv_error"])
+    # a class whose samples are all copies of one sample: K folds
+    Xc, yc = np.vstack([X, np.repeat(X[:1] + 5.0, 3, axis=0)]), np.r_[y, [2, 2, 2]]
+    one = KernelProjectionMachine(sigma=0.5, max_components=6, random_state=0).fit(Xc, yc)
+    five = KernelProjectionMachine(sigma=0.5, max_components=6, cv=5, random_state=0).fit(Xc, yc)
+    np.testing.assert_array_equal(one.c_selection_curve_["cv_error"], five.c_selection_curve_["cv_error"])
     with pytest.raises(ValueError, match="cv"):
         KernelProjectionMachine(cv="leave-one-out").fit(X, y)
 

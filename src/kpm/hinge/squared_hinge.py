@@ -193,7 +193,7 @@ class SquaredHingeSVM:
         self.w, self.b = theta[:d].copy(), float(self.B * theta[d])
         return self.w, self.b
 
-    def loo_margins(self, margins=None):
+    def loo_margins(self, margins=None, groups=None):
         """The leave-one-out margins of every point, from the last solve, by the hat matrix.
 
         On the set ``I`` of points inside the margin the solution is that of a ridge
@@ -207,16 +207,27 @@ class SquaredHingeSVM:
         Newton step: through the points inside the margin, the columns, or (orthogonal
         columns, few points out of the margin) the points out of it, whichever is cheaper.
 
+        With ``groups`` the copies of a sample (points of identical features) are left out
+        together: their leverages add up to the group's ``h_G`` (the rank-one block of the
+        hat matrix on identical rows), and the model fitted without the group moves the
+        copies' common decision value by ``delta_G = sum_G h_i r_i / (1 - h_G)``, ``r_i = y_i
+        (1 - m_i)`` their residuals (Sherman-Morrison on the block; the sum over the copies
+        inside the margin). A group of one sample is the formula above.
+
         Parameters
         ----------
         margins : ndarray (n,), optional
             The last solution's margins ``y_i (w . Phi_i + b)``, where the caller has them
             (computed here otherwise).
+        groups : ndarray (n,) of int, optional
+            The group of each point, identical features sharing one (their features must
+            be equal); None: every point its own group.
 
         Returns
         -------
         ndarray (n,)
-            ``y_i f^{(-i)}(x_i)``, the margin of point ``i`` under the model fitted without it.
+            ``y_i f^{(-i)}(x_i)``, the margin of point ``i`` under the model fitted without it
+            (without its group).
         """
         d = len(self.w)
         m = self._margins(np.append(self.w, self.b / self.B), d) if margins is None else margins
@@ -230,6 +241,8 @@ class SquaredHingeSVM:
             one_minus_h = self._complement_leverage(F, np.flatnonzero(m >= 1.0), d)
         if one_minus_h is None:
             one_minus_h = _points_leverage(F, C2) if len(rows) <= d + 1 else _columns_leverage(F, C2)
+        if groups is not None:
+            return m - self.y * _group_shift(groups, rows, 1.0 - one_minus_h, self.y[rows] * (1.0 - m[rows]))
         out = m.copy()
         out[rows] = 1.0 - (1.0 - m[rows]) / np.maximum(one_minus_h, np.finfo(float).eps)
         return out
@@ -383,6 +396,17 @@ class _ArrowInverse:
         x_last = (last - (self.b / self.a) @ top) / self.schur
         x_top = (top - np.multiply.outer(self.b, x_last)) / (self.a if R.ndim == 1 else self.a[:, None])
         return np.concatenate([x_top, np.asarray(x_last)[None]], axis=0)
+
+
+def _group_shift(groups, rows, h, residuals):
+    """Per point, ``f - f^{(-G)}`` on its group G (:meth:`SquaredHingeSVM.loo_margins`):
+    ``sum_G h_i r_i / (1 - h_G)`` over the points ``rows`` inside the margin (leverages
+    ``h``, residuals ``r``); 0 for a group with no point inside the margin."""
+    g = groups[rows]
+    size = int(groups.max()) + 1
+    h_group = np.bincount(g, weights=h, minlength=size)
+    shift = np.bincount(g, weights=h * residuals, minlength=size) / np.maximum(1.0 - h_group, np.finfo(float).eps)
+    return shift[groups]
 
 
 def _points_leverage(F, C2):

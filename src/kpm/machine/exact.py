@@ -50,7 +50,7 @@ from kpm.validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS"]
+__all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS", "SVM_LOO_WHOLE_SPECTRUM_N"]
 
 #: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
 #: steps of 25 %.
@@ -61,6 +61,11 @@ SVM_DIM_DENSE = 5
 #: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
 #: this edge warns.
 SVM_MAX_COMPONENTS = 512
+#: ... except with the leave-one-out error (no fold bases) up to this n, where LAPACK computes
+#: the whole spectrum anyway (more than n / 5 eigenvectors, :func:`kpm.spectral.top_eigh`):
+#: the D grid then reaches the rank, and stage one of ``c_selection='two-stage'`` compares C at
+#: ``D = min(rank, SVM_MAX_COMPONENTS)``.
+SVM_LOO_WHOLE_SPECTRUM_N = 5 * SVM_MAX_COMPONENTS
 #: ... and the block Krylov solver's relative residual for that partial basis (with
 #: ``eigen_solver='auto'``, which takes LAPACK's subset driver below n = 2560 and the block
 #: Krylov solver above, :func:`kpm.spectral.eigensolvers.choose_solver`): the SVM needs the
@@ -119,13 +124,16 @@ class KernelProjectionMachine(BaseKPM):
     (``loss='hinge'``: the hinge unsquared), the intercept being the weight of a constant
     feature of value 1. At D = the rank the problem is the kernel SVM with kernel ``k + 1``
     and no separate intercept; smaller D restricts the SVM to the leading kernel-PCA
-    directions. By default the basis holds the leading ``SVM_MAX_COMPONENTS`` eigenvectors
-    (a partial eigendecomposition), C and D are chosen by the leave-one-out error of the
-    SVMs fitted on the whole training set (``cv='auto'``: each point's margin without it
-    follows from its leverage, with no refit; exact unless leaving the point out moves
-    another across the margin), and the path along D stops once that error has stopped
-    improving (``early_stopping``). With K folds (``cv=5``) each fold's basis is found by
-    Rayleigh-Ritz in the training set's (``cv_basis='ritz'``).
+    directions. By default C and D are chosen by the leave-one-out error of the SVMs fitted
+    on the whole training set (``cv='auto'``: each point's margin without it -- without its
+    copies, where X has duplicates -- follows from its leverage, with no refit; exact unless
+    leaving the point out moves another across the margin), the basis is the whole spectrum
+    up to n = ``SVM_LOO_WHOLE_SPECTRUM_N`` (the D grid reaches the rank, the kernel SVM) and
+    the leading ``SVM_MAX_COMPONENTS`` eigenvectors above (a partial eigendecomposition),
+    and the path along D stops once that error has stopped improving
+    (``early_stopping``). With K folds (``cv=5``) the basis holds the leading
+    ``SVM_MAX_COMPONENTS`` eigenvectors and each fold's basis is found by Rayleigh-Ritz in
+    the training set's (``cv_basis='ritz'``).
 
     Parameters
     ----------
@@ -155,9 +163,10 @@ class KernelProjectionMachine(BaseKPM):
         svm formulation with ``loss='squared_hinge'``), from the SVMs of the whole training
         set by the hat-matrix formula of the points inside the margin
         (:meth:`kpm.hinge.squared_hinge.SquaredHingeSVM.loo_margins`) -- one fit per C and D
-        instead of one per fold, and no fold bases. ``'auto'``: ``'loo'`` where it applies
-        and every class has two samples or more, unless ``cv_duplicates='group'`` groups
-        duplicated samples; else 5 folds (the papers' LP, the hinge).
+        instead of one per fold, and no fold bases; the copies of a duplicated sample are
+        left out together unless ``cv_duplicates='split'``. ``'auto'``: ``'loo'`` where it
+        applies and every class has two samples or more (two distinct ones where copies are
+        left out together); else 5 folds (the papers' LP, the hinge).
     penalty : float or 'cv', default='cv'
         ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
         over the exact breakpoints of the folds' penalty paths.
@@ -167,7 +176,9 @@ class KernelProjectionMachine(BaseKPM):
         Largest D considered. Default: the numerical rank of the kernel matrix (eigenvalues
         above ``kpm.spectral.RANK_RTOL * lambda_1``; beyond it the eigenvectors are
         rounding noise) for the papers' LP, and the rank capped at
-        :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'``. A D chosen at a cap
+        :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'`` -- but for the
+        leave-one-out error up to n = :data:`SVM_LOO_WHOLE_SPECTRUM_N`, whose stage one
+        compares C at that D and whose path along D goes on to the rank. A D chosen at a cap
         below the rank warns. The LP path also stops at the first D where the training
         hinge risk reaches its floor (zero, or the loss forced by duplicated inputs with
         both labels), beyond which every D has the same solution.
@@ -235,8 +246,12 @@ class KernelProjectionMachine(BaseKPM):
         ``'group'``: the copies of a sample stay in one fold
         (:class:`~sklearn.model_selection.StratifiedGroupKFold`, or the ``groups`` of a
         given splitter); right where duplicates are an artefact, since copies on both sides
-        make the CV error favour large D. ``'warn'``: as ``'split'``, with a warning when X
-        has duplicates.
+        make the CV error favour large D. ``'warn'``: with K folds as ``'split'``, with a
+        warning when X has duplicates. With the leave-one-out error (``cv='auto'`` or
+        ``'loo'``) ``'warn'`` and ``'group'`` leave the copies of a sample out together, at
+        no extra cost (the copies' leverages add up; a sample left out alone would be
+        predicted by its copies, and the error would favour the largest C), and ``'split'``
+        one copy at a time.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
         Eigensolver of the kernel matrices (full data and every fold; see
         :mod:`kpm.spectral`). ``'auto'``: the whole spectrum by LAPACK (``'dense'``),
@@ -494,9 +509,9 @@ class KernelProjectionMachine(BaseKPM):
         loo = False
         if plan.rule.needs_cv:
             grouped = groups is not None and self.cv_duplicates == "group"
-            loo = self._uses_loo(plan, grouped, codes)
-            if groups is not None and self.cv_duplicates == "warn":
-                _warn_duplicates(groups, len(y), loo)
+            loo = self._uses_loo(plan, groups, codes)
+            if groups is not None and self.cv_duplicates == "warn" and not loo:
+                _warn_duplicates(groups, len(y))
             cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
             if loo:
                 cv_total = len(y) if weights is None else float(weights.sum())
@@ -514,23 +529,24 @@ class KernelProjectionMachine(BaseKPM):
                        + (", the leave-one-out error" if loo else ""))
         return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo)
 
-    def _uses_loo(self, plan, grouped, codes):
+    def _uses_loo(self, plan, groups, codes):
         """Whether D and C are chosen by the leave-one-out error (``cv='loo'``, or ``'auto'``
-        where it applies: the squared-hinge SVM with the CV rule, no grouped duplicates, and
-        two samples or more of every class -- else the K folds, which keep a single sample
-        of a class in every training part)."""
+        where it applies: the squared-hinge SVM with the CV rule, and two samples or more of
+        every class -- two distinct ones where the copies of a sample are left out together
+        -- else the K folds, which keep a single sample of a class in every training part)."""
         applies = plan.formulation == "svm" and plan.loss == "squared_hinge"
         if isinstance(self.cv, str) and self.cv == "loo":
             if not applies:
                 raise ValueError("cv='loo' (the leave-one-out error of the squared-hinge SVM) needs "
                                  "formulation='svm' (or 'auto' with selection='cv') and loss='squared_hinge'; "
                                  "give cv an int or a splitter for the papers' LP or the hinge loss")
-            if grouped:
-                raise ValueError("cv='loo' leaves out one sample at a time, and cv_duplicates='group' keeps the "
-                                 "copies of a sample together: give cv an int (grouped K folds) or "
-                                 "cv_duplicates='split'")
             return True
-        return isinstance(self.cv, str) and applies and not grouped and np.bincount(codes).min() >= 2
+        if not (isinstance(self.cv, str) and applies):
+            return False
+        if groups is None or self.cv_duplicates == "split":
+            return np.bincount(codes).min() >= 2
+        distinct = np.unique(np.column_stack([codes, groups]), axis=0)[:, 0]  # (class, group) pairs
+        return np.bincount(distinct, minlength=codes.max() + 1).min() >= 2
 
     def _take(self, X, rows):
         """The samples ``rows`` of X (rows and columns of a precomputed kernel matrix)."""
@@ -557,7 +573,7 @@ class KernelProjectionMachine(BaseKPM):
                 s = np.sqrt(data.weights)
                 K = K * np.outer(s, s) if kern.is_precomputed or kern.user_defined else _scale_in_place(K, s)
             self._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
-            basis, grid, capped = self._basis(K, data.groups, plan, data.weights)
+            basis, grid, capped = self._basis(K, data.groups, plan, data.weights, data.loo)
             folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
             if plan.formulation == "svm":
                 self._svm_members(family, i, basis, grid, folds, plan, data, degeneracy, capped)
@@ -590,7 +606,9 @@ class KernelProjectionMachine(BaseKPM):
         if data.loo:
             m = int(grid[-1])
             scale = np.asarray(basis.svm_scale[:m], dtype=float)
-            loo = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale)
+            loo = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale,
+                          groups=None if self.cv_duplicates == "split" else data.groups,
+                          c_dim=SVM_MAX_COMPONENTS if self.max_components is None else None)
             Cs, stage_one, curves = loo_svm(loo, plan, grid, early_stopping=self._early_stopping(plan),
                                             progress=self._progress)
         elif folds is not None:
@@ -609,11 +627,12 @@ class KernelProjectionMachine(BaseKPM):
             family.paths.append(kp)
             family.members.append((i, C))
 
-    def _basis(self, K, groups, plan, weights=None):
+    def _basis(self, K, groups, plan, weights=None, loo=False):
         """The eigenvector basis of the full training set and its D grid."""
         rule, n = plan.rule, K.shape[0]
         known = self.max_components  # a partial eigendecomposition when the largest D is known
-        if known is None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
+        whole = loo and n <= SVM_LOO_WHOLE_SPECTRUM_N  # no fold bases: the whole spectrum, as LAPACK computes it
+        if known is None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz" and not whole:
             known = SVM_MAX_COMPONENTS
         if rule.fixed_dim is not None:
             known = rule.fixed_dim if known is None else min(known, rule.fixed_dim)
@@ -842,16 +861,15 @@ def _scale_in_place(K, s):
     return K
 
 
-def _warn_duplicates(groups, n, loo=False):
+def _warn_duplicates(groups, n):
     import warnings
 
-    where = ("a sample left out keeps its copies in the training set" if loo else
-             "copies fall in both training and validation folds")
     warnings.warn(
-        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): {where}, which biases "
-        "the cross-validation error towards large D. Set cv_duplicates='group' to keep the copies of a "
-        "sample in one fold (K folds), or cv_duplicates='split' where duplicates are part of the data's "
-        "distribution (e.g. discrete features; the papers' protocol) to silence this.",
+        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): copies fall in both "
+        "training and validation folds, which biases the cross-validation error towards large D. Set "
+        "cv_duplicates='group' to keep the copies of a sample in one fold, or cv_duplicates='split' where "
+        "duplicates are part of the data's distribution (e.g. discrete features; the papers' protocol) to "
+        "silence this.",
         UserWarning,
         stacklevel=5,
     )

@@ -242,7 +242,7 @@ class FoldPath:
         Z_tr, self.Y_tr = fold.train
         Z_va, _, self.codes_va = fold.val
         self.fold = fold
-        self.m = Z_tr.shape[1]
+        self.m = self.c_dim = Z_tr.shape[1]
         scale = np.asarray(fold.scale[: self.m], dtype=float)
         self.Phi_tr, self.Phi_va = Z_tr * scale, Z_va * scale
         self.solvers = [svm_solver(self.Phi_tr, self.Y_tr[:, c], C, loss=plan.loss, max_sweeps=plan.max_sweeps,
@@ -282,11 +282,12 @@ class FoldPath:
         return errors
 
     def errors_at_C(self, C):
-        """Stage one's model at a new C: the solvers re-solved at the fold's largest D, warm
-        from their last solution; the misclassified validation points (no curves recorded)."""
+        """Stage one's model at a new C: the solvers re-solved at stage one's D (``c_dim``:
+        the fold's largest D), warm from their last solution; the misclassified validation
+        points (no curves recorded)."""
         for solver in self.solvers:
             solver.set_C(C)
-        self._solve(self.m, train=False)
+        self._solve(self.c_dim, train=False)
         return self._val_errors()
 
     def curves(self, n_grid, n_used, where):
@@ -312,6 +313,11 @@ class LooData:
     scale : ndarray (m,)
         The columns' scale: ``Phi = Z * scale`` for the basis's columns ``Z``, in whose
         coordinates the full-data paths are kept (:meth:`LooPath.solutions`).
+    groups : ndarray (n,) of int or None
+        The copies of a sample (identical rows of ``Phi``) share a group and are left out
+        together; None: one point at a time.
+    c_dim : int or None
+        The D at which stage one compares the C values (None: all m columns).
     paths : list of LooPath
         The paths along D, in the order of their C, once their curves are made: the full-data
         paths of the final fit.
@@ -322,6 +328,8 @@ class LooData:
     codes: np.ndarray
     weights: np.ndarray | None = None
     scale: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    c_dim: int | None = None
     where: str = "leave-one-out"
     paths: list = field(default_factory=list)  # the finished paths along D, one per C, in order
 
@@ -339,12 +347,13 @@ class LooPath(FoldPath):
     """The squared-hinge SVMs of the whole training set along the D grid, scored by their
     leave-one-out errors (:meth:`kpm.hinge.squared_hinge.SquaredHingeSVM.loo_margins`): a
     fold path whose validation points are the training points, each under the model fitted
-    without it."""
+    without it (without all its copies, with the data's ``groups``)."""
 
     def __init__(self, data, C, plan):  # noqa: D107 (the data: a LooData)
         self.fold, self.Y_tr, self.codes_va = data, data.Y, data.codes
         self.Phi_tr = np.ascontiguousarray(data.Phi, dtype=float)
         self.m = self.Phi_tr.shape[1]
+        self.c_dim = self.m if data.c_dim is None else min(self.m, int(data.c_dim))
         self.solvers = [svm_solver(self.Phi_tr, data.Y[:, c], C, loss="squared_hinge", sample_weight=data.weights)
                         for c in range(data.Y.shape[1])]
         self.kept = [[] for _ in self.solvers]
@@ -357,7 +366,7 @@ class LooPath(FoldPath):
             work = solver.work
             w, b = solver.solve(d)
             f = self.Phi_tr[:, :d] @ w + b
-            self.F_va[:, c] = self.Y_tr[:, c] * solver.loo_margins(self.Y_tr[:, c] * f)
+            self.F_va[:, c] = self.Y_tr[:, c] * solver.loo_margins(self.Y_tr[:, c] * f, self.fold.groups)
             if train:
                 self.F_tr[:, c] = f
                 self.kept[c].append(((w.copy(), b), solver.work - work))
@@ -383,7 +392,8 @@ class LooPath(FoldPath):
 
 
 def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=FoldPath):
-    """Stage one with early stopping: the folds' SVMs at their largest D, advanced together
+    """Stage one with early stopping: the folds' SVMs at stage one's D (their largest, or
+    the leave-one-out data's ``c_dim``), advanced together
     from the largest C of the increasing ``Cs`` down, each C warm-started from the previous
     one; the sweep ends once ``patience`` values in a row have a pooled CV error above the
     best so far (None: every C). The small C values it skips are the expensive ones (nearly
