@@ -168,3 +168,30 @@ def test_repeats_keep_the_shortest_time_of_the_same_fit(tmp_path):
     assert (again["test_error"], again["D"], again["C"]) == (single["test_error"], single["D"], single["C"])
     assert single["wall_runs"] == [single["wall_s"]]
     assert "Each fit was run 3 times" in (tmp_path / "kpm_panel.md").read_text()
+
+
+def test_a_row_of_several_splits_gives_its_gap_with_the_standard_error():
+    import bench_kpm_panel as bench
+
+    def rec(error, wall):
+        return {"status": "ok", "wall_s": wall, "cpu_s": wall, "test_error": error, "C": 1.0, "D": 5,
+                "sigma": 2.0, "n_train": 140, "n_features": 60, "n_classes": 2}
+
+    kpm_errors, svc_errors = [0.15, 0.10, 0.20], [0.10, 0.10, 0.12]
+    records = {}
+    for sp, (e_k, e_s) in enumerate(zip(kpm_errors, svc_errors)):
+        records[bench.record_key("wine", None, "median", sp, "kpm")] = rec(e_k, 0.1)
+        records[bench.record_key("wine", None, "median", sp, "svc")] = rec(e_s, 0.5)
+    records[bench.record_key("banana", None, "median", 1, "kpm")] = rec(0.10, 0.1)
+    records[bench.record_key("banana", None, "median", 1, "svc")] = rec(0.11, 0.5)
+    rows = bench.summarise_rows(records, [("wine", None, "median", [0, 1, 2]), ("banana", None, "median", [1])])
+    per_split = [5.0, 0.0, 8.0]
+    assert rows[0]["gap"] == pytest.approx(np.mean(per_split))
+    assert rows[0]["gap_se"] == pytest.approx(np.std(per_split, ddof=1) / np.sqrt(3))
+    assert "gap_se" not in rows[1]  # one split: no standard error
+    table = "\n".join(bench.table_lines(rows))
+    assert f"| {np.mean(per_split):+.2f} ± {np.std(per_split, ddof=1) / np.sqrt(3):.2f} |" in table
+    assert f"| {-1.0:+.2f} |" in table
+    summ = bench.summary(rows)
+    assert summ["gaps_above_1"] == [f"wine (median) +4.33 ± {np.std(per_split, ddof=1) / np.sqrt(3):.2f}"]
+    assert "1 of 2 rows more than 1 point behind (wine (median) +4.33 ± 2.33;" in "\n".join(bench.summary_lines(summ))
