@@ -50,7 +50,8 @@ from kpm.validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS", "SVM_LOO_WHOLE_SPECTRUM_N"]
+__all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS",
+           "SVM_LOO_WHOLE_SPECTRUM_N"]
 
 #: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
 #: steps of 25 %.
@@ -543,10 +544,16 @@ class KernelProjectionMachine(BaseKPM):
             return True
         if not (isinstance(self.cv, str) and applies):
             return False
-        if groups is None or self.cv_duplicates == "split":
+        groups = self._loo_groups(groups)
+        if groups is None:
             return np.bincount(codes).min() >= 2
         distinct = np.unique(np.column_stack([codes, groups]), axis=0)[:, 0]  # (class, group) pairs
         return np.bincount(distinct, minlength=codes.max() + 1).min() >= 2
+
+    def _loo_groups(self, groups):
+        """The groups the leave-one-out error leaves out together: the copies of a sample
+        (``groups``), unless ``cv_duplicates='split'`` (one copy at a time: None)."""
+        return None if self.cv_duplicates == "split" else groups
 
     def _take(self, X, rows):
         """The samples ``rows`` of X (rows and columns of a precomputed kernel matrix)."""
@@ -606,10 +613,10 @@ class KernelProjectionMachine(BaseKPM):
         if data.loo:
             m = int(grid[-1])
             scale = np.asarray(basis.svm_scale[:m], dtype=float)
-            loo = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale,
-                          groups=None if self.cv_duplicates == "split" else data.groups,
-                          c_dim=SVM_MAX_COMPONENTS if self.max_components is None else None)
-            Cs, stage_one, curves = loo_svm(loo, plan, grid, early_stopping=self._early_stopping(plan),
+            loo_data = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale,
+                               groups=self._loo_groups(data.groups),
+                               c_dim=SVM_MAX_COMPONENTS if self.max_components is None else None)
+            Cs, stage_one, curves = loo_svm(loo_data, plan, grid, early_stopping=self._early_stopping(plan),
                                             progress=self._progress)
         elif folds is not None:
             Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, data.cv_total,
@@ -618,7 +625,7 @@ class KernelProjectionMachine(BaseKPM):
         if stage_one is not None:
             family.stage_one.append((i, stage_one))
         for j, C in enumerate(Cs):
-            recorded = loo.paths[j] if data.loo else None  # the leave-one-out path of C: the full-data path
+            recorded = loo_data.paths[j] if data.loo else None  # the leave-one-out path of C: the full-data path
             kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
                              solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
                                                     sample_weight=data.weights, recorded=recorded))
@@ -865,11 +872,11 @@ def _warn_duplicates(groups, n):
     import warnings
 
     warnings.warn(
-        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): copies fall in both "
-        "training and validation folds, which biases the cross-validation error towards large D. Set "
-        "cv_duplicates='group' to keep the copies of a sample in one fold, or cv_duplicates='split' where "
-        "duplicates are part of the data's distribution (e.g. discrete features; the papers' protocol) to "
-        "silence this.",
+        f"X holds duplicated samples ({len(np.unique(groups))} distinct of {n}): copies "
+        "fall in both training and validation folds, which biases the cross-validation "
+        "error towards large D. Set cv_duplicates='group' to keep the copies of a sample in "
+        "one fold, or cv_duplicates='split' where duplicates are part of the data's "
+        "distribution (e.g. discrete features; the papers' protocol) to silence this.",
         UserWarning,
         stacklevel=5,
     )

@@ -342,6 +342,12 @@ class LooData:
         """The denominator of the leave-one-out error: the points (their total weight)."""
         return len(self.codes) if self.weights is None else float(self.weights.sum())
 
+    @property
+    def stage_one_dim(self):
+        """The D of stage one: ``c_dim``, at most the m columns."""
+        m = self.Phi.shape[1]
+        return m if self.c_dim is None else min(m, int(self.c_dim))
+
 
 class LooPath(FoldPath):
     """The squared-hinge SVMs of the whole training set along the D grid, scored by their
@@ -353,7 +359,7 @@ class LooPath(FoldPath):
         self.fold, self.Y_tr, self.codes_va = data, data.Y, data.codes
         self.Phi_tr = np.ascontiguousarray(data.Phi, dtype=float)
         self.m = self.Phi_tr.shape[1]
-        self.c_dim = self.m if data.c_dim is None else min(self.m, int(data.c_dim))
+        self.c_dim = data.stage_one_dim
         self.solvers = [svm_solver(self.Phi_tr, data.Y[:, c], C, loss="squared_hinge", sample_weight=data.weights)
                         for c in range(data.Y.shape[1])]
         self.kept = [[] for _ in self.solvers]
@@ -464,7 +470,7 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
         return sum(errors) / n_samples
 
     return _svm_stages(folds, c_curve, plan, grid, n_samples, early_stopping=early_stopping, progress=progress,
-                       make_path=FoldPath, what=f"{n_folds} folds")
+                       make_path=FoldPath, what=f"at the largest D, {n_folds} folds")
 
 
 def loo_svm(data, plan, grid, *, early_stopping=False, progress=None):
@@ -479,8 +485,9 @@ def loo_svm(data, plan, grid, *, early_stopping=False, progress=None):
         return svm_c_curve([data], plan.Cs, plan, data.total, patience=LOO_C_PATIENCE if early_stopping else None,
                            make_path=LooPath)
 
+    what = f"at D={data.stage_one_dim}, cross-validation by the leave-one-out error"
     return _svm_stages([data], c_curve, plan, grid, data.total, early_stopping=early_stopping, progress=progress,
-                       make_path=LooPath, what="cross-validation by the leave-one-out error")
+                       make_path=LooPath, what=what)
 
 
 def _svm_stages(folds, c_curve, plan, grid, n_samples, *, early_stopping, progress, make_path, what):
@@ -493,7 +500,7 @@ def _svm_stages(folds, c_curve, plan, grid, n_samples, *, early_stopping, progre
 
     Cs, stage_one = plan.Cs, None
     if plan.two_stage:
-        progress(f"C stage: {len(plan.Cs)} values of C at the largest D ({what})")
+        progress(f"C stage: {len(plan.Cs)} values of C {what}")
         stage_one = c_curve()
         Cs = plan.Cs[[int(np.nanargmin(stage_one))]]  # first minimum: ties -> the smaller C
         progress(f"C stage done: C={Cs[0]:g} (pooled CV error {float(np.nanmin(stage_one)):.4f})")
