@@ -470,6 +470,27 @@ def _join(values, fmt):
     return ", ".join(fmt.format(v) if v is not None else "–" for v in values)
 
 
+#: A row lists its splits' values up to this many; beyond, their median and range.
+LIST_UP_TO = 5
+
+
+def _values(values, fmt):
+    """A row's per-split values: listed, or (more than :data:`LIST_UP_TO`) their median
+    [min–max] (the per-split table lists them all)."""
+    known = [v for v in values if v is not None]
+    if len(values) <= LIST_UP_TO or not known:
+        return _join(values, fmt)
+    lo, mid, hi = (fmt.format(v) for v in (min(known), np.median(known), max(known)))
+    return f"{mid} [{lo}–{hi}]"
+
+
+def _splits(splits):
+    """A row's splits: listed, or (more than :data:`LIST_UP_TO`, consecutive) first–last."""
+    if len(splits) <= LIST_UP_TO or list(splits) != list(range(splits[0], splits[0] + len(splits))):
+        return _join(splits, "{}")
+    return f"{splits[0]}–{splits[-1]}"
+
+
 def _ratio(row):
     if "ratio" in row:
         return f"{row['ratio']:.2f}"
@@ -491,13 +512,13 @@ def table_lines(rows):
         k, s = r["kpm"], r["svc"]
         cells = [r["label"], str(r.get("n_train", "–")), str(r.get("n_features", "–")),
                  str(r.get("n_classes", "–")), r["width"], f"{r['sigma']:.4g}" if "sigma" in r else "–",
-                 _join(r["splits"], "{}"), _seconds(k), _seconds(s), _ratio(r),
+                 _splits(r["splits"]), _seconds(k), _seconds(s), _ratio(r),
                  f"{r['cpu_ratio']:.2f}" if "cpu_ratio" in r else "–",
                  f"{100 * k['test_error']:.2f}" if k["status"] == "ok" else "–",
                  f"{100 * s['test_error']:.2f}" if s["status"] == "ok" else "–",
                  _gap(r) if "gap" in r else "–",
-                 _join(k.get("D", []), "{}") or "–", _join(k.get("C", []), "{:.3g}") or "–",
-                 _join(s.get("C", []), "{:.3g}") or "–"]
+                 _values(k.get("D", []), "{:g}") or "–", _values(k.get("C", []), "{:.3g}") or "–",
+                 _values(s.get("C", []), "{:.3g}") or "–"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -195,3 +195,22 @@ def test_a_row_of_several_splits_gives_its_gap_with_the_standard_error():
     summ = bench.summary(rows)
     assert summ["gaps_above_1"] == [f"wine (median) +4.33 ± {np.std(per_split, ddof=1) / np.sqrt(3):.2f}"]
     assert "1 of 2 rows more than 1 point behind (wine (median) +4.33 ± 2.33;" in "\n".join(bench.summary_lines(summ))
+
+
+def test_a_row_of_many_splits_gives_their_range_and_the_median_d_and_c():
+    """Past five splits a row gives its splits as a range and D and C as median [min–max];
+    up to five, every value."""
+    import bench_kpm_panel as bench
+
+    Ds, Cs = [140, 38, 140, 94, 140, 140, 120], [1.0, 0.316, 1.0, 3.16, 1.0, 1.0, 1000.0]
+    records = {}
+    for sp, (D, C) in enumerate(zip(Ds, Cs)):
+        for method, err in (("kpm", 0.1), ("svc", 0.1)):
+            records[bench.record_key("wine", None, "median", sp, method)] = {
+                "status": "ok", "wall_s": 0.1, "cpu_s": 0.1, "test_error": err, "C": C, "D": D,
+                "sigma": 2.0, "n_train": 140, "n_features": 60, "n_classes": 2}
+    splits = list(range(len(Ds)))
+    rows = bench.summarise_rows(records, [("wine", None, "median", splits), ("wine", None, "median", splits[:3])])
+    many, few = bench.table_lines(rows)[2:]
+    assert "| 0–6 |" in many and "| 140 [38–140] | 1 [0.316–1e+03] | 1 [0.316–1e+03] |" in many
+    assert "| 0, 1, 2 |" in few and "| 140, 38, 140 | 1, 0.316, 1 |" in few
