@@ -5,6 +5,7 @@ explicitly here; the commands' defaults are the papers' protocols.
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from kpm_reproduce.cli import app
 from kpm_reproduce.experiments import kpm_tables as kt
 from kpm_reproduce.experiments.runner import load_results
 
+RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
 SMALL = ["--datasets", "heart", "--C-grid", "1e-1:1e2:4", "--kpm-max-dim", "12", "--quiet"]
 
 
@@ -38,6 +40,26 @@ def test_kpm_datasets_command(data_dir):
     assert "breast_cancer" in res.output and "4900" in res.output and "USPS" in res.output
     res = CliRunner().invoke(app, ["datasets", "--data-dir", "/nonexistent/kpm"])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+@pytest.mark.parametrize("dataset", kt.KPM_DATASETS)
+def test_the_papers_kpm_still_gives_the_committed_tables(dataset, data_dir):
+    """The papers' KPM (``formulation='paper'``) on realizations 1 and 2 gives the D and test
+    error the committed Tables 1 and 2 and the SFdS table report: D by CV, λ by CV, the
+    slope heuristic, and Table 1's fixed D. A change of the library that moves the papers'
+    numbers must come with regenerated reports."""
+    table1, table2, sfds = (json.loads((RESULTS / f"{name}.json").read_text())
+                            for name in ("kpm_table1", "kpm_table2", "sfds_table"))
+    fixed_D = {c["dataset"]: int(c["param_median"]) for c in table1["cells"] if c["method"] == "KPM (fixed D)"}
+    for r in (1, 2):
+        now = kt.kpm_all_task(dataset, r, kt.SIGMAS[dataset], max_dim=kt.KPM_MAX_DIM, data_dir=data_dir)
+        t2 = next(x for x in table2["per_realization"][dataset] if x["realization"] == r)
+        sf = next(x for x in sfds["per_realization"][dataset] if x["realization"] == r)
+        for rule, ref in (("cv", t2["kpm"]), ("penalty", sf["kpm_cv"]), ("slope", sf["kpm_slope"])):
+            assert (now[rule]["D"], now[rule]["error"]) == (ref["D"], pytest.approx(ref["error"], abs=1e-9)), rule
+        t1 = next(x for x in table1["per_realization"][dataset] if int(x["realization"]) == r)
+        fixed = kt.kpm_fixed_task(dataset, r, kt.SIGMAS[dataset], fixed_D[dataset], data_dir=data_dir)
+        assert fixed["D"] == t1["kpm"]["D"] and fixed["error"] == pytest.approx(t1["kpm"]["error"], abs=1e-3)
 
 
 def test_table2_smoke_and_resume(tmp_path, data_dir):
