@@ -476,11 +476,12 @@ LIST_UP_TO = 5
 
 def _values(values, fmt):
     """A row's per-split values: listed, or (more than :data:`LIST_UP_TO`) their median
-    [min–max] (the per-split table lists them all)."""
-    known = [v for v in values if v is not None]
+    [min–max], the lower median of an even count (a value some split chose: a grid value of
+    C; the per-split table lists them all)."""
+    known = sorted(v for v in values if v is not None)
     if len(values) <= LIST_UP_TO or not known:
         return _join(values, fmt)
-    lo, mid, hi = (fmt.format(v) for v in (min(known), np.median(known), max(known)))
+    lo, mid, hi = (fmt.format(v) for v in (known[0], known[(len(known) - 1) // 2], known[-1]))
     return f"{mid} [{lo}–{hi}]"
 
 
@@ -632,7 +633,8 @@ def report_lines(result):
         "the same Gaussian width s, on standardised features (a `StandardScaler` fitted on the "
         "training part). Times: the wall time of each method's `fit`, its whole model selection "
         "plus the final fit, in a warmed-up worker process with one BLAS thread; per row the mean "
-        "over the splits, and ratio = KPM / SVC. Test errors: mean over the splits. Widths: "
+        "over the splits, and ratio = KPM / SVC. Test errors: mean over the splits. The D and C chosen: "
+        f"each split's, or past {LIST_UP_TO} splits their median [min–max] (the per-split table has them all). Widths: "
         "`median` = `kpm.median_sigma` of the standardised training set; `paper` = the widths of "
         "Blanchard et al. (2004); `likelihood` = the widths the relevant-dimension likelihood of "
         "Braun et al. (2008) chose (both carried to the standardised features by the ratio of "

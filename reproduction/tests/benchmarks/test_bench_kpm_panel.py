@@ -214,3 +214,7 @@ def test_a_row_of_many_splits_gives_their_range_and_the_median_d_and_c():
     many, few = bench.table_lines(rows)[2:]
     assert "| 0–6 |" in many and "| 140 [38–140] | 1 [0.316–1e+03] | 1 [0.316–1e+03] |" in many
     assert "| 0, 1, 2 |" in few and "| 140, 38, 140 | 1, 0.316, 1 |" in few
+    for sp, C in enumerate([0.316, 1.0, 0.316, 1.0, 0.316, 1.0]):  # six: the lower median, a grid value
+        records[bench.record_key("wine", None, "median", sp, "kpm")]["C"] = C
+    six = bench.table_lines(bench.summarise_rows(records, [("wine", None, "median", splits[:6])]))[2]
+    assert "| 0–5 |" in six and "| 0.316 [0.316–1] |" in six  # not numpy's median 0.658
