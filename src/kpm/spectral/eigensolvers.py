@@ -412,9 +412,7 @@ def _dense_eigh(A, k):
     divide and conquer (``evd``): the whole-spectrum ``evr`` (MRRR) slows down on the large
     clusters of eigenvalues that duplicated samples make (the centred kernel matrix of
     Rätsch's image training set at the width 0.89: 2.5 s ``evr``, 0.6 s ``evd``, 0.78 s the
-    subset). The whole spectrum itself (k = n) goes the same way: by ``evd`` above
-    ``_SUBSET_KEPT_MAX_N`` (image at the width 0.89, uncentred, n = 1300: 2.5 s by ``evr``, about
-    0.6 s by ``evd``). Orders up to ``_SUBSET_KEPT_MAX_N`` keep the subset driver (and
+    subset). The whole spectrum (k = n) goes the same way, for the same reason. Orders up to ``_SUBSET_KEPT_MAX_N`` keep the subset driver (and
     ``evr`` for the whole spectrum): a few hundredths of a second either way, and the bases
     computed there (e.g. the papers' KPM on the small Rätsch sets, D <= 60) keep their
     rounding.
