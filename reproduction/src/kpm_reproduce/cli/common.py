@@ -31,7 +31,7 @@ from typer.core import TyperGroup
 
 __all__ = ["DEFAULT_OUT", "USER_ERRORS", "Group", "run_command", "console", "err_console",
            "options", "parse_numbers", "positive", "fraction", "check_jobs", "check_write_mode",
-           "data_dir_str", "show_warning"]
+           "data_dir_str", "show_warning", "rule", "RULE_WIDTH"]
 
 #: Default output folder of every command (relative to the current directory).
 DEFAULT_OUT = Path("kpm-results")
@@ -42,8 +42,12 @@ USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError)
 
 
 #: Console width when standard output is not a terminal (a file, a pipe): wide enough that
-#: no table is wrapped (rich would otherwise assume 80 columns).
+#: no table is wrapped (rich would otherwise assume 80 columns). Rules, which fill the
+#: console's width, are drawn by :func:`rule` at :data:`RULE_WIDTH` there instead.
 PIPE_WIDTH = 10_000
+
+#: Width of a rule (a section heading line) when standard output is not a terminal.
+RULE_WIDTH = 80
 
 
 def console():
@@ -55,6 +59,15 @@ def console():
     if not con.is_terminal and not os.environ.get("COLUMNS"):
         con.width = PIPE_WIDTH
     return con
+
+
+def rule(con, title=""):
+    """Print a section rule with ``title`` on ``con``: the terminal's width, or
+    :data:`RULE_WIDTH` columns in a file or a pipe (where the console is :data:`PIPE_WIDTH`
+    wide so that tables are not wrapped)."""
+    from rich.rule import Rule
+
+    con.print(Rule(title), width=None if con.is_terminal else min(con.width, RULE_WIDTH))
 
 
 def err_console():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import typer
 
-from kpm_reproduce.cli.common import console, options, run_command
+from kpm_reproduce.cli.common import console, options, rule, run_command
 
 
 def _angle_deg(u, v):
@@ -125,7 +125,7 @@ def run_projection_demo(console, quick: bool = False) -> dict:
     """
     from rich.table import Table
 
-    console.rule("[bold]Explicit kernel feature map (Kwak's nonlinear projection trick)")
+    rule(console, "[bold]Explicit kernel feature map (Kwak's nonlinear projection trick)")
     svm = _svm_equivalence(quick)
     t = Table(title=f"(a) linear SVM on Y vs RBF SVM on X — {svm['dataset']}")
     t.add_column("quantity")
@@ -176,17 +176,13 @@ def register(app, reproduce):
         """The main job: the Kernel Projection Machine (three selection rules) versus a
         CV-tuned SVC, then the explicit kernel feature map (SVM equivalence, kernel PCA-L1
         versus kernel PCA under outliers)."""
-        from rich.rule import Rule
-
         con = console()
 
         def body():
             if not quick:
                 from kpm_reproduce.cli.kpm_cmds import run_kpm_demo
 
-                # a rule spans the console: in a pipe (no wrapping, see console()) 80 columns
-                con.print(Rule("Kernel Projection Machine"),
-                          width=None if con.is_terminal else 80)
+                rule(con, "Kernel Projection Machine")
                 with con.status("KPM and SVC fits (about a minute)"):
                     run_kpm_demo(con, out)
             with con.status("explicit feature map"):
