@@ -173,6 +173,10 @@ def test_scale_reports_the_settings_it_ran_and_refuses_other_settings_on_resume(
     args[args.index("--landmarks") + 1] = "40"
     res = CliRunner().invoke(app, [*args, "--resume"])
     assert res.exit_code == 2 and "different settings" in res.output
+    assert "landmarks" in res.output and "--overwrite instead of --resume" in res.output
+    res = CliRunner().invoke(app, [*args, "--overwrite"])  # the advice given is not refused
+    assert res.exit_code == 0, res.output
+    assert "m = 40 landmarks" in (tmp_path / "scale.md").read_text()
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kpm_reproduce.experiments.runner import (
+    ExistingResultsError,
     Range,
     SchedulerUnavailableError,
     Task,
@@ -84,6 +85,22 @@ def test_resume_refuses_other_config_and_overwrite_recomputes(tmp_path):
         run_tasks(_tasks(2), path, config={"grid": 4}, resume=True, progress=False)
     run_tasks(_tasks(2, log=str(log)), path, config={"grid": 3}, overwrite=True, progress=False)
     assert _calls(log) == [0, 1, 0, 1]
+
+
+def test_resume_with_other_settings_names_them_and_its_advice_works(tmp_path):
+    """The refusal names what changed and a way on that is not refused in turn: the same
+    command with --overwrite in place of --resume (dropping --resume alone is refused)."""
+    path = tmp_path / "r.json"
+    run_tasks(_tasks(2), path, config={"grid": 3, "seed": 0}, progress=False)
+    with pytest.raises(ValueError) as err:
+        run_tasks(_tasks(2), path, config={"grid": 4, "seed": 0}, resume=True, progress=False)
+    msg = str(err.value)
+    assert "grid: 3 -> 4" in msg and "seed" not in msg and "--overwrite instead of --resume" in msg
+    assert "drop --resume" not in msg
+    with pytest.raises(ExistingResultsError, match="--overwrite"):
+        run_tasks(_tasks(2), path, config={"grid": 4, "seed": 0}, progress=False)
+    res = run_tasks(_tasks(2), path, config={"grid": 4, "seed": 0}, overwrite=True, progress=False)
+    assert len(res) == 2 and load_results(path)["config"] == {"grid": 4, "seed": 0}
 
 
 def test_resume_keeps_results_outside_this_run(tmp_path):

@@ -517,8 +517,10 @@ def _previous(path, cfg, tasks, notify):
     old = load_results(path)
     if old["config"] != cfg:
         raise ValueError(
-            f"{path} was written with different settings; cannot resume it "
-            f"(file: {old['config']}, now: {cfg}). Use another --out or drop --resume."
+            f"{path} was written with different settings ({_config_changes(old['config'], cfg)}); "
+            "--resume continues a run with the same settings only. Run with --overwrite instead "
+            "of --resume to compute everything again with the new settings (the finished "
+            "results in that file are replaced), or choose another --out to keep them."
         )
     good, bad = usable_results(old, tasks, path)
     if notify is not None:
@@ -533,6 +535,14 @@ def _previous(path, cfg, tasks, notify):
                    f"field, a wrong type or an impossible value) and will be computed again: "
                    f"{shown}{more}")
     return good
+
+
+def _config_changes(old, new, shown=4):
+    """The settings that differ between two run configurations, as ``name: old -> new``."""
+    keys = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    parts = [f"{k}: {old.get(k, '(not set)')!r} -> {new.get(k, '(not set)')!r}" for k in keys[:shown]]
+    more = f"; and {len(keys) - shown} more" if len(keys) > shown else ""
+    return "; ".join(parts) + more
 
 
 def check_replace(path, config=None, *, resume=False, overwrite=False):
