@@ -16,7 +16,7 @@ def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path, monkeypatch):
 
     # the checkout as the run found it, then as its own saved record leaves it (--out docs/results)
     versions = iter(["kpm 0.1.0, commit 0123456789"])
-    monkeypatch.setattr(provenance, "code_version", lambda: next(versions, "kpm 0.1.0, commit 0123456789+dirty"))
+    monkeypatch.setattr(provenance, "code_version", lambda: next(versions, "kpm 0.1.0, commit 0123456789 with uncommitted changes to src/kpm/x.py"))
     argv = ["--quick", "--sets", "wine", "classification", "--sizes", "150", "300", "450",
             "--kpm-max-n", "250", "--out", str(tmp_path)]
     bench.main(argv)

@@ -1,10 +1,11 @@
 """The provenance line of the reports (kpm_reproduce.experiments.provenance)."""
 
+import re
 import subprocess
 
 import pytest
 
-from kpm_reproduce.experiments.provenance import code_version, header
+from kpm_reproduce.experiments.provenance import UNCOMMITTED, code_version, header
 
 
 def _git(repo, *args):
@@ -26,14 +27,37 @@ def checkout(tmp_path):
 
 def test_a_refreshed_report_does_not_make_the_code_dirty(checkout):
     """A run that writes into docs/results (its own record, or the run before it) reports the
-    commit of the code; a change to the code itself is marked."""
+    commit of the code; so do changes to documentation and tests; a change to the code
+    itself is named."""
     src = checkout / "src"
     clean = code_version(src)
-    assert clean.startswith("kpm ") and ", commit " in clean and not clean.endswith("+dirty")
+    assert clean.startswith("kpm ") and ", commit " in clean and UNCOMMITTED not in clean
     (checkout / "docs" / "results" / "report.md").write_text("# new numbers\n")
+    (checkout / "docs" / "guide.rst").write_text("new page\n")
+    _git(checkout, "add", "docs/guide.rst")
     assert code_version(src) == clean
     (src / "code.py").write_text("x = 2\n")
-    assert code_version(src) == clean + "+dirty"
+    assert code_version(src) == f"{clean} {UNCOMMITTED} src/code.py"
+
+
+def test_uncommitted_benchmark_scripts_are_code(checkout):
+    (checkout / "benchmarks").mkdir()
+    for i in range(5):
+        (checkout / "benchmarks" / f"b{i}.py").write_text("pass\n")
+    _git(checkout, "add", "benchmarks")
+    line = code_version(checkout / "src")
+    assert line.endswith(f"{UNCOMMITTED} benchmarks/b0.py, benchmarks/b1.py, benchmarks/b2.py and 2 more")
+
+
+def test_no_committed_report_was_computed_on_uncommitted_code():
+    """Every report in docs/results comes from committed code: no provenance line names
+    uncommitted changes (nor the old '+dirty' mark, which said the same of any file)."""
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[3] / "docs" / "results"
+    bad = [p.name for p in sorted(results.glob("*.md"))
+           if UNCOMMITTED in p.read_text() or re.search(r"commit [0-9a-f]{7,40}\+dirty", p.read_text())]
+    assert bad == []
 
 
 def test_the_header_names_the_code_the_run_started_with():

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["command_line", "code_version", "machine", "header", "write_report"]
+__all__ = ["command_line", "code_version", "machine", "header", "write_report", "CODE_PATHS", "UNCOMMITTED"]
 
 
 def command_line(argv=None):
@@ -30,12 +30,22 @@ def command_line(argv=None):
     return shlex.join([prog, *argv[1:]])
 
 
+#: The files whose uncommitted changes can change a report's numbers: the library, the
+#: reproduction package and the benchmark scripts, and the packaging that installs them.
+#: Documentation, tests and the reports themselves do not count.
+CODE_PATHS = ("src", "reproduction/src", "benchmarks", "pyproject.toml", "reproduction/pyproject.toml")
+
+
 def code_version(where=None):
     """``kpm <version>``, plus the git commit when kpm runs from a git checkout.
 
     The commit is asked of git in the folder ``where`` (default: that of the installed
-    package, an editable install of a clone); ``+dirty`` marks uncommitted changes to tracked files other than the
-    reports of ``docs/results`` (which a run refreshing them, or the run before it, writes).
+    package, an editable install of a clone). Where the checkout has uncommitted changes to
+    the code that computes the numbers (:data:`CODE_PATHS`), the line says so and names the
+    changed files: ``kpm 0.1.0, commit 0123456789 with uncommitted changes to
+    src/kpm/x.py``. Changes elsewhere (documentation, tests, the reports a run writes into
+    ``docs/results``) do not change a report's numbers and are not mentioned. A report whose
+    line names uncommitted changes is not to be committed: regenerate it from committed code.
     """
     import kpm
 
@@ -46,12 +56,21 @@ def code_version(where=None):
                              capture_output=True, text=True, timeout=10)
         if sha.returncode != 0:
             return version
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)",
-                                ":(top,exclude)docs/results"],
-                               cwd=where, capture_output=True, text=True, timeout=10)
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                  *(f":(top){p}" for p in CODE_PATHS)],
+                                 cwd=where, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return version
-    return f"{version}, commit {sha.stdout.strip()}" + ("+dirty" if dirty.stdout.strip() else "")
+    line = f"{version}, commit {sha.stdout.strip()}"
+    files = [entry[3:].strip() for entry in changed.stdout.splitlines() if entry.strip()]
+    if files:
+        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+        line += f" {UNCOMMITTED} " + ", ".join(files[:3]) + more
+    return line
+
+
+#: What :func:`code_version` says of a checkout whose code has uncommitted changes.
+UNCOMMITTED = "with uncommitted changes to"
 
 
 def _cpu_model():
