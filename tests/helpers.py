@@ -5,6 +5,7 @@ Only what at least two test files use lives here; a helper of one file stays in 
 """
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 
@@ -28,6 +29,29 @@ def hinge_lp_reference(Z, y, D):
     res = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=bounds, method="highs")
     assert res.status == 0, res.message
     return res
+
+
+def hinge_loss_sum(Z, y, beta, b):
+    """The hinge loss sum_i max(0, 1 - y_i (z_i[:D] . beta + b)), D = len(beta)."""
+    D = len(beta)
+    return float(np.maximum(0.0, 1.0 - y * (Z[:, :D] @ beta + b)).sum())
+
+
+def assert_same_hinge_path(Z, y, max_dim=None, stop_at_zero=False):
+    """The hinge LP path of the specialised simplex against that of HiGHS: objectives equal to
+    1e-9 at every D, and each returned solution attains its objective. Returns both paths."""
+    from kpm.hinge.lp_path import hinge_lp_path
+
+    fast = hinge_lp_path(Z, y, max_dim, solver="simplex", stop_at_zero=stop_at_zero)
+    ref = hinge_lp_path(Z, y, max_dim, solver="highs", stop_at_zero=stop_at_zero)
+    assert fast.fallbacks == 0
+    k = min(fast.n_solved, ref.n_solved)
+    np.testing.assert_allclose(fast.objective[:k], ref.objective[:k], rtol=1e-9, atol=1e-9)
+    for i in range(fast.n_solved):
+        D = int(fast.dims[i])
+        beta, b = fast.coef_at(D)
+        assert hinge_loss_sum(Z, y, beta, b) == pytest.approx(fast.objective[i], rel=1e-9, abs=1e-8)
+    return fast, ref
 
 
 def rel_error(a, b):

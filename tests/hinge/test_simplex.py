@@ -5,28 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import hinge_lp_reference as _cold  # the cold scipy/HiGHS solve (asserts success)
+from helpers import assert_same_hinge_path as _assert_same_path
+from helpers import hinge_loss_sum as _hinge
 from kpm.hinge.simplex import HingeSimplex, SimplexFailure
 from kpm.hinge.lp_path import LPSolverError, hinge_lp_path
-
-
-def _hinge(Z, y, beta, b):
-    D = len(beta)
-    return float(np.maximum(0.0, 1.0 - y * (Z[:, :D] @ beta + b)).sum())
-
-
-def _assert_same_path(Z, y, max_dim=None, stop_at_zero=False):
-    """Objectives equal to 1e-9 at every D, and each returned solution attains its objective."""
-    fast = hinge_lp_path(Z, y, max_dim, solver="simplex", stop_at_zero=stop_at_zero)
-    ref = hinge_lp_path(Z, y, max_dim, solver="highs", stop_at_zero=stop_at_zero)
-    assert fast.fallbacks == 0
-    k = min(fast.n_solved, ref.n_solved)
-    np.testing.assert_allclose(fast.objective[:k], ref.objective[:k], rtol=1e-9, atol=1e-9)
-    for i in range(fast.n_solved):
-        D = int(fast.dims[i])
-        beta, b = fast.coef_at(D)
-        assert _hinge(Z, y, beta, b) == pytest.approx(fast.objective[i], rel=1e-9, abs=1e-8)
-    return fast, ref
 
 
 def _rbf_eigvecs(X, gamma=0.5):
@@ -82,56 +64,6 @@ def test_badly_scaled_columns():
     Z = rng.normal(size=(70, 8)) * np.logspace(0, -6, 8)
     y = np.where(Z[:, 0] + 1e5 * Z[:, 5] + 0.5 * rng.normal(size=70) > 0, 1.0, -1.0)
     _assert_same_path(Z, y)
-
-
-def test_real_fold_with_duplicates_matches_highs():
-    # a Rätsch 'image' training set (it holds duplicated patterns), uncentred RBF
-    # eigenvectors as in the KPM, the first 40 dimensions
-    from kpm_reproduce.datasets import load_raetsch
-    from kpm.kernels import make_kernel, median_sigma
-    from kpm.machine.eigen import EigenSubspace, duplicate_groups
-
-    split = load_raetsch("image", 1)
-    X, y = split.X_train[:600], np.where(split.y_train[:600] > 0, 1.0, -1.0)
-    K = make_kernel("rbf", sigma=median_sigma(X))(X)
-    V = EigenSubspace(K, False, n_components=60, groups=duplicate_groups(X), random_state=0).V
-    _assert_same_path(V, y, 40)
-
-
-def test_nearly_separable_badly_conditioned_path():
-    # image, sigma = median / 4, centred kernel, one CV fold: at D = 90 the training
-    # set becomes (nearly) separable with coefficients ~1e6 and a basis of condition
-    # ~1e11; cold HiGHS reports numerical difficulties there and the warm HiGHS path
-    # ran for minutes. The simplex must finish, with zero risk (to the KPM's 1e-9 n).
-    # The eigensolver is seeded: with ARPACK's random start the trailing columns of V
-    # differ in the last bits from run to run, and so did the outcome at D = 90
-    # (hinge loss either side of the rounding level of the margins) until the
-    # separating solution is scaled to zero loss (HingeSimplex._separating)
-    from sklearn.model_selection import StratifiedKFold
-
-    from kpm_reproduce.datasets import load_raetsch
-    from kpm.kernels import make_kernel, median_sigma
-    from kpm.machine.eigen import EigenSubspace, duplicate_groups
-
-    split = load_raetsch("image", 1)
-    X, y = split.X_train, np.where(split.y_train > 0, 1.0, -1.0)
-    tr, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2]
-    K = make_kernel("rbf", sigma=0.25 * median_sigma(X))(X[tr])
-    V = EigenSubspace(K, True, n_components=120, groups=duplicate_groups(X[tr]), random_state=0).V[:, :100]
-    yy = y[tr]
-    n = len(yy)
-    path = hinge_lp_path(V, yy, 100, solver="simplex")
-    # zero risk, to the KPM's 1e-9 n or to the rounding of margins with |beta| ~ 1e10
-    assert path.objective[-1] <= max(1e-9 * n, path.zero_level)
-    assert path.zero_level <= 1e-5 * n  # per sample: the margins are known to ~1e-5
-    assert path.n_solved < 100
-    for i in range(path.n_solved):
-        beta, b = path.coef_at(int(path.dims[i]))
-        # rounding of the decision values: |beta| reaches ~1e7 here
-        rounding = n * 1e-15 * (np.abs(beta).sum() * np.abs(V).max() + abs(b))
-        assert _hinge(V, yy, beta, b) == pytest.approx(path.objective[i], rel=1e-9, abs=rounding + 1e-9)
-    for D in (40, 85):
-        assert path.objective[D - 1] == pytest.approx(_cold(V, yy, D).fun, rel=1e-9)
 
 
 def test_separating_solution_is_scaled_to_zero_loss():

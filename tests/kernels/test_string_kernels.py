@@ -5,7 +5,7 @@ from helpers import random_dna
 from kpm import KernelPCADenoiser, KernelPCAL1, KernelProjection, KernelProjectionMachine
 from kpm.config import config_context
 from kpm.kernels import make_kernel
-from kpm_reproduce.splice import SPLICE_CODE, decode_splice, one_hot_dna
+from kpm_reproduce.splice import one_hot_dna
 from kpm.kernels import WeightedDegreeKernel, encode_strings, weighted_degree_kernel
 
 
@@ -96,27 +96,6 @@ def test_bad_input():
         weighted_degree_kernel(["ACGT"], degree=2, method="fast")
 
 
-def test_decode_splice_matches_raw_sequences(data_dir):
-    z = np.load(data_dir / "raetsch" / "splice.npz")
-    S = decode_splice(z["x"])
-    assert np.array_equal(S, z["seq"])
-    assert SPLICE_CODE == {"A": 1, "G": 2, "C": 3, "T": 4}
-    # round trip
-    C = encode_strings(S[:50])
-    back = np.vectorize(lambda c: SPLICE_CODE[chr(c)])(C)
-    assert np.array_equal(back, z["x"][:50])
-
-
-def test_decode_bad_input():
-    with pytest.raises(ValueError, match="codes"):
-        decode_splice(np.array([[1, 2, 9]]))
-    with pytest.raises(ValueError, match="2-D"):
-        decode_splice(np.array([1, 2, 3]))
-    with pytest.raises(ValueError, match="integer"):
-        decode_splice(np.array([[1.5, 2.0]]))
-    assert decode_splice(np.array([[1, 3, 2, 4]]))[0] == "ACGT"
-
-
 def test_select_kernel_over_wd_degrees():
     from kpm.relevance.dimension import select_kernel
 
@@ -126,27 +105,6 @@ def test_select_kernel_over_wd_degrees():
     assert sorted(r.index for r in ranking) == [0, 1, 2]
     assert all(isinstance(r.candidate, WeightedDegreeKernel) for r in ranking)
     assert ranking[0].neg_log_likelihood <= ranking[-1].neg_log_likelihood
-
-
-
-def test_decode_splice_validates_the_code_table():
-    X = np.array([[1, 2, 3]])
-    for code, match in (({"A": "x"}, "the code of 'A' must be an integer"),
-                        ({"AB": 1}, "single characters"),
-                        (5, "non-empty dict"),
-                        ({}, "non-empty dict"),
-                        ({"A": 1.5}, "the code of 'A' must be an integer"),
-                        ({"A": 1, "G": 1}, "maps two characters to the same number")):
-        with pytest.raises(ValueError, match=match):
-            decode_splice(X, code=code)
-    # negative and huge codes map correctly (a lookup table indexed them wrongly)
-    code = {"A": -1, "C": 10**12, "G": 0, "T": 7}
-    S = decode_splice(np.array([[-1, 0, 7, 10**12], [7, 7, -1, 0]]), code=code)
-    assert list(S) == ["AGTC", "TTAG"]
-    with pytest.raises(ValueError, match=r"codes \[5\]"):
-        decode_splice(np.array([[-1, 5]]), code=code)
-    with pytest.raises(ValueError, match="non-empty 2-D"):
-        decode_splice(np.zeros((0, 3)))
 
 
 def test_string_inputs_are_not_coerced():

@@ -216,25 +216,6 @@ def test_extend_path_and_figure(moons, tmp_path):
         selection_curve(m, X_test=Xt)
 
 
-def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
-    from typer.testing import CliRunner
-
-    from kpm_reproduce.cli import app
-
-    monkeypatch.setenv("KPM_DATA", str(data_dir))
-    X, y = make_moons(150, noise=0.3, random_state=0)
-    csv = tmp_path / "moons.csv"
-    np.savetxt(csv, np.column_stack([X, y]), delimiter=",")
-    r = CliRunner().invoke(app, ["plot-selection", str(csv), "--sigma", "0.5", "--max-dim", "30",
-                                 "--out", str(tmp_path)])
-    assert r.exit_code == 0, r.output
-    assert (tmp_path / "kpm_selection_moons.png").stat().st_size > 0 and "selected D" in r.output
-    r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection",
-                                 "slope", "--out", str(tmp_path)])
-    assert r.exit_code == 0, r.output
-    assert (tmp_path / "kpm_selection_banana.png").stat().st_size > 0
-
-
 def test_duplicated_samples_get_identical_eigen_rows(moons):
     from kpm.machine.eigen import EigenSubspace, duplicate_groups
     from kpm.kernels import make_kernel
@@ -249,40 +230,6 @@ def test_duplicated_samples_get_identical_eigen_rows(moons):
     np.testing.assert_array_equal(sub.V[:40], sub.V[len(X) :])
     m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper").fit(Xd, yd)
     assert np.mean(m.predict(Xt) != yt) < 0.13
-
-
-def test_duplicated_inputs_with_both_labels_stop_at_the_floor(data_dir):
-    # flare_solar r94, the NIPS 2004 Table 2 protocol: 666 points, 90 distinct inputs,
-    # many with both labels. The training hinge risk cannot go below the loss those
-    # force (2 min(n+, n-) per input); the paths stop there (D ~ 40, rank 90). This
-    # fit failed with the default solver (simplex, then cold HiGHS, both at D = 41)
-    from kpm.hinge.lp_path import hinge_lp_path
-    from kpm_reproduce.datasets import load_raetsch
-    from kpm_reproduce.experiments.kpm_tables import SIGMAS
-    from kpm.kernels import make_kernel
-    from kpm.machine.eigen import EigenSubspace, duplicate_groups
-
-    s = load_raetsch("flare_solar", 94, data_dir=data_dir)
-    model = KernelProjectionMachine(sigma=SIGMAS["flare_solar"], max_components=60, random_state=94, formulation="paper")
-    model.fit(s.X_train, s.y_train)
-    assert model.n_components_ == 6
-    assert model.selection_curve_["D"][-1] < 60  # every fold's path reached its floor
-
-    _, inv = np.unique(s.X_train, axis=0, return_inverse=True)
-    pos = s.y_train > 0
-    floor = 2 * np.minimum(np.bincount(inv.ravel(), pos), np.bincount(inv.ravel(), ~pos)).sum()
-    assert floor > 0
-    K = make_kernel("rbf", sigma=SIGMAS["flare_solar"])(s.X_train)
-    groups = duplicate_groups(s.X_train)
-    sub = EigenSubspace(K, False, 60, random_state=94, groups=groups)
-    y = np.where(pos, 1.0, -1.0)
-    path = hinge_lp_path(sub.V[:, :60], y, 60, groups=sub.groups)
-    assert path.floor == floor
-    assert path.last_dim_solved < 60
-    # HiGHS (the fallback here) solves to a primal feasibility tolerance of 1e-7 per row:
-    # its objective can miss the floor by that much per sample, on either side
-    assert path.objective[-1] == pytest.approx(floor, abs=1e-7 * len(y))
-    assert np.all(path.objective[:-1] > floor + 1e-9 * len(y))
 
 
 def test_fixed_D_below_max_dim(moons):

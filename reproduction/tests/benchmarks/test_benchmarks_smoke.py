@@ -5,6 +5,7 @@ import pytest
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("data_dir")
 def test_bench_kpm_one_realization():
     import bench_kpm
 
@@ -18,6 +19,7 @@ def test_bench_kpm_one_realization():
     assert "| banana |" in table
 
 
+@pytest.mark.usefixtures("data_dir")
 def test_validate_hinge_simplex_config_and_referee():
     import validate_hinge_simplex as v
 
@@ -35,6 +37,7 @@ def test_validate_hinge_simplex_config_and_referee():
     assert "referee" in v.summarise([rec])
 
 
+@pytest.mark.usefixtures("data_dir")
 def test_compare_kpm_solvers(tmp_path):
     import compare_kpm_solvers
 
@@ -61,6 +64,7 @@ def test_svm_formulation_grid_rules_by_hand():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("data_dir")
 def test_bench_kpm_svm_variant():
     import bench_kpm
 

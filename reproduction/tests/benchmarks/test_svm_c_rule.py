@@ -17,6 +17,7 @@ def test_centred_scale_and_rule_params():
         s.rule_params("smallest", K)
 
 
+@pytest.mark.usefixtures("data_dir")
 def test_one_realization_reads_the_reference_and_tabulates(tmp_path):
     import svm_c_rule as s
 

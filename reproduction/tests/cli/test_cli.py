@@ -10,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from sklearn.datasets import make_moons
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -149,13 +151,14 @@ def test_bad_option_values_exit_2(tmp_path):
 
 
 def test_interrupt_is_one_line_and_exit_130(tmp_path, monkeypatch):
-    from kpm_reproduce.experiments import kpm_tables
+    # a command on generated data: the interrupt, not missing benchmark data, ends it
+    from kpm_reproduce.experiments import scale
 
-    def interrupted(st):
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(kpm_tables, "run_table2", interrupted)
-    res = CliRunner().invoke(app, ["reproduce", "kpm-table2", "--out", str(tmp_path)])
+    monkeypatch.setattr(scale, "run_scale", interrupted)
+    res = CliRunner().invoke(app, ["reproduce", "scale", "--out", str(tmp_path)])
     assert res.exit_code == 130
     assert res.output.strip().splitlines() == [
         f"interrupted: finished tasks are saved in {tmp_path}; run the same command with "
@@ -300,3 +303,22 @@ def test_kpm13_summary_shows_the_papers_kpm_the_default_and_the_svm(data_dir, tm
     line = next(s for s in res.output.splitlines() if s.strip().startswith("heart"))
     assert f"cv {row['cv']['mean']:6.2f}" in line and f"SVM {row['svm']['mean']:6.2f}" in line
     assert f"default KPM {default['kpm_svm']['mean']:6.2f} (R=1)" in line
+
+
+def test_cli_plot_selection(tmp_path, data_dir, monkeypatch):
+    from typer.testing import CliRunner
+
+    from kpm_reproduce.cli import app
+
+    monkeypatch.setenv("KPM_DATA", str(data_dir))
+    X, y = make_moons(150, noise=0.3, random_state=0)
+    csv = tmp_path / "moons.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",")
+    r = CliRunner().invoke(app, ["plot-selection", str(csv), "--sigma", "0.5", "--max-dim", "30",
+                                 "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "kpm_selection_moons.png").stat().st_size > 0 and "selected D" in r.output
+    r = CliRunner().invoke(app, ["plot-selection", "banana", "--max-dim", "30", "--selection",
+                                 "slope", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "kpm_selection_banana.png").stat().st_size > 0

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def report(tmp_path_factory, data_dir):
     out = tmp_path_factory.mktemp("kpm13")
     st = kpm13.Settings(datasets=["heart", "titanic"], n_realizations=2,
                         C_grid=np.logspace(-1, 2, 4), max_dim=8, out=out, progress=False)
@@ -66,6 +66,7 @@ def test_svm_formulation_column(report):
     assert set(data["svm_formulation_rows"]) == {"joint", "two-stage"}
 
 
+@pytest.mark.usefixtures("data_dir")
 def test_svm_formulation_task_matches_the_estimator():
     from kpm_reproduce.datasets import load_raetsch
     from kpm import KernelProjectionMachine
@@ -80,6 +81,7 @@ def test_svm_formulation_task_matches_the_estimator():
     assert res["error"] == pytest.approx(100 * np.mean(m.predict(s.X_test) != s.y_test))
 
 
+@pytest.mark.usefixtures("data_dir")
 def test_two_stage_column_has_its_own_file_and_matches_the_estimator(tmp_path):
     from kpm_reproduce.datasets import load_raetsch
     from kpm import KernelProjectionMachine
@@ -111,6 +113,7 @@ def test_sigmas_are_the_braun_table_widths():
     assert kpm13.SIGMAS == {d: rows[d]["sigma"] for d in kpm13.SIGMAS}
 
 
+@pytest.mark.usefixtures("data_dir")  # the settings count the realizations of each set
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="unknown data set"):
         kpm13.Settings(datasets=["nope"])

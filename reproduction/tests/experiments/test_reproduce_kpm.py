@@ -25,6 +25,7 @@ def _invoke(args):
     return res
 
 
+@pytest.mark.usefixtures("data_dir")  # the settings count the realizations of each set
 def test_defaults_are_the_papers_protocol():
     assert kt.C_GRID.size == 100 and kt.C_GRID[0] == pytest.approx(1e-2)
     assert kt.C_GRID[-1] == pytest.approx(1e3)
