@@ -347,6 +347,8 @@ class KernelProjectionMachine(BaseKPM):
         with the dimension from the relevant-dimension criterion.
     KernelProjection : The kernel PCA coordinates, for any linear model.
     sklearn.svm.SVC : The support vector machine the KPM is compared with.
+    sklearn.calibration.CalibratedClassifierCV : Class probabilities from the decision
+        values (the user guide's "Probabilities").
 
     Examples
     --------

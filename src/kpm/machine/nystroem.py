@@ -299,6 +299,8 @@ class NystroemKPM(BaseKPM):
     KernelProjectionMachine : The exact KPM, with the same selection rules.
     KernelProjection : Kernel PCA coordinates, with a Nyström mode, for any linear model.
     sklearn.kernel_approximation.Nystroem : Nyström features for a linear model.
+    sklearn.calibration.CalibratedClassifierCV : Class probabilities from the decision
+        values (the user guide's "Probabilities").
 
     Examples
     --------
