@@ -112,7 +112,7 @@ def measure_fit(split, sigma, centered, random_state, cv=5):
     """
     from kpm import KernelProjectionMachine
 
-    params = dict(kernel="rbf", sigma=sigma, centered=centered, random_state=random_state)
+    params = dict(kernel="rbf", sigma=sigma, centered=centered, random_state=random_state, keep_paths=True)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

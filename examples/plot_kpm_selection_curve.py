@@ -17,7 +17,9 @@ from kpm.plotting import plot_selection_curve as selection_curve
 X, y = make_moons(300, noise=0.3, random_state=0)
 X_test, y_test = make_moons(2000, noise=0.3, random_state=1)
 
-kpm = KernelProjectionMachine(sigma=0.5, selection="cv", max_components=60, random_state=0, formulation="paper").fit(X, y)
+# keep_paths=True keeps the path of every D, which the test-error curve reads
+kpm = KernelProjectionMachine(sigma=0.5, selection="cv", max_components=60, random_state=0, formulation="paper",
+                              keep_paths=True).fit(X, y)
 print(f"D chosen by 5-fold CV: {kpm.n_components_}, test error {1 - kpm.score(X_test, y_test):.3f}")
 
 fig, ax = plt.subplots(figsize=(7, 4.2))

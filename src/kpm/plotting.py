@@ -46,7 +46,8 @@ def plot_selection_curve(model, ax=None, *, X_test=None, y_test=None, max_compon
     ax : matplotlib Axes, optional
         Where to draw (a new figure otherwise).
     X_test, y_test : array-like, optional
-        Test data for the test-error curve.
+        Test data for the test-error curve (which needs a model fitted with
+        ``keep_paths=True``).
     max_components : int, optional
         Last D shown.
     title : str, optional

@@ -336,6 +336,25 @@ def test_rde_is_relevant_dimensions_dimension(kw):
     assert pre.n_components_ == RelevantDimension(kernel="precomputed").fit(K, y_reg).n_components_
 
 
+def test_rde_reads_string_labels_as_their_class_codes():
+    """Class labels of any type are classes: strings give the D of their integer codes, and
+    more than two classes are one +-1 target per class, fitted jointly as
+    KernelPCRClassifier does (not the codes read as numbers)."""
+    from sklearn.datasets import make_blobs
+
+    from kpm import KernelPCRClassifier
+
+    X, codes = make_blobs(300, centers=4, cluster_std=2.0, random_state=0)
+    names = np.array(["w", "x", "y", "z"])
+    for k in (2, 4):
+        rows = codes < k
+        want = KernelProjection("rde", sigma=2.0).fit(X[rows], codes[rows]).n_components_
+        assert KernelProjection("rde", sigma=2.0).fit(X[rows], names[codes[rows]]).n_components_ == want
+    assert want == KernelPCRClassifier(sigma=2.0).fit(X, names[codes]).relevant_dim_ == 14
+    # the same codes as floats are a real target (measured: D = 15)
+    assert KernelProjection("rde", sigma=2.0).fit(X, codes.astype(float)).n_components_ != want
+
+
 def test_rde_needs_labels():
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match=r"n_components='rde' is the relevant dimension of labelled data: fit\(X, y\) needs y"):

@@ -64,3 +64,47 @@ def test_multiclass_probabilities_beat_the_class_frequencies(cls):
     assert _brier(yt, P) < 0.6 * _brier(yt, constant)
     assert log_loss(yt, P) < 0.6 * log_loss(yt, constant)
     assert list(model.classes_) == [0, 1, 2]
+
+
+def test_the_probabilities_page_runs_as_written():
+    """docs/user_guide/probabilities.rst: its example, as a doctest."""
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "probabilities.rst"
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(parser.get_doctest(page.read_text(), {}, page.name, str(page), 0))
+    assert runner.failures == 0 and runner.tries >= 10
+
+
+def _tuned_svc():
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    return GridSearchCV(SVC(), {"C": np.logspace(-2, 3, 11)}, cv=5)
+
+
+def _calibrated_scores(est, X, y, Xt, yt):
+    P = CalibratedClassifierCV(est, cv=5).fit(X, y).predict_proba(Xt)
+    return _brier(yt, P), log_loss(yt, P)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", ["moons", "3 classes"])
+def test_calibrated_kpm_is_as_good_as_a_calibrated_tuned_svc(problem):
+    """400 training and 2000 fresh test points. Measured (Brier, log-loss): two moons, the
+    KPM 0.145 and 0.254, the SVC 0.147 and 0.258; three classes, 0.127 and 0.256 against
+    0.132 and 0.267; the constant predictions 0.50 / 0.69 and 0.67 / 1.10."""
+    from sklearn.datasets import make_classification
+
+    if problem == "moons":
+        X, y = make_moons(2400, noise=0.3, random_state=0)
+    else:
+        X, y = make_classification(2400, n_features=6, n_informative=4, n_redundant=0, n_classes=3,
+                                   n_clusters_per_class=1, random_state=0)
+    X, y, Xt, yt = X[:400], y[:400], X[400:], y[400:]
+    brier, loss = _calibrated_scores(KernelProjectionMachine(random_state=0), X, y, Xt, yt)
+    svc_brier, svc_loss = _calibrated_scores(_tuned_svc(), X, y, Xt, yt)
+    constant = np.tile(np.bincount(y) / len(y), (len(yt), 1))
+    assert brier <= svc_brier + 0.015 and loss <= svc_loss + 0.03, (brier, svc_brier, loss, svc_loss)
+    assert brier < 0.5 * _brier(yt, constant) and loss < 0.5 * log_loss(yt, constant)

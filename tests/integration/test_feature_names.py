@@ -48,3 +48,37 @@ def test_pipeline_feature_names():
                          LogisticRegression()).fit(pd.DataFrame(X, columns=COLS), y)
     assert list(pipe[:-1].get_feature_names_out()) == ["pcal10", "pcal11"]
     assert list(pipe[:1].get_feature_names_out()) == [f"kernelprojection{i}" for i in range(5)]
+
+
+def _every_estimator():
+    """Every public estimator of kpm, small enough to fit in a second."""
+    from kpm import (KernelPCRClassifier, KernelPCRRegressor, KernelProjectionMachine, NystroemKPM,
+                     ReducedSetSVC)
+
+    return [est for est, _ in _cases()] + [
+        RelevantDimension(sigma=2.0),
+        KernelPCRClassifier(sigma=2.0),
+        KernelPCRRegressor(sigma=2.0),
+        KernelProjectionMachine(sigma=2.0, random_state=0),
+        NystroemKPM(n_landmarks=30, sigma=2.0, max_components=10, random_state=0),
+        ReducedSetSVC(),
+        ReducedSetSVC(n_vectors=25, random_state=0),
+    ]
+
+
+@pytest.mark.parametrize("est", _every_estimator(), ids=lambda e: type(e).__name__)
+def test_a_dataframe_gives_no_feature_name_warning(est):
+    """Fitted on a DataFrame, an estimator must not re-enter its own public validation with
+    the ndarray it made of it (scikit-learn then warns that X has no feature names), and it
+    takes the same DataFrame at prediction without a warning."""
+    import warnings
+
+    df = pd.DataFrame(X, columns=COLS)
+    target = X[:, 0] + X[:, 1] if type(est).__name__ == "KernelPCRRegressor" else y
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(df, target)
+        for method in ("predict", "decision_function", "transform", "score"):
+            if hasattr(est, method):
+                getattr(est, method)(*((df, target) if method == "score" else (df,)))
+    assert list(est.feature_names_in_) == COLS

@@ -42,7 +42,8 @@ def moons():
 @pytest.fixture(scope="module")
 def moons_cv(moons):
     X, y, _, _ = moons
-    return KernelProjectionMachine(sigma=0.5, max_components=60, random_state=0, formulation="paper").fit(X, y)
+    return KernelProjectionMachine(sigma=0.5, max_components=60, random_state=0, formulation="paper",
+                                   keep_paths=True).fit(X, y)
 
 
 def test_moons_close_to_cv_tuned_svc(moons, moons_cv):
@@ -155,7 +156,7 @@ def test_multiclass_and_kernel_list():
 
 def test_centered_and_precomputed(moons):
     X, y, Xt, _ = moons
-    m = KernelProjectionMachine(sigma=0.5, centered=True, selection=8, formulation="paper").fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, centered=True, selection=8, formulation="paper", keep_paths=True).fit(X, y)
     F = m.decision_function_path(Xt[:40])
     np.testing.assert_allclose(m.decision_function(Xt[:40]), F[:, 7], rtol=1e-6, atol=1e-6)
     from kpm.kernels import make_kernel
@@ -197,7 +198,8 @@ def test_extend_path_and_figure(moons, tmp_path):
     from kpm.plotting import plot_selection_curve as selection_curve
 
     X, y, Xt, yt = moons
-    m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper").fit(X, y)
+    m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper",
+                                keep_paths=True).fit(X, y)
     alpha = m.dual_coef_.copy()
     n_before = len(m.path_dims_)
     m.extend_path()

@@ -432,7 +432,7 @@ def test_cv_rules_read_the_same_fold_curves_as_the_exact_solver(small_problems, 
     flip = np.random.default_rng(0).random(len(X)) < 0.2
     y = np.where(flip, np.roll(ys[problem], 7), ys[problem])
     splits = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
-    est = _all_landmarks(X, selection="penalty", penalty="cv", cv=splits).fit(X, y)
+    est = _all_landmarks(X, selection="penalty", penalty="cv", cv=splits, keep_paths=True).fit(X, y)
     errors, clipped = _reference_fold_curves(est, X, y, splits)
     m = len(est.selection_curve_["D"])
     np.testing.assert_array_equal(np.rint(est.cv_errors_ * np.array([len(va) for _, va in splits])[:, None]),
@@ -474,15 +474,15 @@ def test_select_dim_answers_other_rules_as_fresh_fits(small_problems):
     # (a fit with CV holds the models up to the end of its sweep only)
     y = np.where(np.random.default_rng(0).random(len(X)) < 0.2, -ys["binary"], ys["binary"])
     kw = dict(n_landmarks=80, sigma=4.0, max_components=20, cv=3, random_state=0)
-    full = NystroemKPM(**kw, selection="penalty", penalty="cv").fit(X, y)
+    full = NystroemKPM(**kw, selection="penalty", penalty="cv", keep_paths=True).fit(X, y)
     for rule, sel, pen in [(CV(), "cv", "cv"), (Penalty(0.003), "penalty", 0.003), (Slope(2.0), "slope", "cv"),
                            (FixedD(4), 4, "cv")]:
         assert full.select_dim(rule).n_components == NystroemKPM(**kw, selection=sel, penalty=pen).fit(X, y).n_components_
-    cv_only = NystroemKPM(**kw).fit(X, y)
+    cv_only = NystroemKPM(**kw, keep_paths=True).fit(X, y)
     with pytest.raises(ValueError, match="training risk of every model"):
         cv_only.select_dim(Slope())
     with pytest.raises(ValueError, match="cross-validation curves"):
-        NystroemKPM(**kw, selection="slope").fit(X, y).select_dim(CV())
+        NystroemKPM(**kw, selection="slope", keep_paths=True).fit(X, y).select_dim(CV())
 
 
 def test_landmark_residual_is_the_share_of_the_variance_outside_the_landmarks_span():

@@ -108,7 +108,7 @@ def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):
     X, y, _ = problem
     folds = StratifiedKFold(5, shuffle=True, random_state=3)
     Cs = [10.0, 0.1, 1.0]
-    m = NystroemKPM(30, C=Cs, c_selection="joint", cv=folds, **KW).fit(X, y)
+    m = NystroemKPM(30, C=Cs, c_selection="joint", cv=folds, keep_paths=True, **KW).fit(X, y)
     curve = m.selection_curve_
     assert list(np.unique(curve["C"])) == sorted(Cs) and np.all(curve["kernel"] == 0)
     np.testing.assert_allclose(curve["cv_error"], _hand_fold_errors(m, X, y, folds, sorted(Cs)).ravel())
@@ -126,7 +126,7 @@ def test_joint_cv_picks_the_first_minimum_over_d_and_c(problem):
 def test_two_stage_picks_c_by_the_cv_error_at_the_largest_d(problem):
     X, y, _ = problem
     folds = StratifiedKFold(5, shuffle=True, random_state=3)
-    m = NystroemKPM(30, C=WIDE_C, c_selection="two-stage", cv=folds, **KW).fit(X, y)
+    m = NystroemKPM(30, C=WIDE_C, c_selection="two-stage", cv=folds, keep_paths=True, **KW).fit(X, y)
     Phi = _svm_features(m, X)
     wrong = np.zeros(len(WIDE_C))
     for tr, va in folds.split(X, y):
@@ -145,7 +145,7 @@ def test_two_stage_picks_c_by_the_cv_error_at_the_largest_d(problem):
 def test_multiclass_one_vs_rest_and_select_dim(problem):
     X, _, Xt = problem
     y3 = np.array(["a", "b", "c"])[(X[:, 0] > 0.3).astype(int) + (X[:, 1] > 0).astype(int)]
-    m = NystroemKPM(30, C=C, selection="penalty", penalty=0.002, **KW).fit(X, y3)
+    m = NystroemKPM(30, C=C, selection="penalty", penalty=0.002, keep_paths=True, **KW).fit(X, y3)
     D = m.n_components_
     assert m.coef_.shape == (3, D) and m.intercept_.shape == (3,) and m.dual_coef_.shape == (3, 30)
     F = m.decision_function(Xt)

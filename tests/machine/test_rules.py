@@ -125,7 +125,8 @@ def small():
 @pytest.fixture(scope="module")
 def penalty_cv_fit(small):
     X, y = small
-    return KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_components=15, random_state=0, formulation="paper").fit(X, y)
+    return KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_components=15, random_state=0, formulation="paper",
+                                   keep_paths=True).fit(X, y)
 
 
 @pytest.mark.parametrize("rule", [CV(), Penalty(0.01), Penalty(0.002), Slope(2.0), Slope(4.0), FixedD(5)])
@@ -154,7 +155,7 @@ def test_fitted_model_answers_its_own_rule_and_a_kernel_list(small, penalty_cv_f
     np.testing.assert_array_equal(own.penalty_cv_curve["cv_error"], penalty_cv_fit.penalty_cv_curve_["cv_error"])
     kernels = [{"kernel": "rbf", "sigma": 0.2}, {"kernel": "rbf", "sigma": 1.0}]
     kw = dict(kernel=kernels, cv=3, max_components=12, random_state=1)
-    both = KernelProjectionMachine(selection=Penalty("cv"), **kw, formulation="paper").fit(X, y)
+    both = KernelProjectionMachine(selection=Penalty("cv"), **kw, formulation="paper", keep_paths=True).fit(X, y)
     for rule in (CV(), Slope(2.0), FixedD(4)):
         fresh = KernelProjectionMachine(selection=rule, **kw, formulation="paper").fit(X, y)
         choice = both.select_dim(rule)
@@ -163,20 +164,23 @@ def test_fitted_model_answers_its_own_rule_and_a_kernel_list(small, penalty_cv_f
 
 def test_select_dim_says_what_a_fit_lacks(small):
     X, y = small
-    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_components=15, formulation="paper").fit(X, y)
+    slope = KernelProjectionMachine(sigma=0.5, selection="slope", max_components=15, formulation="paper",
+                                    keep_paths=True).fit(X, y)
     with pytest.raises(ValueError, match="cross-validation"):
         slope.select_dim(CV())
     with pytest.raises(ValueError, match="cross-validation"):
         slope.select_dim(Penalty("cv"))
     with pytest.raises(ValueError, match="not one of"):
         slope.select_dim(FixedD(16))
-    cv = KernelProjectionMachine(sigma=0.5, cv=3, max_components=15, random_state=0, formulation="paper").fit(X, y)
+    cv = KernelProjectionMachine(sigma=0.5, cv=3, max_components=15, random_state=0, formulation="paper",
+                                 keep_paths=True).fit(X, y)
     assert cv.select_dim("cv").n_components == cv.n_components_
     if cv.n_components_ < 15:
         with pytest.raises(ValueError, match="extend_path"):
             cv.select_dim(Slope())
     cv.extend_path()
-    pen = KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_components=15, random_state=0, formulation="paper").fit(X, y)
+    pen = KernelProjectionMachine(sigma=0.5, selection="penalty", cv=3, max_components=15, random_state=0, formulation="paper",
+                                  keep_paths=True).fit(X, y)
     assert cv.select_dim(Slope()).n_components == pen.select_dim(Slope()).n_components
     # the answer leaves the fitted model as it was
     assert clone(cv).get_params()["selection"] == "cv" and cv.n_components_ == pen.select_dim(CV()).n_components

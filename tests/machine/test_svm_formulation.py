@@ -79,7 +79,7 @@ def test_cv_picks_the_first_minimum_of_the_d_c_grid(problem):
 def test_one_c_answers_the_other_rules(problem):
     X, y, *_ = problem
     m = KernelProjectionMachine(sigma=1.0, formulation="svm", C=1.0, selection="penalty",
-                                random_state=0).fit(X, y)
+                                random_state=0, keep_paths=True).fit(X, y)
     assert m.select_dim("slope").n_components in m.selection_curve_["D"]
     assert np.all(np.isfinite(m.selection_curve_["clipped_risk"]))
 

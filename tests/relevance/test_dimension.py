@@ -286,8 +286,10 @@ def test_bad_parameters_named():
         RelevantDimension(max_components=3, eigen_solver="lapack").fit(X, y)
     with pytest.raises(ValueError, match="max_components must be an integer >= 1 or None, got 3.0"):
         RelevantDimension(max_components=3.0).fit(X, y)
-    with pytest.raises(ValueError, match="y must be numeric"):
-        RelevantDimension().fit(X, np.array(["a", "b"] * 20))
+    # string labels are class labels (test_class_labels_are_coded_as_the_classifiers_code_them):
+    # one class is no labelling
+    with pytest.raises(ValueError, match="only one class"):
+        RelevantDimension().fit(X, np.array(["a"] * 40))
     m = RelevantDimension().fit(X, y)
     with pytest.raises(ValueError, match="max_index must be >= 1"):
         plot_relevance(m, max_index=0)
@@ -342,3 +344,23 @@ def test_select_kernel_fit_intercept_is_passed_on():
             m = RelevantDimension(sigma=r.candidate["sigma"], fit_intercept=fit_intercept).fit(X, y)
             assert r.n_components == m.n_components_
             assert np.isclose(r.neg_log_likelihood, m.min_neg_log_likelihood_)
+
+
+def test_class_labels_are_coded_as_the_classifiers_code_them():
+    """Two classes: one +-1 target, whatever the labels' type; more: one +-1 target per class
+    (kpm.validation.targets.relevance_targets), their contributions fitted jointly."""
+    from sklearn.datasets import make_blobs
+
+    X, codes = make_blobs(200, centers=3, cluster_std=2.0, random_state=1)
+    rows = codes < 2
+    pm = np.where(codes[rows] == 1, 1.0, -1.0)
+    ref = RelevantDimension(sigma=2.0).fit(X[rows], pm)
+    for labels in (np.array(["no", "yes"])[codes[rows]], codes[rows], codes[rows] == 1):
+        rd = RelevantDimension(sigma=2.0).fit(X[rows], labels)
+        np.testing.assert_array_equal(rd.s_, ref.s_)
+        assert rd.n_components_ == ref.n_components_
+    three = RelevantDimension(sigma=2.0).fit(X, np.array(["a", "b", "c"])[codes])
+    assert three.s_.shape == (200, 3) and three.y_mean_.shape == (3,)
+    np.testing.assert_allclose(three.y_mean_, 2 * np.bincount(codes) / 200 - 1)
+    with pytest.raises(ValueError, match="NaN"):
+        RelevantDimension(sigma=2.0).fit(X, np.where(codes == 0, np.nan, 1.0))

@@ -453,7 +453,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         X : array-like (n_samples, n_features), or (n_samples, n_samples) if precomputed
         y : array-like (n_samples,), optional
             Labels or real targets: used only by ``n_components='rde'`` (the relevant
-            dimension); ignored otherwise.
+            dimension); ignored otherwise. A float array is a real target, any other (strings,
+            integers, booleans) class labels, as :meth:`kpm.RelevantDimension.fit` reads them.
 
         Returns
         -------

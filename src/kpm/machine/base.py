@@ -19,7 +19,10 @@ exactly on the margin), ties to the first class.
 
 Sample and class weights (:mod:`kpm.machine.weights`) run through every step; ``verbose``
 writes progress lines (:mod:`kpm.machine.progress`). After the fit, a model chosen by the
-penalty or slope rule is compared with the other models of its path (:meth:`BaseKPM._warn_underfit`).
+penalty or slope rule is compared with the other models of its path (:meth:`BaseKPM._warn_underfit`);
+then, unless ``keep_paths=True``, the state only the path methods read (the basis, the paths,
+the curves of every model) is dropped (:meth:`BaseKPM._drop_paths`): a fitted model keeps what
+prediction needs.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curv
 from kpm.machine.progress import Progress
 from kpm.machine.rules import SELECTION_CONSTRAINTS, Penalty, Slope, as_rule
 from kpm.machine.weights import CLASS_WEIGHT_CONSTRAINTS
-from kpm.validation import Integer, Options, PositiveGrid, Real, Splitter, validate_params
+from kpm.validation import Boolean, Integer, Options, PositiveGrid, Real, Splitter, validate_params
 
 __all__ = ["BaseKPM", "SELECTION_PARAMETERS", "UNDERFIT_GAP", "UNDERFIT_ERRORS_PER_DIM"]
 
@@ -72,6 +75,7 @@ SELECTION_PARAMETERS = {
     "class_weight": CLASS_WEIGHT_CONSTRAINTS,
     "n_jobs": [Integer(None, -1), Integer(1), None],
     "verbose": [Integer(0)],
+    "keep_paths": [Boolean()],
 }
 
 
@@ -96,6 +100,9 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     _name = "KPM"
     #: Where the joblib workers of the cross-validation run ('threads' or None: processes).
     _prefer = None
+    #: The fitted state only the path methods (:meth:`select_dim` and the estimator's own)
+    #: read, kept with ``keep_paths=True`` only: the curves of every model.
+    _path_state = ("_curves",)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
@@ -151,6 +158,8 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         progress(f"done: D={self.n_components_}")
         self._warn_fit(family, data)
         self._warn_underfit(plan, data)
+        if not self.keep_paths:
+            self._drop_paths()
         self.fit_time_ = time.perf_counter() - t0
         # the estimator's own phases of its data (e.g. the Nyström features) replace "data"
         phases = self.__dict__.get("timings_") or {"data": clock.seconds["data"]}
@@ -165,6 +174,25 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     def _check_params(self):
         """Rules across parameters (after their declared constraints)."""
+
+    def _drop_paths(self):
+        """``keep_paths=False``: drop the state only the path methods read (``_path_state``)."""
+        for name in self._path_state:
+            self.__dict__.pop(name, None)
+
+    def _has_paths(self):
+        """Whether the fitted model holds the path methods' state (``keep_paths=True``)."""
+        return all(name in self.__dict__ for name in self._path_state)
+
+    def _check_paths(self, method):
+        """The path methods need the state a fit with ``keep_paths=True`` keeps."""
+        check_is_fitted(self)
+        if not self._has_paths():
+            raise AttributeError(
+                f"{self._name}.{method}() needs the fit's paths and curves, which a fit keeps only with "
+                f"keep_paths=True (without it the fitted model keeps what prediction needs); refit with "
+                f"{self._name}(..., keep_paths=True)"
+            )
 
     def _lp_only(self):
         """Whether the fit needs the papers' LP (``formulation='auto'`` is then ``'paper'``)."""
@@ -303,7 +331,8 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         ``selection='penalty', penalty='cv'`` holds every curve and answers every rule. A
         rule needs what it reads: :class:`~kpm.machine.rules.CV` and ``Penalty('cv')`` the
         CV curves (a fit that ran CV), the other rules the training risk of every model
-        (``selection='cv'`` solves the full-data path only up to the selected D).
+        (``selection='cv'`` solves the full-data path only up to the selected D). The curves
+        are kept by a fit with ``keep_paths=True`` only.
 
         Parameters
         ----------
@@ -318,8 +347,13 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             with ``formulation='svm'`` the (kernel, C) pair) and ``index`` (the row of
             ``selection_curve_``) of the chosen model, with the rule's ``penalty`` /
             ``slope_lambda``.
+
+        Raises
+        ------
+        AttributeError
+            When the model was fitted without ``keep_paths=True``.
         """
-        check_is_fitted(self)
+        self._check_paths("select_dim")
         rule = as_rule(rule, self.penalty, self.slope_factor)
         check_rule_answerable(rule, self._curves, self.selection, self._extend_hint())
         return rule.select(self._curves)

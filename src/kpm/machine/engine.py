@@ -16,7 +16,8 @@ the basis or the path solver:
   and :func:`check_rule_answerable`, the limits of answering another rule from a fit;
 * the decision rule shared by every prediction: :func:`predict_codes` (decision values
   rounded to :data:`TIE_DECIMALS` decimals; ties to the first class, a zero decision
-  value to the negative class) and the one-vs-rest targets :func:`one_vs_rest`.
+  value to the negative class), with the one-vs-rest targets of the validation layer
+  (:func:`kpm.validation.targets.one_vs_rest`, re-exported here).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
 
 from kpm.machine.rules import ModelCurves
+from kpm.validation.targets import one_vs_rest, ovr_targets
 
 __all__ = [
     "TIE_DECIMALS",
@@ -70,25 +71,6 @@ def predict_codes(F):
     if F.shape[-1] == 1:
         return (F[..., 0] > 0).astype(int)
     return np.argmax(F, axis=-1)
-
-
-def one_vs_rest(y, who):
-    """``(classes, codes, Y)``: the classes, each sample's class code and the targets in
-    {-1, +1} of the one-vs-rest problems (two classes: one problem, ``classes[1]`` positive)."""
-    check_classification_targets(y)
-    classes, codes = np.unique(y, return_inverse=True)
-    codes = np.asarray(codes).ravel()
-    if len(classes) < 2:
-        raise ValueError(f"y has only one class ({classes[0]!r}); {who} needs samples of at least 2 classes")
-    return classes, codes, ovr_targets(codes, len(classes))
-
-
-def ovr_targets(codes, n_classes):
-    """The targets in {-1, +1} of the one-vs-rest problems from class codes: (n, 1) for two
-    classes (code 1 positive), else (n, n_classes)."""
-    if n_classes == 2:
-        return np.where(codes == 1, 1.0, -1.0)[:, None]
-    return np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
 
 
 def ovr_codes(Y):

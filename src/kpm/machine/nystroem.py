@@ -221,6 +221,14 @@ class NystroemKPM(BaseKPM):
     verbose : int, default=0
         Progress lines on stderr: 1 for the phases of the fit and each cross-validation
         fold, 2 also for each D of the folds' SVM paths.
+    keep_paths : bool, default=False
+        Keep, after :meth:`fit`, the curves of every model (training and CV folds) that
+        :meth:`select_dim` reads (it raises ``AttributeError`` without them), and
+        ``projection_`` up to the grid's largest D. False: the fitted model keeps what
+        prediction needs (``dual_coef_`` on the landmarks, ``landmarks_``, ``kernel_``,
+        ``intercept_``), the small diagnostics (``selection_curve_``, ``cv_error_``, ...)
+        and ``projection_`` up to the selected D only. The fitted function is the same
+        either way.
 
     Attributes
     ----------
@@ -262,7 +270,7 @@ class NystroemKPM(BaseKPM):
     coef_ : ndarray (D,) or (n_classes, D)
         ``β`` in eigenfunction coordinates (one row per one-vs-rest problem).
     intercept_ : float or ndarray (n_classes,)
-    projection_ : ndarray (m, max D of the grid)
+    projection_ : ndarray (m, n_components_), or (m, max D of the grid) with ``keep_paths=True``
         ``P = sqrt(m) U Λ^{-1}``: eigenfunction features are ``K(x, Z) @ P``.
     dual_coef_ : ndarray (m,) or (n_classes, m)
         ``a = P_D β``: ``f(x) = Σ_l a_l k(z_l, x) + b``.
@@ -291,6 +299,8 @@ class NystroemKPM(BaseKPM):
     KernelProjectionMachine : The exact KPM, with the same selection rules.
     KernelProjection : Kernel PCA coordinates, with a Nyström mode, for any linear model.
     sklearn.kernel_approximation.Nystroem : Nyström features for a linear model.
+    sklearn.calibration.CalibratedClassifierCV : Class probabilities from the decision
+        values (the user guide's "Probabilities").
 
     Examples
     --------
@@ -308,10 +318,11 @@ class NystroemKPM(BaseKPM):
     0.977
 
     The penalty rule of Zwald & Blanchard, here with ``lam`` chosen by CV: such a fit holds
-    every curve and answers the other rules without re-fitting:
+    every curve and, with ``keep_paths=True``, answers the other rules without re-fitting:
 
     >>> pen = NystroemKPM(n_landmarks=200, sigma="median", max_components=30,
-    ...                   selection="penalty", penalty="cv", random_state=0).fit(X, y)
+    ...                   selection="penalty", penalty="cv", keep_paths=True,
+    ...                   random_state=0).fit(X, y)
     >>> pen.n_components_, pen.select_dim("cv").n_components, pen.select_dim("slope").n_components
     (14, 14, 2)
 
@@ -371,6 +382,7 @@ class NystroemKPM(BaseKPM):
         class_weight=None,
         random_state=None,
         verbose=0,
+        keep_paths=False,
     ):
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
@@ -399,6 +411,7 @@ class NystroemKPM(BaseKPM):
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
+        self.keep_paths = keep_paths
 
     def fit(self, X, y, sample_weight=None):
         """Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
@@ -586,6 +599,12 @@ class NystroemKPM(BaseKPM):
         self.train_risk_ = full.hinge_risk[: int(np.searchsorted(full.dims, D)) + 1]
         self.lp_stats_ = (lp_stats(kp.solve_path.solvers, kp.folds) if self.formulation_ == "paper"
                           else svm_stats(full.paths, kp.folds))
+
+    def _drop_paths(self):
+        """Also ``projection_`` beyond the selected D (what :meth:`transform_eigenfunctions`
+        reads for a larger D)."""
+        super()._drop_paths()
+        self.projection_ = np.ascontiguousarray(self.projection_[:, : self.n_components_])
 
     def _failure_hint(self):
         return ("This happens where the training data are nearly separable in the span of the "
@@ -811,9 +830,13 @@ class NystroemKPM(BaseKPM):
         return float(self.client.compute(acc).result() if self.client is not None else acc.compute())
 
     def transform_eigenfunctions(self, X, n_components=None):
-        """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``)."""
+        """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``;
+        a larger D needs a fit with ``keep_paths=True``)."""
         check_is_fitted(self)
         X = check_estimator_data(self, X, reset=False)
         D = self.n_components_ if n_components is None else n_components
+        if not self._has_paths() and isinstance(D, numbers.Integral) and D > self.projection_.shape[1]:
+            raise ValueError(f"n_components={D} is above the selected D = {self.n_components_}: the eigenfunctions "
+                             "beyond it are kept by a fit with keep_paths=True")
         D = check_int(D, "n_components", maximum=self.projection_.shape[1])
         return self.kernel_.matvec(X, self.projection_[:, :D], self.landmarks_)

@@ -1163,7 +1163,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._warn_if_worse(X, y, weight)
         del self._original_raw
         self._warn_if_linear_selection(exp)
-        warn_if_degenerate_model(self.predict(X), y, self.classes_, "ReducedSetSVC")
+        warn_if_degenerate_model(self._labels(self._raw_validated(X)), y, self.classes_, "ReducedSetSVC")
         return self
 
     def _warn_if_linear_selection(self, exp):
@@ -1230,7 +1230,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     def _accuracy(self, X, y, weight):
         """The (weighted) training accuracy and the share of the variation of the SVC's
         decision values on the training set that the reduced machine reproduces (R^2)."""
-        raw = self._raw(X)
+        raw = self._raw_validated(X)
         acc = float(weight @ (self._labels(raw) == y) / weight.sum())
         f = self._original_raw
         spread = weight @ np.sum((f - weight @ f / weight.sum()) ** 2, axis=1)
@@ -1534,7 +1534,12 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predict
     def _raw(self, X):
         check_is_fitted(self, "reduced_coef_")
-        X = validate_data(self, X, dtype=float, reset=False)
+        return self._raw_validated(validate_data(self, X, dtype=float, reset=False))
+
+    def _raw_validated(self, X):
+        """Raw decision values (n, n_machines) of an X already validated: the training set
+        inside :meth:`fit`, which must not pass the public validation again (an ndarray
+        there would be checked against the feature names of a DataFrame given to fit)."""
         return self.kernel_.matvec(X, self.reduced_coef_.T, self.reduced_vectors_) + self.intercept_
 
     def decision_function(self, X):
@@ -1563,13 +1568,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         values; binary: ``classes_[1]`` where the decision value is positive.
         """
         check_is_fitted(self, "reduced_coef_")
-        if self._mode == "ovo" and self._break_ties and not self._ovr_shape:
-            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
         return self._labels(self._raw(X))
 
     def _labels(self, D):
         """Class labels from raw decision values ``D`` (n, n_machines), by the rules of
         :meth:`predict` (also applied to the original expansion)."""
+        if self._mode == "ovo" and self._break_ties and not self._ovr_shape:
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
         if self._mode == "ovo" and self._break_ties and self._ovr_shape:
             return self.classes_[np.argmax(_ovo_to_ovr(D, len(self.classes_)), axis=1)]
         if self._mode == "binary":

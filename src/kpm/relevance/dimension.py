@@ -85,6 +85,7 @@ from kpm.validation import (
     check_option,
     check_real,
     check_samples,
+    relevance_targets,
     validate_params,
     warn_if_degenerate_kernel,
 )
@@ -435,13 +436,14 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     n_components_ : int
         The estimated relevant dimension ``d_hat``: the number of kernel PCA directions
         :meth:`transform` maps to.
-    s_ : ndarray (m,)
+    s_ : ndarray (m,), or (m, n_classes) for more than two classes
         Contributions the model is fitted to (m = n, or ``max_components + 1`` with a partial
         solve): ``u_i^T y`` without an intercept; with one, those of the directions made
         orthogonal to the constant and to the earlier ones (0 for the direction that
-        completes the constant).
-    y_mean_ : float
-        The mean of y taken out by the intercept (0 with ``fit_intercept=False``).
+        completes the constant). One column per one-vs-rest target of class labels.
+    y_mean_ : float, or ndarray (n_classes,) for more than two classes
+        The mean of y (of the coded targets) taken out by the intercept (0 with
+        ``fit_intercept=False``).
     neg_log_likelihood_ : ndarray (D,)
         ``-log l(d)`` for ``d = 1 .. D`` (index ``d - 1``; d counts the directions the model
         is fitted to, which are the first d eigenvectors unless one completes the constant).
@@ -531,7 +533,11 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         X : array-like (n_samples, n_features), kernel matrix, or strings
             Training inputs.
         y : array-like (n_samples,)
-            Real targets or ±1 labels (numeric; NaN/inf raise ValueError).
+            Real targets (a float array; NaN/inf raise ValueError) or class labels (any other
+            array: strings, integers, booleans), coded as the classifiers code them
+            (:func:`kpm.validation.targets.relevance_targets`): one ±1 target for two classes,
+            one ±1 target per class for more, whose contributions the model fits jointly (as
+            :class:`KernelPCRClassifier` does).
 
         Returns
         -------
@@ -542,7 +548,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     def _fit(self, X, y, where):
         """:meth:`fit`; ``where`` names the model in warnings (see :func:`select_kernel`)."""
         params = validate_params(self)
-        X, y = validate_kernel_input_y(self, X, y, y_numeric=True)
+        X, y = validate_kernel_input_y(self, X, y, y_numeric=False)
+        Y = relevance_targets(y, "RelevantDimension")
         n = len(y)
         if n < 3:
             raise ValueError(f"RelevantDimension needs at least 3 samples, got {n} sample(s)")
@@ -558,7 +565,7 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         basis = eigen_basis(K, m, solver="dense" if m is None else self.eigen_solver,
                             random_state=self.random_state, name=name)
         w, U = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors  # clipped: rounding noise
-        contrib = target_contributions(U, y[:, None], fit_intercept=self.fit_intercept)
+        contrib = target_contributions(U, Y, fit_intercept=self.fit_intercept)
         rank = basis.rank
         fit = two_component_fit(contrib, w, n, self.null_space, rank=rank, max_components=max_components)
         if fit is None or rank < 1:
@@ -571,8 +578,9 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         self.X_fit_ = X
         self.eigenvalues_ = w
         self.eigenvectors_ = U
-        self.s_ = contrib.t[:, 0]
-        self.y_mean_ = float(contrib.mean[0])
+        one = Y.shape[1] == 1
+        self.s_ = contrib.t[:, 0] if one else contrib.t
+        self.y_mean_ = float(contrib.mean[0]) if one else np.asarray(contrib.mean, dtype=float)
         self.neg_log_likelihood_ = fit.nll
         self.n_components_ = fit.dim
         self.min_neg_log_likelihood_ = float(fit.nll[fit.model_dim - 1])
@@ -663,7 +671,7 @@ def select_kernel(candidates, X, y, *, fit_intercept=True, max_components=None):
     X : array-like
         Training inputs (strings when every candidate validates its own input).
     y : array-like (n_samples,)
-        Targets or ±1 labels.
+        Real targets or class labels, as :meth:`RelevantDimension.fit` reads them.
     fit_intercept : bool, default=True
         As in :class:`RelevantDimension` (False: the slides' criterion, ``s = U^T y``).
     max_components : int, optional

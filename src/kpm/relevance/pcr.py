@@ -73,7 +73,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import (
@@ -102,6 +101,7 @@ from kpm.validation import (
     RandomState,
     Splitter,
     check_sample_weight,
+    one_vs_rest,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
@@ -692,17 +692,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         return np.where(sample_weight > 0, out, 0.0)
 
     def _targets(self, y):
-        check_classification_targets(y)
-        classes, yi = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"the classifier needs at least 2 classes in y, got 1 class ({classes[0]!r})"
-            )
-        self.classes_ = classes
-        if len(classes) == 2:
-            return np.where(yi == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((len(y), len(classes)))
-        Y[np.arange(len(y)), yi] = 1.0
+        self.classes_, _, Y = one_vs_rest(y, type(self).__name__)
         return Y
 
     def _decide(self, F):

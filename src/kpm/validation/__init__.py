@@ -11,6 +11,8 @@ the problem.
 * :mod:`kpm.validation.kernel_matrix` -- kernel matrices given by the user and computed
   kernel values (:func:`check_kernel_matrix`, :func:`check_psd_spectrum`,
   :func:`check_cross_kernel`, :func:`check_kernel_values`);
+* :mod:`kpm.validation.targets` -- class labels and real targets (:func:`one_vs_rest`,
+  :func:`ovr_targets`, :func:`relevance_targets`);
 * :mod:`kpm.validation.degeneracy` -- degenerate kernels and models
   (:func:`kernel_degeneracy`, :func:`warn_if_degenerate_kernel`,
   :func:`warn_if_degenerate_model`, ...).
@@ -57,6 +59,7 @@ from kpm.validation.params import (
     check_real,
     validate_params,
 )
+from kpm.validation.targets import one_vs_rest, ovr_targets, relevance_targets
 
 __all__ = [
     "Constraint", "Integer", "Real", "Options", "Boolean", "InstanceOf", "Callable", "PositiveGrid",
@@ -64,6 +67,7 @@ __all__ = [
     "check_int", "check_real", "check_option", "check_bool", "check_positive_grid", "check_generator",
     "check_random_state",
     "check_samples", "check_estimator_data", "check_sample_weight",
+    "one_vs_rest", "ovr_targets", "relevance_targets",
     "SYMMETRY_RTOL", "PSD_RTOL", "check_kernel_matrix", "check_psd_spectrum", "check_cross_kernel",
     "check_kernel_values",
     "DEGENERACY_TOL", "ISOLATED_FRACTION", "kernel_degeneracy", "warn_if_degenerate_kernel",

@@ -108,7 +108,7 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
         warnings.simplefilter("always")
         model = KernelProjectionMachine(
             sigma=sigma, selection=sel, max_components=max_dim, cv=cv, random_state=seed,
-            formulation="paper", cv_duplicates=cv_duplicates,
+            formulation="paper", cv_duplicates=cv_duplicates, keep_paths=True,
         ).fit(X, y)
         err = float(np.mean(model.predict(Xt) != yt))
         model.extend_path(show_dim)
@@ -203,7 +203,8 @@ def run_kpm_demo(console, out_dir, *, seed: int = 0):
         console.print(f"[bold]{name}[/]: n_train={len(X)}, n_test={len(Xt)}, RBF σ={sigma:.3g}")
         for label, sel in (("KPM / CV", "cv"), ("KPM / penalty (λ by CV)", "penalty"), ("KPM / slope", "slope")):
             t = time.perf_counter()
-            m = KernelProjectionMachine(sigma=sigma, selection=sel, random_state=seed, formulation="paper").fit(X, y)
+            m = KernelProjectionMachine(sigma=sigma, selection=sel, random_state=seed, formulation="paper",
+                                        keep_paths=True).fit(X, y)
             dt = time.perf_counter() - t
             err = float(np.mean(m.predict(Xt) != yt))
             extra = f"D={m.n_components_}" + (f", λ={m.penalty_:.3g}" if m.penalty_ is not None else "")

@@ -383,8 +383,8 @@ def kpm_all_task(dataset, realization, sigma, cv=5, max_dim=None, data_dir=None,
     t0 = time.perf_counter()
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=cv, max_components=max_dim,
-                                    slope_factor=slope_factor, random_state=realization,
-                                    cv_duplicates="split", **{"formulation": "paper", **(params or {})})
+                                    slope_factor=slope_factor, random_state=realization, cv_duplicates="split",
+                                    keep_paths=True, **{"formulation": "paper", **(params or {})})
     model.fit(s.X_train, s.y_train)
     t1 = time.perf_counter()
     curve = model.selection_curve_
@@ -983,7 +983,7 @@ def _kpm_panel(ax, st, s, sigma, realization):
 
     model = KernelProjectionMachine(kernel="rbf", sigma=sigma, selection="penalty",
                                     penalty="cv", cv=st.cv, max_components=st.kpm_max_dim,
-                                    random_state=realization, cv_duplicates="split",
+                                    random_state=realization, cv_duplicates="split", keep_paths=True,
                                     **{"formulation": "paper", **st.kpm_params}).fit(s.X_train, s.y_train)
     d_cv = model.select_dim(CV()).n_components
     selection_curve(model, ax=ax, X_test=s.X_test, y_test=s.y_test,
