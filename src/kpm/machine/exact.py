@@ -125,7 +125,9 @@ class KernelProjectionMachine(BaseKPM):
     kernel-PCA directions, which keeps the accuracy of a CV-tuned SVM where the papers' KPM
     trails it (the user guide, "Beyond the papers"). C is chosen among
     ``numpy.logspace(-2, 3, 11)`` (``kpm.machine.DEFAULT_C``) at the largest D of the grid,
-    then D along the grid at that C (``c_selection='two-stage'``). The leave-one-out margins follow from each point's
+    then D along the grid at that C (``c_selection='two-stage'``): the largest D whose
+    error is within one standard error of the minimum (the rule ``CV(one_se=True)``), so
+    that a smaller D must beat the kernel SVM clearly. The leave-one-out margins follow from each point's
     leverage (the copies of a duplicated sample are left out together); they are exact
     unless leaving the point out moves another across the margin. The basis is the whole
     spectrum up to n = ``SVM_LOO_WHOLE_SPECTRUM_N`` (the D grid reaches the rank, the
