@@ -16,7 +16,7 @@ __all__ = ["RBFKernel"]
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class RBFKernel(Kernel):
-    """Gaussian kernel ``exp(-gamma ||x-y||^2)``; ``sigma = sqrt(1 / (2 gamma))``."""
+    r"""Gaussian kernel :math:`\exp(-\gamma \|x-y\|^2)`; :math:`\sigma = 1/\sqrt{2\gamma}`."""
 
     name = "rbf"
     aliases = ("gaussian",)
@@ -35,7 +35,7 @@ class RBFKernel(Kernel):
 
     @property
     def sigma(self) -> float:
-        """The KPM papers' width ``sigma`` (``gamma = 1/(2 sigma^2)``)."""
+        r"""The KPM papers' width :math:`\sigma` (:math:`\gamma = 1/(2\sigma^2)`)."""
         return float(np.sqrt(1.0 / (2.0 * self.gamma)))
 
     def __repr__(self) -> str:

@@ -164,11 +164,11 @@ def _validate_kernel(kernel):
 
 
 def optimal_coefficients(Z, X, alpha, kernel):
-    """Optimal coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` of an expansion over ``Z``.
+    r"""Optimal coefficients :math:`\beta = (K^z)^{-1} K^{zx} \alpha` of an expansion over ``Z``.
 
-    Minimises ``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` over ``beta`` for
-    fixed ``Z`` (Schölkopf et al. 1999, Proposition; pseudo-inverse when ``K^z`` is
-    singular).
+    Minimises :math:`\|\sum_i \alpha_i \phi(x_i) - \sum_j \beta_j \phi(z_j)\|^2` over
+    :math:`\beta` for fixed ``Z`` (Schölkopf et al. 1999, Proposition; pseudo-inverse when
+    :math:`K^z` is singular).
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def optimal_coefficients(Z, X, alpha, kernel):
 
 
 def expansion_error(X, alpha, Z, beta, kernel):
-    """``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` computed from kernels.
+    r""":math:`\|\sum_i \alpha_i \phi(x_i) - \sum_j \beta_j \phi(z_j)\|^2` computed from kernels.
 
     ``alpha``/``beta`` may hold one machine per row; the result then has one entry per
     machine.

@@ -311,16 +311,16 @@ def rank_error(rank, degeneracy, what):
 
 
 def relevant_dimension_from_contributions(s, *, total=None, n=None, max_components=None):
-    """Fit the two-component model to contributions ``s_i`` (Braun, Buhmann & Müller).
+    r"""Fit the two-component model to contributions :math:`s_i` (Braun, Buhmann & Müller).
 
     Parameters
     ----------
     s : array-like (m,) or (m, n_outputs)
-        Contributions ``u_i^T y`` in order of decreasing eigenvalue. With several
-        output columns, ``s_i^2`` is summed over the columns (a pooled fit).
+        Contributions :math:`s_i = u_i^\top y` in order of decreasing eigenvalue. With several
+        output columns, :math:`s_i^2` is summed over the columns (a pooled fit).
     total : float, optional
-        ``sum_i s_i^2`` over *all* n directions (``||y||^2``). Needed when only the
-        leading m < n contributions are given; defaults to the sum of ``s^2``.
+        :math:`\sum_i s_i^2` over *all* n directions (:math:`\|y\|^2`). Needed when only the
+        leading m < n contributions are given; defaults to the sum of :math:`s_i^2`.
     n : int, optional
         The number of directions (samples). Defaults to ``m``.
     max_components : int, optional
