@@ -477,7 +477,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self
 
     def fit_transform(self, X, y=None):
-        """Fit and return the training coordinates ``Y^T = U Lambda^{1/2}``.
+        r"""Fit and return the training coordinates :math:`Y^\top = U \Lambda^{1/2}`.
 
         Parameters
         ----------
@@ -760,7 +760,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self.n_components_ + int(bool(self.residual))
 
     def transform(self, X):
-        """Coordinates ``y(x) = Lambda^{-1/2} U^T k~(x)`` of new points.
+        r"""Coordinates :math:`y(x) = \Lambda^{-1/2} U^\top \tilde k(x)` of new points.
 
         Parameters
         ----------

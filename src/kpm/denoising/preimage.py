@@ -317,7 +317,7 @@ def gaussian_fixed_point(
     Notes
     -----
     The numerator and denominator are evaluated with the kernel row rescaled by
-    ``exp(gamma min_i ||z - x_i||^2)`` (their ratio is unchanged), so a start far
+    :math:`\exp(\gamma \min_i \|z - x_i\|^2)` (their ratio is unchanged), so a start far
     from all points does not underflow to ``0/0``.
     """
     coefs, points, z0, single = _check_inputs(coefs, points, z0)

@@ -600,10 +600,10 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         return self.n_components_
 
     def transform(self, X):
-        """Coordinates of X on the first ``n_components_`` kernel PCA directions.
+        r"""Coordinates of X on the first ``n_components_`` kernel PCA directions.
 
-        ``kappa(x)^T u_i / sqrt(lambda_i)`` (the empirical kernel map of the
-        uncentred K; training points map to the rows of ``U_d Lambda_d^{1/2}``).
+        :math:`\kappa(x)^\top u_i / \sqrt{\lambda_i}` (the empirical kernel map of the
+        uncentred K; training points map to the rows of :math:`U_d \Lambda_d^{1/2}`).
         Directions with zero eigenvalue give zero coordinates.
 
         Parameters
