@@ -20,7 +20,8 @@ opens pages in headless Chromium with a 1280 x 900 window, saves a screenshot of
 Tables wider than the column scroll sideways (the theme's way); each page's line counts them.
 
 The pages checked: the user guide's KPM page, a results page, the results index, the
-gallery index and one example, an API page, and every other page with maths. ``python
+gallery index and one example, the API page of every public estimator (and of
+``select_kernel`` and ``reduce_svc``), and every other page with maths. ``python
 docs/check_site.py user_guide/kpm.html ...`` checks the pages named instead. The exit status
 is 0 when every check passes, 1 otherwise, with the failures listed under each page.
 
@@ -57,8 +58,14 @@ PAGES = [
     "results.html",                   # the results index (the reports' titles)
     "auto_examples/index.html",       # the gallery index (thumbnails)
     "auto_examples/plot_kpm_selection_curve.html",  # an example (code, output, figure)
-    "generated/kpm.KernelProjectionMachine.html",  # an API page (numpydoc)
 ]
+# the API pages (numpydoc) of the public estimators and the two functions that fit one
+ESTIMATORS = [
+    "KernelProjectionMachine", "NystroemKPM", "KernelProjection", "PCAL1", "KernelPCAL1",
+    "RelevantDimension", "KernelPCRClassifier", "KernelPCRRegressor", "KernelPCADenoiser",
+    "LinearPCADenoiser", "ReducedSetSVC", "select_kernel", "reduce_svc",
+]
+PAGES += [f"generated/kpm.{name}.html" for name in ESTIMATORS]
 WIDTH, HEIGHT = 1280, 900  # CSS pixels of the browser window
 PAGE_TIMEOUT = 60.0        # seconds for one page to load and typeset
 

@@ -144,5 +144,9 @@ html_theme_options = {
 html_sidebars = {"results/*": []}
 html_static_path = ["_static"]
 html_css_files = ["kpm.css"]
+html_js_files = ["kpm.js"]  # break opportunities in long dotted names (see the file)
+# the page's table of contents names a class's methods without the class
+# (decision_function_path(), not KernelProjectionMachine.decision_function_path())
+toc_object_entries_show_parents = "hide"
 html_show_sourcelink = False
 os.environ.setdefault("MPLBACKEND", "Agg")

@@ -58,7 +58,7 @@ _INITS = ("max_norm", "pca", "random")
 
 
 def l1_dispersion(X, w):
-    """The L1 dispersion ``sum_i |w^T x_i|`` of the rows of X along w.
+    r"""The L1 dispersion :math:`\sum_i |w^\top x_i|` of the rows of X along w.
 
     Parameters
     ----------
@@ -289,7 +289,15 @@ def _fit_pca_l1(est, Xc, n_components, rs):
 
 
 class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Principal component analysis maximising the L1 dispersion (Kwak 2008).
+    r"""Principal component analysis maximising the L1 dispersion (Kwak 2008).
+
+    Each component is a unit vector w maximising the L1 dispersion
+    :math:`\sum_i |w^\top (x_i - \bar x)|` of the centred data (``centered=True``), found by
+    polarity flipping (Kwak 2008) started at the sample of largest norm
+    (``init='max_norm'``), with single-sample polarity flips tried at each fixed point
+    (``flip_check=True``, beyond the paper; see :mod:`kpm.decomposition.pca_l1`). By default
+    (``n_components=None``) components are found greedily with deflation up to
+    ``min(n_samples, n_features)``, stopping early at the rank of the data.
 
     Parameters
     ----------
@@ -397,18 +405,19 @@ class PCAL1(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return (X - self.mean_) @ self.components_.T
 
     def l1_dispersion(self, X):
-        """L1 dispersion ``sum_i |w_k^T (x_i - mean)|`` of X along each component."""
+        r"""L1 dispersion :math:`\sum_i |w_k^\top (x_i - \bar x)|` of X along each component."""
         return np.abs(self.transform(X)).sum(axis=0)
 
 
 class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                   BaseEstimator):
-    """Kernel PCA-L1: PCA-L1 on the explicit kernel coordinates (Kwak 2013, IV-D).
+    r"""Kernel PCA-L1: PCA-L1 on the explicit kernel coordinates (Kwak 2013, IV-D).
 
-    The data are mapped by :class:`kpm.decomposition.projection.KernelProjection` (full numerical rank,
-    centred in feature space), and PCA-L1 runs on the coordinates ``Y``; by Kwak's
-    Lemma 1 and Theorem 2 this maximises ``sum_i |w^T phi(x_i)|`` over unit vectors w of
-    the feature space.
+    The data are mapped by :class:`kpm.decomposition.projection.KernelProjection` (by
+    default the RBF kernel with ``gamma='scale'``, full numerical rank, centred in feature
+    space), and :class:`PCAL1` runs on the coordinates ``Y`` (by default up to the rank,
+    from the sample of largest norm); by Kwak's Lemma 1 and Theorem 2 this maximises
+    :math:`\sum_i |w^\top \phi(x_i)|` over unit vectors w of the feature space.
 
     Parameters
     ----------
@@ -433,8 +442,9 @@ class KernelPCAL1(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     components_ : ndarray (n_components_, rank)
         PCA-L1 directions in the coordinates of ``projection_``.
     dual_coef_ : ndarray (n_samples, n_components_)
-        Expansion ``w_k = sum_i dual_coef_[i, k] (phi(x_i) - phi_bar)``, so that the
-        projection of x is ``dual_coef_^T k~(x)`` (exact variant only; None for Nyström).
+        Expansion :math:`w_k = \sum_i a_{ik} (\phi(x_i) - \bar\phi)` (:math:`a` =
+        ``dual_coef_``), so that the projection of x is :math:`a^\top \tilde k(x)` (exact
+        variant only; None for Nyström).
     dispersion_history_, n_iter_, n_iter_per_component_, n_components_, n_features_in_
         As in :class:`PCAL1`.
 

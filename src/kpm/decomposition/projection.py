@@ -79,12 +79,24 @@ _DEFAULT_LANDMARKS = 1000
 
 class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                        BaseEstimator):
-    """Explicit coordinates in kernel feature space (Kwak's nonlinear projection trick).
+    r"""Explicit coordinates in kernel feature space (Kwak's nonlinear projection trick).
 
-    Fit eigendecomposes the (centred) kernel matrix, ``K~ = U Lambda U^T``, and keeps
-    the eigenpairs with ``lambda > rank_tol * lambda_max``; :meth:`transform` maps a point to
-    ``y(x) = Lambda^{-1/2} U^T k~(x)``, and :meth:`fit_transform` returns the training
-    coordinates ``Y^T = U Lambda^{1/2}`` (so that ``Y^T Y = K~``).
+    By default (``n_components=None``, ``centered=True``, the RBF kernel with
+    ``gamma='scale'``) :meth:`fit` eigendecomposes the centred kernel matrix
+    :math:`\tilde K = U \Lambda U^\top` and keeps every eigenpair above the rank cut,
+    :math:`\lambda >` ``rank_tol`` :math:`\times\, \lambda_{\max}` (the full numerical rank:
+    Kwak's map); :meth:`transform` maps a point to
+
+    .. math::
+
+        y(x) = \Lambda^{-1/2} U^\top \tilde k(x),
+
+    and :meth:`fit_transform` returns the training coordinates
+    :math:`Y^\top = U \Lambda^{1/2}` (so that :math:`Y^\top Y = \tilde K`). An int
+    ``n_components`` keeps the D leading coordinates (the kernel PCA features),
+    ``whiten=True`` scales them to unit scatter, ``n_landmarks`` gives the Nyström
+    variant, and :meth:`inverse_transform` maps coordinates back to input space
+    (pre-images).
 
     Parameters
     ----------
@@ -106,7 +118,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         conditionally positive definite matrix such as ``-D^2 / 2`` (squared distances)
         is accepted when centred (classical scaling).
     sigma, gamma : float, optional
-        RBF width (``exp(-||x-y||^2/(2 sigma^2))`` or ``exp(-gamma ||x-y||^2)``; give at
+        RBF width (:math:`\exp(-\|x-y\|^2/(2\sigma^2))` or :math:`\exp(-\gamma \|x-y\|^2)`; give at
         most one; default ``gamma='scale'``), or the scale of poly/sigmoid.
     degree : float, default=3
         Polynomial degree.
@@ -118,7 +130,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Centre the data in feature space (Kwak Section III-A). If False, ``K`` itself
         is decomposed.
     rank_tol : float in [0, 1), default=1e-10
-        Relative eigenvalue tolerance: eigenvalues ``<= rank_tol * lambda_max`` count as zero
+        Relative eigenvalue tolerance: eigenvalues :math:`\le` ``rank_tol`` :math:`\times\, \lambda_{\max}` count as zero
         (they define the numerical rank and are never inverted, so duplicate points or
         low-rank kernels give finite coordinates), and so do eigenvalues at the rounding
         level ``n eps max|K|`` of the kernel values, whatever ``rank_tol``. The default is the
@@ -127,7 +139,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Append the residual coordinate of Kwak's Lemma 5, the distance of ``phi(x)`` to
         the (affine, if centred) subspace spanned by the D retained directions.
     whiten : bool, default=False
-        Scale the coordinates by ``Lambda^{-1/2}`` (unit scatter of the training data).
+        Scale the coordinates by :math:`\Lambda^{-1/2}` (unit scatter of the training data).
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free', 'nystroem'}, default='auto'
         ``'dense'``: LAPACK ``eigh``. ``'arpack'``: ARPACK Lanczos. ``'randomized'``:
         randomized block Krylov with a Ritz-residual convergence test (the registry of
@@ -163,9 +175,10 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     eigen_tol : float, optional
         Convergence tolerance of the iterative solvers (default 1e-10; the dense solver is
         exact to rounding). ``'arpack'``: ARPACK's relative tolerance, every pair satisfies
-        ``||K~ u - lambda u|| <= eigen_tol * lambda``; ``'randomized'`` and
-        ``'matrix-free'``: ``||K~ u - lambda u|| <= eigen_tol * lambda_1``. The eigenvalues
-        are then exact to about ``eigen_tol**2 * lambda_1`` (:doc:`/user_guide/feature_map`).
+        :math:`\|\tilde K u - \lambda u\| \le \epsilon \lambda` (:math:`\epsilon` =
+        ``eigen_tol``); ``'randomized'`` and ``'matrix-free'``:
+        :math:`\|\tilde K u - \lambda u\| \le \epsilon \lambda_1`. The eigenvalues are then
+        exact to about :math:`\epsilon^2 \lambda_1` (:doc:`/user_guide/feature_map`).
     preimage : {'auto', 'fixed-point', 'gradient', 'mds', 'learned'}, default='auto'
         How :meth:`inverse_transform` maps coordinates back to input space
         (:mod:`kpm.denoising.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
@@ -211,27 +224,27 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     eigenvectors_ : ndarray (n_samples, n_components_)
         Matching unit eigenvectors (largest-magnitude entry positive).
     dual_coef_ : ndarray (n_samples, n_components_) or (n_landmarks, n_components_)
-        ``U Lambda^{-1/2}``: ``y(x) = dual_coef_^T k~(x)`` (the kernel PCA expansion
-        coefficients ``alpha^k``). For the Nyström variant, the coefficients of the
+        :math:`U \Lambda^{-1/2}`: :math:`y(x)` = ``dual_coef_.T @`` :math:`\tilde k(x)` (the
+        kernel PCA expansion coefficients :math:`\alpha^k`). For the Nyström variant, the coefficients of the
         landmark kernel vector (see ``nystroem_offset_``).
     n_components_ : int
         Number of coordinates D (without the residual).
     rank_ : int
         Numerical rank of the centred kernel matrix when the whole spectrum was computed
         (``n_components=None``, dense solver); otherwise the number of computed
-        eigenvalues above ``rank_tol * lambda_max``, a lower bound.
+        eigenvalues above ``rank_tol`` :math:`\times\, \lambda_{\max}`, a lower bound.
     X_fit_ : ndarray (n_samples, n_features) or None
         Training data (None for a precomputed kernel).
     kernel_ : kpm.kernels.Kernel
         The kernel used.
     kernel_col_means_ : ndarray (n_samples,)
-        ``K 1 / n`` (zeros when not centred); the Nyström variant stores the landmark
+        :math:`K \mathbf 1 / n` (zeros when not centred); the Nyström variant stores the landmark
         quantities in ``nystroem_*`` attributes instead and sets this to None.
     kernel_mean_ : float
-        ``1^T K 1 / n^2`` (0 when not centred).
+        :math:`\mathbf 1^\top K \mathbf 1 / n^2` (0 when not centred).
     ritz_residuals_ : ndarray (n_components_,) or None
-        ``eigen_solver='matrix-free'``: the certificate, ``||K~ u_j - lambda_j u_j|| /
-        lambda_1`` computed in float64 for each returned pair (None for other solvers).
+        ``eigen_solver='matrix-free'``: the certificate,
+        :math:`\|\tilde K u_j - \lambda_j u_j\| / \lambda_1` computed in float64 for each returned pair (None for other solvers).
     eigen_solver_info_ : dict or None
         ``eigen_solver='matrix-free'``: products of each precision (``n_fast``,
         ``n_exact``), block size, residual history, and seconds spent (``start_s``,
@@ -240,7 +253,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     landmark_indices_ : ndarray of int or None
         Indices of the Nyström landmarks in the training data.
     nystroem_offset_ : ndarray (n_components_,) or None
-        Nyström variant: ``y(x) = dual_coef_^T kappa_Z(x) - nystroem_offset_``.
+        Nyström variant: :math:`y(x)` = ``dual_coef_.T @`` :math:`\kappa_Z(x)` ``-
+        nystroem_offset_``.
     n_features_in_ : int
         Number of input features (n_samples for a precomputed kernel).
 
@@ -464,7 +478,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self
 
     def fit_transform(self, X, y=None):
-        """Fit and return the training coordinates ``Y^T = U Lambda^{1/2}``.
+        r"""Fit and return the training coordinates :math:`Y^\top = U \Lambda^{1/2}`.
 
         Parameters
         ----------
@@ -747,7 +761,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self.n_components_ + int(bool(self.residual))
 
     def transform(self, X):
-        """Coordinates ``y(x) = Lambda^{-1/2} U^T k~(x)`` of new points.
+        r"""Coordinates :math:`y(x) = \Lambda^{-1/2} U^\top \tilde k(x)` of new points.
 
         Parameters
         ----------
@@ -847,9 +861,10 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return coefs, sq, D
 
     def expansion(self, Y):
-        """The feature-space points with coordinates Y, as expansions on the training points.
+        r"""The feature-space points with coordinates Y, as expansions on the training points.
 
-        ``P_j = phi_bar + sum_k Y[j, k] V^k = sum_i coefs[j, i] phi(points[i])``, the
+        :math:`P_j = \bar\phi + \sum_k Y_{jk} V^k = \sum_i c_{ji}\, \phi(p_i)` (:math:`c` =
+        ``coefs``, :math:`p` = ``points``), the
         points being the training inputs (the landmarks, on the Nyström variant): the
         targets of the pre-image solvers of :mod:`kpm.denoising.preimage`, for calling them
         with settings of one's own.
@@ -864,7 +879,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         coefs : ndarray (n_samples, n_points)
         points : ndarray (n_points, n_features)
         sq_norms : ndarray (n_samples,)
-            ``||P_j||^2 = coefs[j] K coefs[j]^T``.
+            :math:`\|P_j\|^2 = c_j^\top K c_j`.
         """
         check_is_fitted(self, "eigenvalues_")
         if self.X_fit_ is None:
@@ -877,13 +892,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return coefs, points, sq
 
     def inverse_transform(self, Y, *, init=None, return_info=False):
-        """Approximate pre-images: input points whose images are closest to the feature-space
+        r"""Approximate pre-images: input points whose images are closest to the feature-space
         points with coordinates Y.
 
         The coordinates (of :meth:`transform`'s form; whitened and residual columns are
-        understood) define ``P = phi_bar + sum_k y_k V^k``, an expansion on the training
-        points (the landmarks, on the Nyström variant); the pre-image ``z`` minimises
-        ``||phi(z) - P||^2`` by the method ``preimage_`` (see ``preimage``), or is the learned
+        understood) define :math:`P = \bar\phi + \sum_k y_k V^k`, an expansion on the
+        training points (the landmarks, on the Nyström variant); the pre-image :math:`z`
+        minimises :math:`\|\phi(z) - P\|^2` by the method ``preimage_`` (see ``preimage``), or is the learned
         map's image of Y. Targets are solved in blocks within ``kpm.get_config()['block_bytes']``.
 
         Parameters
@@ -903,7 +918,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Z : ndarray (n_samples, n_features)
         info : kpm.denoising.preimage.PreimageInfo
             Only with ``return_info=True``: iterations, convergence and the objective
-            ``||phi(z) - P||^2`` of each pre-image.
+            :math:`\|\phi(z) - P\|^2` of each pre-image.
         """
         check_is_fitted(self, "eigenvalues_")
         return_info = check_bool(return_info, "return_info")

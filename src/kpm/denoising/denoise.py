@@ -63,15 +63,19 @@ def _resolve_components(n_components, fitted, name="n_components"):
 
 
 class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Denoise inputs by kernel PCA projection followed by an approximate pre-image.
+    r"""Denoise inputs by kernel PCA projection followed by an approximate pre-image.
 
-    ``transform(X)`` projects ``phi(x)`` onto the first ``n_components`` centred
-    kernel PCA directions of the training data and returns the approximate
-    pre-images (points of input space whose images are closest to the
+    ``transform(X)`` projects :math:`\phi(x)` onto the first ``n_components`` centred
+    kernel PCA directions of the training data (by default, ``n_components=None``, every
+    direction above the rank cut: give ``n_components`` to denoise) and returns the
+    approximate pre-images (points of input space whose images are closest to the
     projections), following Schölkopf et al. (1999) §IV: it is
     :meth:`kpm.KernelProjection.transform` followed by
     :meth:`kpm.KernelProjection.inverse_transform`, the iterative pre-images started at
-    the noisy point.
+    the noisy point. By default (the RBF kernel, ``preimage='auto'``) the pre-image is
+    Schölkopf et al.'s fixed-point iteration for the Gaussian kernel, restarted from the
+    training points nearest the starting point, in turn, when its denominator vanishes
+    (``restart='nearest'``).
 
     Parameters
     ----------
@@ -83,11 +87,11 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         possible: pre-images need input vectors. A callable kernel works only with
         ``preimage='learned'``.
     sigma : float or 'median', optional
-        RBF width, ``exp(-||x-y||^2 / (2 sigma^2))``.
+        RBF width, :math:`\exp(-\|x-y\|^2 / (2\sigma^2))`.
     gamma : float or 'scale', optional
-        RBF ``exp(-gamma ||x-y||^2)`` (default ``'scale'``: ``1/(n_features X.var())``);
-        poly/sigmoid inner-product scale. Schölkopf's ``exp(-||x-y||^2/c)`` is
-        ``gamma = 1/c`` (or ``kernel_params={'c': c}``).
+        RBF :math:`\exp(-\gamma \|x-y\|^2)` (default ``'scale'``: ``1/(n_features X.var())``);
+        poly/sigmoid inner-product scale. Schölkopf's :math:`\exp(-\|x-y\|^2/c)` is
+        :math:`\gamma = 1/c` (or ``kernel_params={'c': c}``).
     degree : int, default=3
         Polynomial degree.
     coef0 : float, default=1.0
@@ -111,7 +115,7 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free'}, default='auto'
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
         ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
-        LAPACK for the whole spectrum, n <= 300 or ``n_components > n/5``; ARPACK for up
+        LAPACK for the whole spectrum, :math:`n \le 300` or ``n_components > n/5``; ARPACK for up
         to 100 components; the block Krylov solver beyond; the matrix-free solver when the
         kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``).
     random_state : int, RandomState or None, default=None
@@ -127,9 +131,9 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     eigenvalues_ : ndarray of shape (n_components_,)
         Eigenvalues of the centred Gram matrix, decreasing.
     eigenvectors_ : ndarray of shape (n_samples, n_components_)
-        Unit eigenvectors ``u_k``.
+        Unit eigenvectors :math:`u_k`.
     alphas_ : ndarray of shape (n_samples, n_components_)
-        ``u_k / sqrt(lambda_k)``: expansion coefficients of unit feature-space directions.
+        :math:`u_k / \sqrt{\lambda_k}`: expansion coefficients of unit feature-space directions.
     X_fit_ : ndarray of shape (n_samples, n_features)
         Training data (the expansion points of the pre-images).
     kernel_ : kpm.kernels.Kernel
@@ -368,10 +372,12 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
 
 class LinearPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Linear PCA denoising baseline: reconstruction from the first principal components.
+    r"""Linear PCA denoising baseline: reconstruction from the first principal components.
 
-    ``transform(X) = mean + (X - mean) W W^T`` with ``W`` the first
-    ``n_components`` principal directions of the training data.
+    ``transform(X)`` is :math:`\bar x + (x - \bar x) W W^\top` with :math:`W` the first
+    ``n_components`` principal directions of the training data. The default
+    (``n_components=None``) keeps every component with a nonzero singular value, a mere
+    change of basis that denoises nothing: give ``n_components``.
 
     Parameters
     ----------

@@ -96,7 +96,7 @@ PREIMAGE_METHODS = ("fixed-point", "gradient", "mds", "learned")
 
 @dataclass(frozen=True)
 class PreimageInfo:
-    """Diagnostics of a batch of pre-images (one entry per target).
+    r"""Diagnostics of a batch of pre-images (one entry per target).
 
     Attributes
     ----------
@@ -106,7 +106,7 @@ class PreimageInfo:
         Whether each pre-image met the tolerance within the iteration cap (always True for
         the non-iterative methods).
     objective : ndarray (n_samples,)
-        ``||phi(z) - P phi(x)||^2`` at each pre-image, from kernels (can be negative for
+        :math:`\|\phi(z) - P\phi(x)\|^2` at each pre-image, from kernels (can be negative for
         the sigmoid kernel, which is not positive definite).
     """
 
@@ -181,7 +181,7 @@ def _ctc(kernel: Kernel, coefs, points, ctc):
 
 
 def preimage_objective(Z, coefs, points, kernel, *, ctc=None):
-    """``||phi(z_j) - sum_i coefs[j, i] phi(points[i])||^2`` for every row j, from kernels.
+    r""":math:`\|\phi(z_j) - \sum_i c_{ji}\, \phi(p_i)\|^2` for every row j (:math:`c` = ``coefs``, :math:`p` = ``points``), from kernels.
 
     Parameters
     ----------
@@ -241,18 +241,20 @@ def gaussian_fixed_point(
     history=False,
     return_info=True,
 ):
-    """Pre-images for the Gaussian kernel by the fixed-point iteration, all targets at once.
+    r"""Pre-images for the Gaussian kernel by the fixed-point iteration, all targets at once.
 
-    Each row j of ``coefs`` defines ``Psi_j = sum_i coefs[j, i] phi(points[i])`` for
-    ``k(x, y) = exp(-gamma ||x - y||^2)``. Starting from ``z0[j]``, iterate
-    (Schölkopf et al. 1999, §IV-A)::
+    Each row j of ``coefs`` defines :math:`\Psi_j = \sum_i c_{ji}\, \phi(x_i)` (:math:`x_i`
+    the ``points``) for :math:`k(x, y) = \exp(-\gamma \|x - y\|^2)`. Starting from
+    ``z0[j]``, iterate (Schölkopf et al. 1999, §IV-A)
 
-        z <- sum_i c_i k(z, x_i) x_i / sum_i c_i k(z, x_i)
+    .. math::
+
+        z \leftarrow \frac{\sum_i c_i\, k(z, x_i)\, x_i}{\sum_i c_i\, k(z, x_i)}
 
     for every unfinished row simultaneously (one ``(m_active, n)`` kernel block per
     iteration, no loop over points). For the Gaussian kernel the denominator is
-    ``f(z) = <phi(z), Psi>``, so the update moves uphill on ``f`` exactly when
-    ``f(z) > 0``; ``rho(z) = 1 - 2 f(z) + c^T K c``.
+    :math:`f(z) = \langle \phi(z), \Psi \rangle`, so the update moves uphill on :math:`f`
+    exactly when :math:`f(z) > 0`; :math:`\rho(z) = 1 - 2 f(z) + c^\top K c`.
 
     Parameters
     ----------
@@ -261,7 +263,7 @@ def gaussian_fixed_point(
     points : array-like of shape (n, d)
         Expansion points ``x_i``.
     gamma : float
-        Kernel width, ``k(x, y) = exp(-gamma ||x - y||^2)`` (Schölkopf's ``c`` is ``1/gamma``).
+        Kernel width, :math:`k(x, y) = \exp(-\gamma \|x - y\|^2)` (Schölkopf's :math:`c` is :math:`1/\gamma`).
     z0 : array-like of shape (m, d) or (d,)
         Starting points (e.g. the noisy inputs for denoising).
     max_iter : int, default=500
@@ -269,11 +271,11 @@ def gaussian_fixed_point(
         reported as not converged.
     tol : float, default=1e-6
         Stop a row when its step is below ``tol`` kernel widths:
-        ``sqrt(gamma) * ||z_new - z|| <= tol``.
+        :math:`\sqrt\gamma\, \|z_{\text{new}} - z\| \le` ``tol``.
     restart : {'nearest', 'best'} or array-like of shape (m, d), default='nearest'
         Where to restart a row whose denominator vanishes. ``'nearest'``: the r-th
         restart starts from the r-th nearest point to ``z0[j]``; ``'best'``: from the
-        point ``x_i`` with the r-th largest ``<phi(x_i), Psi_j>`` (``|.|`` when
+        point :math:`x_i` with the r-th largest :math:`\langle \phi(x_i), \Psi_j \rangle` (its absolute value when
         ``scaled``; needs the ``n x n`` kernel matrix of ``points``). An array gives
         each row its first restart point; later restarts use ``'nearest'``.
     max_restarts : int, default=5
@@ -282,11 +284,11 @@ def gaussian_fixed_point(
         ``coefs[j] @ K @ coefs[j]`` (the squared norm of each target), used only for
         the reported objective; computed blockwise when omitted.
     scaled : bool, default=False
-        If False, minimise ``||phi(z) - Psi||^2`` (denoising): a denominator
-        ``f(z) <= denominator_tol * sum_i |c_i| k(z, x_i)`` counts as vanishing
+        If False, minimise :math:`\|\phi(z) - \Psi\|^2` (denoising): a denominator
+        :math:`f(z) \le \tau \sum_i |c_i|\, k(z, x_i)` (:math:`\tau` = ``denominator_tol``) counts as vanishing
         (a non-positive ``f`` would drive the iterate away from the minimum).
-        If True, minimise ``min_beta ||beta phi(z) - Psi||^2 = c^T K c - f(z)^2``
-        (the reduced-set problem, any sign of ``beta = f(z)``): only ``|f|``
+        If True, minimise :math:`\min_\beta \|\beta \phi(z) - \Psi\|^2 = c^\top K c - f(z)^2`
+        (the reduced-set problem, any sign of :math:`\beta = f(z)`): only :math:`|f|`
         vanishing triggers a restart.
     safeguard : bool, default=True
         With mixed-sign coefficients the plain iteration is not guaranteed to
@@ -308,14 +310,14 @@ def gaussian_fixed_point(
         The pre-images: for each row, the iterate with the smallest objective seen.
     info : dict
         ``n_iter`` (int array, iterations per row), ``converged`` (bool array: the step
-        tolerance was met), ``objective`` (``||phi(z) - Psi||^2`` at Z, or
-        ``c^T K c - f(z)^2`` when ``scaled``), ``denominator`` (``f(z)`` at Z),
+        tolerance was met), ``objective`` (:math:`\|\phi(z) - \Psi\|^2` at Z, or
+        :math:`c^\top K c - f(z)^2` when ``scaled``), ``denominator`` (:math:`f(z)` at Z),
         ``n_restarts``, ``n_backtracks`` and optionally ``history``.
 
     Notes
     -----
     The numerator and denominator are evaluated with the kernel row rescaled by
-    ``exp(gamma min_i ||z - x_i||^2)`` (their ratio is unchanged), so a start far
+    :math:`\exp(\gamma \min_i \|z - x_i\|^2)` (their ratio is unchanged), so a start far
     from all points does not underflow to ``0/0``.
     """
     coefs, points, z0, single = _check_inputs(coefs, points, z0)
@@ -550,10 +552,11 @@ def gradient_preimage(
     history=False,
     return_info=True,
 ):
-    """Pre-images for any differentiable kernel by L-BFGS with analytic gradients.
+    r"""Pre-images for any differentiable kernel by L-BFGS with analytic gradients.
 
-    Minimises, for each row j independently, ``rho_j(z) = k(z, z) - 2 sum_i
-    coefs[j, i] k(z, x_i) + c_j^T K c_j`` with :func:`scipy.optimize.minimize`
+    Minimises, for each row j independently,
+    :math:`\rho_j(z) = k(z, z) - 2 \sum_i c_{ji}\, k(z, x_i) + c_j^\top K c_j` (:math:`c` =
+    ``coefs``) with :func:`scipy.optimize.minimize`
     (``method='L-BFGS-B'``), started at ``z0[j]``. Each function evaluation is one
     vectorised kernel row; the rows are solved one after another, so the result
     for a row does not depend on the other rows.
@@ -590,7 +593,7 @@ def gradient_preimage(
     info : dict
         ``n_iter`` (L-BFGS iterations per row), ``converged`` (scipy reported
         convergence — gradient or objective-decrease criterion — and not the
-        iteration cap), ``objective`` (``||phi(z) - Psi||^2`` from kernels),
+        iteration cap), ``objective`` (:math:`\|\phi(z) - \Psi\|^2` from kernels),
         ``grad_norm`` (final infinity norm of each row's gradient) and optionally
         ``history``.
     """
@@ -746,15 +749,20 @@ def _mds_point(points, d2, n_neighbors):
 
 
 def mds_preimage(coefs, points, kernel, *, n_neighbors=10, ctc=None, dots=None, return_info=True):
-    """Non-iterative pre-images by multidimensional scaling (Kwok & Tsang 2004).
+    r"""Non-iterative pre-images by multidimensional scaling (Kwok & Tsang 2004).
 
-    For each target ``Psi_j = sum_i coefs[j, i] phi(points[i])``: the feature-space
-    distances ``||Psi_j - phi(x_i)||^2`` are converted to input-space distances ``d_i``
+    For each target :math:`\Psi_j = \sum_i c_{ji}\, \phi(x_i)` (:math:`c` = ``coefs``,
+    :math:`x_i` the ``points``): the feature-space distances :math:`\|\Psi_j - \phi(x_i)\|^2`
+    are converted to input-space distances :math:`d_i`
     through the kernel (stationary kernels: ``rbf``, ``imq``; inner-product kernels:
     ``poly``, ``sigmoid``, ``linear``), and the pre-image is the point of the affine span of
-    the ``n_neighbors`` nearest points whose distances to them best match the ``d_i``: with
-    the centred neighbours ``X_N H = U Lambda V^T`` and their coordinates ``Lambda V^T``
-    of squared norms ``d0``, ``z = U (-1/2 Lambda^{-1} V^T (d^2 - d0)) + mean(X_N)``.
+    the ``n_neighbors`` nearest points whose distances to them best match the :math:`d_i`:
+    with the centred neighbours :math:`X_N H = U \Lambda V^\top` and their coordinates
+    :math:`\Lambda V^\top` of squared norms :math:`d_0`,
+
+    .. math::
+
+        z = U \big(-\tfrac12 \Lambda^{-1} V^\top (d^2 - d_0)\big) + \bar x_N.
 
     No iteration, no local minima; a good start for :func:`gaussian_fixed_point` and
     :func:`gradient_preimage` (Kwok & Tsang, Section IV).
@@ -770,9 +778,9 @@ def mds_preimage(coefs, points, kernel, *, n_neighbors=10, ctc=None, dots=None, 
     n_neighbors : int, default=10
         Nearest expansion points (in feature space) the pre-image is placed among (at most n).
     ctc : array-like of shape (m,), optional
-        ``||Psi_j||^2 = coefs[j] @ K @ coefs[j]``; computed blockwise when omitted.
+        :math:`\|\Psi_j\|^2 = c_j^\top K c_j`; computed blockwise when omitted.
     dots : array-like of shape (m, n), optional
-        ``<Psi_j, phi(points[i])> = (K coefs[j])_i``; computed blockwise when omitted.
+        :math:`\langle \Psi_j, \phi(x_i) \rangle = (K c_j)_i`; computed blockwise when omitted.
     return_info : bool, default=True
         Return ``(Z, info)`` rather than ``Z`` alone.
 
@@ -781,7 +789,7 @@ def mds_preimage(coefs, points, kernel, *, n_neighbors=10, ctc=None, dots=None, 
     Z : ndarray of shape (m, d) (or (d,) for a single target)
     info : dict
         ``n_iter`` (zeros), ``converged`` (all True), ``objective``
-        (``||phi(z) - Psi||^2`` from kernels).
+        (:math:`\|\phi(z) - \Psi\|^2` from kernels).
 
     References
     ----------
@@ -813,7 +821,7 @@ def mds_preimage(coefs, points, kernel, *, n_neighbors=10, ctc=None, dots=None, 
 # ----------------------------------------------------------------------- dispatcher
 def solve_preimages(coefs, points, kernel, *, method, init=None, ctc=None, dots=None, n_neighbors=10,
                     max_iter=500, tol=1e-6, restart="nearest"):
-    """Pre-images of expansions ``Psi_j = sum_i coefs[j, i] phi(points[i])`` by one method.
+    r"""Pre-images of expansions :math:`\Psi_j = \sum_i c_{ji}\, \phi(p_i)` (``coefs``, ``points``) by one method.
 
     The targets are solved in blocks whose ``(block, n)`` kernel arrays fit
     ``kpm.get_config()['block_bytes']``.
@@ -830,9 +838,9 @@ def solve_preimages(coefs, points, kernel, *, method, init=None, ctc=None, dots=
         Starting points of the iterative methods; default: the MDS pre-images (Kwok & Tsang
         2004). Not used by ``'mds'`` (an error if given).
     ctc : array-like of shape (m,), optional
-        ``||Psi_j||^2``; computed blockwise when omitted.
+        :math:`\|\Psi_j\|^2`; computed blockwise when omitted.
     dots : array-like of shape (m, n), optional
-        ``<Psi_j, phi(points[i])>`` for the MDS pre-images; computed blockwise when omitted.
+        :math:`\langle \Psi_j, \phi(p_i) \rangle` for the MDS pre-images; computed blockwise when omitted.
     n_neighbors : int, default=10
         Neighbours of the MDS pre-image.
     max_iter, tol : int, float
@@ -907,8 +915,8 @@ def _preimage_block(method, C, points, kernel, c2, init, dots, *, n_neighbors, m
 # ---------------------------------------------------------------------- learned map
 @dataclass(frozen=True)
 class LearnedPreimage:
-    """A learned pre-image map (Bakır, Weston & Schölkopf 2004): kernel ridge regression
-    from feature-space coordinates to inputs, ``z(y) = sum_i k(y, y_i) a_i``.
+    r"""A learned pre-image map (Bakır, Weston & Schölkopf 2004): kernel ridge regression
+    from feature-space coordinates to inputs, :math:`z(y) = \sum_i k(y, y_i)\, a_i`.
 
     Built by :func:`fit_learned_preimage`.
 
@@ -919,7 +927,7 @@ class LearnedPreimage:
     coordinates : ndarray (n, D)
         The coordinates ``y_i`` the map was fitted on.
     dual_coef : ndarray (n, d)
-        ``a_i``: ``(K_Y + alpha I)^{-1} X``.
+        :math:`a = (K_Y + \alpha I)^{-1} X`, one row :math:`a_i` per coordinate.
     alpha : float
         The ridge parameter.
     """
@@ -953,11 +961,11 @@ class LearnedPreimage:
 
 
 def fit_learned_preimage(Y, X, kernel, *, alpha=1.0):
-    """Fit the learned pre-image map of Bakır, Weston & Schölkopf (2004).
+    r"""Fit the learned pre-image map of Bakır, Weston & Schölkopf (2004).
 
     Kernel ridge regression from the coordinates ``Y`` (e.g. kernel PCA features of the
     training points) back to the inputs ``X``, with ``kernel`` evaluated on the
-    coordinates: ``a = (K_Y + alpha I)^{-1} X``. This is the map scikit-learn's
+    coordinates: :math:`a = (K_Y + \alpha I)^{-1} X`. This is the map scikit-learn's
     ``KernelPCA(fit_inverse_transform=True)`` fits (with the kernel PCA's own kernel on the
     coordinates and ``alpha`` its ridge parameter); it solves an n x n system.
 

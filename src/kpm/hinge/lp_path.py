@@ -80,7 +80,7 @@ def _strategy_code(strategy):
 
 @dataclass
 class HingePath:
-    """The LP solutions at the dimensions of a grid (by default every ``D = 1..max_dim``).
+    r"""The LP solutions at the dimensions of a grid (by default every ``D = 1..max_dim``).
 
     Attributes
     ----------
@@ -92,7 +92,7 @@ class HingePath:
         dimensions reuse the last solution (see the module docstring).
     intercept : ndarray (n_solved,)
     objective : ndarray (n_solved,)
-        ``sum_i xi_i`` at the optimum (``n *`` the empirical hinge risk).
+        :math:`\sum_i \xi_i` at the optimum (``n *`` the empirical hinge risk).
     n_samples : int
     iterations : ndarray (n_solved,)
         Simplex iterations (HiGHS) or pivots (specialised simplex) spent on each
@@ -385,7 +385,7 @@ _MAX_MARGIN_ROUNDING = 1e-6
 
 
 class HingeLP:
-    """The hinge LP path with the solver of choice (see the module docstring).
+    r"""The hinge LP path with the solver of choice (see the module docstring).
 
     Same interface as :class:`IncrementalHingeLP` (``add_columns``, ``solve``,
     ``n_cols``, ``restarts``) plus ``fallbacks``, ``floor`` and :meth:`at_floor`. ``strategy``,
@@ -400,7 +400,7 @@ class HingeLP:
     ``2 min(n+, n-)`` (see the module docstring).
 
     ``sample_weight`` (non-negative) weighs the slacks: the objective is
-    ``sum_i w_i xi_i``. Rows of zero weight leave the LP, merged rows weigh the sum of
+    :math:`\sum_i w_i \xi_i`. Rows of zero weight leave the LP, merged rows weigh the sum of
     their weights (an integer weight is the same LP as that many copies of the row), and
     the floor is ``2 min(W+, W-)`` over the weights ``W+-`` of a group's labels.
     """

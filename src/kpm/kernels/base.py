@@ -124,7 +124,7 @@ def _from_fields(name, **given):
 
 
 class Kernel(metaclass=_KernelFactory):
-    """An immutable kernel function with canonical parameters.
+    r"""An immutable kernel function with canonical parameters.
 
     Build it with :func:`make_kernel`; call it as ``kernel(X, Y)`` to get the
     matrix ``K[i, j] = k(X[i], Y[j])``. Each kernel family is a subclass (one module
@@ -137,13 +137,14 @@ class Kernel(metaclass=_KernelFactory):
         The registered name of the family (see :data:`kpm.kernels.KERNELS`), or
         ``'callable'``.
     gamma : float or None
-        RBF: ``exp(-gamma ||x-y||^2)``; poly and sigmoid: the scale of ``<x,y>``.
+        RBF: :math:`\exp(-\gamma \|x-y\|^2)`; poly and sigmoid: the scale of
+        :math:`\langle x, y \rangle`.
     degree : float
         Polynomial degree.
     coef0 : float
         Additive constant of poly and sigmoid.
     c : float
-        Inverse multiquadric offset ``1/sqrt(||x-y||^2 + c^2)``.
+        Inverse multiquadric offset: :math:`1/\sqrt{\|x-y\|^2 + c^2}`.
     func : callable or None
         The user's function of a callable kernel.
     needs_sq_norms : bool

@@ -128,7 +128,7 @@ def make_kernel(
     kernel_params=None,
     X=None,
 ) -> Kernel:
-    """Build a validated :class:`Kernel`.
+    r"""Build a validated :class:`Kernel`.
 
     Parameters
     ----------
@@ -138,13 +138,13 @@ def make_kernel(
         ``'precomputed'``, ``'weighted_degree'`` (alias ``'wd'``)...), a callable
         ``f(X, Y) -> matrix``, or an existing :class:`Kernel` (returned unchanged).
     sigma : float or 'median', optional
-        RBF width of the KPM papers, ``exp(-||x-y||^2/(2 sigma^2))``. ``'median'``
+        RBF width of the KPM papers, :math:`\exp(-\|x-y\|^2/(2\sigma^2))`. ``'median'``
         uses :func:`median_sigma` of ``X``.
     gamma : float or 'scale', optional
-        RBF: ``exp(-gamma ||x-y||^2)``; poly/sigmoid: scale of the inner product
+        RBF: :math:`\exp(-\gamma \|x-y\|^2)`; poly/sigmoid: scale of the inner product
         (default 1). For RBF the default ``'scale'`` is ``1/(n_features X.var())``.
     c : float, optional
-        RBF: Schölkopf's ``exp(-||x-y||^2/c)``; IMQ: the offset (default 1).
+        RBF: Schölkopf's :math:`\exp(-\|x-y\|^2/c)`; IMQ: the offset (default 1).
     degree : float, default=3
         Polynomial degree (weighted-degree kernel: the longest substring matched).
     coef0 : float, default=1.0

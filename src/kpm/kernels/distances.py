@@ -21,7 +21,7 @@ EPS = float(np.finfo(float).eps)
 
 
 def squared_distances(X, Y, X_sq=None, Y_sq=None):
-    """Squared Euclidean distances ``||x_i - y_j||^2`` by the norm expansion, clipped at zero.
+    r"""Squared Euclidean distances :math:`\|x_i - y_j\|^2` by the norm expansion, clipped at zero.
 
     ``X_sq``/``Y_sq`` are the squared row norms (computed when omitted).
     """

@@ -15,7 +15,7 @@ __all__ = ["InverseMultiquadricKernel"]
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class InverseMultiquadricKernel(Kernel):
-    """Inverse multiquadric kernel ``1/sqrt(||x-y||^2 + c^2)``."""
+    r"""Inverse multiquadric kernel :math:`1/\sqrt{\|x-y\|^2 + c^2}`."""
 
     name = "imq"
     aliases = ("inverse_multiquadric",)

@@ -17,7 +17,7 @@ __all__ = ["PolynomialKernel"]
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class PolynomialKernel(Kernel):
-    """Polynomial kernel ``(gamma <x,y> + coef0)^degree`` (integer degree)."""
+    r"""Polynomial kernel :math:`(\gamma \langle x, y \rangle + c_0)^d` (``coef0``, integer ``degree``)."""
 
     name = "poly"
     aliases = ("polynomial",)

@@ -16,7 +16,7 @@ __all__ = ["RBFKernel"]
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class RBFKernel(Kernel):
-    """Gaussian kernel ``exp(-gamma ||x-y||^2)``; ``sigma = sqrt(1 / (2 gamma))``."""
+    r"""Gaussian kernel :math:`\exp(-\gamma \|x-y\|^2)`; :math:`\sigma = 1/\sqrt{2\gamma}`."""
 
     name = "rbf"
     aliases = ("gaussian",)
@@ -35,7 +35,7 @@ class RBFKernel(Kernel):
 
     @property
     def sigma(self) -> float:
-        """The KPM papers' width ``sigma`` (``gamma = 1/(2 sigma^2)``)."""
+        r"""The KPM papers' width :math:`\sigma` (:math:`\gamma = 1/(2\sigma^2)`)."""
         return float(np.sqrt(1.0 / (2.0 * self.gamma)))
 
     def __repr__(self) -> str:
@@ -64,10 +64,11 @@ class RBFKernel(Kernel):
         return np.ones(len(X))
 
     def augmented_rows(self, X, X_sq=None, *, side=0):
-        """Rows whose products are the kernel's exponent: ``A_i . B_j = -gamma ||x_i - y_j||^2``
-        for ``A = augmented_rows(X, side=0)`` = ``[sqrt(2 gamma) x, -gamma |x|^2, 1]`` and
-        ``B = augmented_rows(Y, side=1)`` = ``[sqrt(2 gamma) y, 1, -gamma |y|^2]``: the
-        exponent of a block is one matrix product (``X_sq``: the squared norms, if known)."""
+        r"""Rows whose products are the kernel's exponent, :math:`A_i^\top B_j = -\gamma
+        \|x_i - y_j\|^2`, for ``A = augmented_rows(X, side=0)``, rows
+        :math:`[\sqrt{2\gamma}\,x,\ -\gamma\|x\|^2,\ 1]`, and ``B = augmented_rows(Y, side=1)``,
+        rows :math:`[\sqrt{2\gamma}\,y,\ 1,\ -\gamma\|y\|^2]`: the exponent of a block is
+        one matrix product (``X_sq``: the squared norms, if known)."""
         g = self.gamma
         if X_sq is None:
             X_sq = np.einsum("ij,ij->i", X, X)

@@ -19,7 +19,7 @@ __all__ = ["SigmoidKernel"]
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class SigmoidKernel(Kernel):
-    """Sigmoid kernel ``tanh(gamma <x,y> + coef0)``."""
+    r"""Sigmoid kernel :math:`\tanh(\gamma \langle x, y \rangle + c_0)` (``coef0``)."""
 
     name = "sigmoid"
     aliases = ("tanh",)

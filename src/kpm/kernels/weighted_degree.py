@@ -196,7 +196,16 @@ def _wd_sparse(A, B, degree) -> np.ndarray:
 
 
 def weighted_degree_kernel(A, B=None, degree=3, *, method="sparse") -> np.ndarray:
-    """Weighted-degree kernel matrix of two sets of equal-length strings.
+    r"""Weighted-degree kernel matrix of two sets of equal-length strings.
+
+    For strings of length L and ``degree`` d (Rätsch & Sonnenburg),
+
+    .. math::
+
+        k(x, x') = \sum_{j=1}^{d} w_j \sum_{i=1}^{L-j+1}
+        \mathbb 1\big[x_{i:i+j} = x'_{i:i+j}\big], \qquad w_j = d - j + 1,
+
+    :math:`x_{i:i+j}` the substring of length j at position i.
 
     Parameters
     ----------
@@ -204,7 +213,7 @@ def weighted_degree_kernel(A, B=None, degree=3, *, method="sparse") -> np.ndarra
     B : sequence of str (n_b,), optional
         Defaults to A.
     degree : int, default=3
-        Longest matched substring length d; weights ``w_j = d - j + 1``.
+        Longest matched substring length d; weights :math:`w_j = d - j + 1`.
     method : {'sparse', 'broadcast'}, default='sparse'
         ``'sparse'``: one sparse product of position-specific k-mer indicator features
         (fast); ``'broadcast'``: pairwise run lengths of matches by numpy broadcasting
@@ -231,15 +240,15 @@ def weighted_degree_kernel(A, B=None, degree=3, *, method="sparse") -> np.ndarra
 @register_kernel
 @dataclass(frozen=True, repr=False)
 class WeightedDegreeKernel(Kernel):
-    """The weighted-degree kernel as a kpm :class:`~kpm.kernels.Kernel` on strings.
+    r"""The weighted-degree kernel as a kpm :class:`~kpm.kernels.Kernel` on strings.
 
     Parameters
     ----------
     degree : int, default=3
         Longest matched substring length.
     normalize : bool, default=False
-        Divide by ``sqrt(k(x,x) k(x',x'))``. For equal-length strings
-        ``k(x, x)`` is the same constant for all x, so this only rescales.
+        Divide by :math:`\sqrt{k(x,x)\, k(x',x')}`. For equal-length strings
+        :math:`k(x, x)` is the same constant for all x, so this only rescales.
     method : {'sparse', 'broadcast'}, default='sparse'
         How the matrix is computed (see :func:`weighted_degree_kernel`); both give the
         same values.

@@ -98,63 +98,78 @@ class _ExactData:
 
 
 class KernelProjectionMachine(BaseKPM):
-    """Kernel Projection Machine: hinge-loss ERM on kernel-PCA subspaces of chosen dimension.
+    r"""Kernel Projection Machine: a classifier restricted to the span of the leading
+    kernel-PCA directions, with C and the dimension D chosen by leave-one-out.
 
-    For each dimension D the classifier minimises the empirical hinge loss over
-    ``f = sum_{j<=D} beta_j V_j + b`` where ``V_j`` are the eigenvectors of the
-    (uncentred, as in the paper) kernel matrix -- a linear programme solved for the whole
-    path ``D = 1..max_components`` by a warm-started specialised simplex (HiGHS as
-    fallback, or on request: ``lp_solver``) -- and returns ``f_D(x) = sum_i a_i k(x_i, x)
-    + b`` with ``a = sum_j (beta_j/lambda_j) V_j`` (``dual_coef_``). The dimension is chosen
-    by cross-validation (the NIPS 2004 paper), by a penalty ``lam * D`` on the clipped
-    hinge risk, or by the slope heuristic (Zwald & Blanchard 2005).
+    By default (``formulation='auto'`` with ``selection='cv'`` and ``cv='auto'``) it fits,
+    for each dimension D, the soft-margin SVM with the squared hinge loss inside the span
+    :math:`S_D` of the first D eigenvectors of the (uncentred) kernel matrix, and chooses
+    C, then D at that C, by the leave-one-out error of these SVMs, computed in closed form
+    from the fits on the whole training set (no refit). ``formulation='paper'`` (and the
+    penalty and slope rules, or a fixed D, whatever the formulation) gives the papers' KPM:
+    minimisation of the empirical hinge loss in :math:`S_D`, a linear programme
+    (Blanchard, Massart, Vert & Zwald 2004; Zwald & Blanchard 2005).
 
-    **The default goes beyond the papers where D is chosen by cross-validation**
-    (``formulation='auto'`` with ``selection='cv'`` is ``formulation='svm'``): in each
-    ``S_D`` it fits the soft-margin SVM with the squared hinge loss instead of the
-    unregularised hinge LP, which keeps the accuracy of a CV-tuned SVM where the papers' KPM
-    trails it, and chooses C and D by the same cross-validation -- faster than the SVC grid
-    search a user would run (the user guide, "Beyond the papers", gives the method and the
-    measurements). The penalty and slope rules and a fixed D keep the paper's LP, and
-    ``formulation='paper'`` gives the papers' KPM with any rule. With the kernel-PCA
-    features ``Phi_D(x) = (V_j^T k(x) / sqrt(lambda_j))_{j<=D}`` the svm formulation
-    solves::
+    With :math:`(\lambda_j, V_j)` the eigenpairs of the kernel matrix and the kernel-PCA
+    features :math:`\Phi_D(x) = \big(V_j^\top k(x) / \sqrt{\lambda_j}\big)_{j \le D}`, the
+    default solves in :math:`S_D`
 
-        min_{w, b} 1/2 (|w|^2 + b^2) + C sum_i max(0, 1 - y_i (w . Phi_D(x_i) + b))^2,
+    .. math::
+
+        \min_{w, b}\ \tfrac12 \big(\|w\|^2 + b^2\big)
+        + C \sum_i \max\big(0,\ 1 - y_i (w^\top \Phi_D(x_i) + b)\big)^2
 
     (``loss='hinge'``: the hinge unsquared), the intercept being the weight of a constant
-    feature of value 1. At D = the rank the problem is the kernel SVM with kernel ``k + 1``
-    and no separate intercept; smaller D restricts the SVM to the leading kernel-PCA
-    directions. By default C and D are chosen by the leave-one-out error of the SVMs fitted
-    on the whole training set (``cv='auto'``: each point's margin without it -- without its
-    copies, where X has duplicates -- follows from its leverage, with no refit; exact unless
-    leaving the point out moves another across the margin), the basis is the whole spectrum
-    up to n = ``SVM_LOO_WHOLE_SPECTRUM_N`` (the D grid reaches the rank, the kernel SVM) and
-    the leading ``SVM_MAX_COMPONENTS`` eigenvectors above (a partial eigendecomposition),
-    and the path along D stops once that error has stopped improving
+    feature of value 1. At D = the rank the problem is the kernel SVM with kernel
+    :math:`k + 1` and no separate intercept; smaller D restricts the SVM to the leading
+    kernel-PCA directions, which keeps the accuracy of a CV-tuned SVM where the papers' KPM
+    trails it (the user guide, "Beyond the papers"). C is chosen among
+    ``numpy.logspace(-2, 3, 11)`` (``kpm.machine.DEFAULT_C``) at the largest D of the grid,
+    then D along the grid at that C (``c_selection='two-stage'``): the largest D whose
+    error is within one standard error of the minimum (the rule ``CV(one_se=True)``), so
+    that a smaller D must beat the kernel SVM clearly. The leave-one-out margins follow from each point's
+    leverage (the copies of a duplicated sample are left out together); they are exact
+    unless leaving the point out moves another across the margin. The basis is the whole
+    spectrum up to n = ``SVM_LOO_WHOLE_SPECTRUM_N`` (the D grid reaches the rank, the
+    kernel SVM) and the leading ``SVM_MAX_COMPONENTS`` eigenvectors above (a partial
+    eigendecomposition); the path along D stops once the error has stopped improving
     (``early_stopping``). With K folds (``cv=5``) the basis holds the leading
     ``SVM_MAX_COMPONENTS`` eigenvectors and each fold's basis is found by Rayleigh-Ritz in
     the training set's (``cv_basis='ritz'``).
+
+    The papers' KPM minimises, for each D, the empirical hinge loss over
+
+    .. math::
+
+        f = \sum_{j \le D} \beta_j V_j + b,
+
+    a linear programme solved for the whole path :math:`D = 1, \dots,`
+    ``max_components`` by a warm-started specialised simplex (HiGHS as fallback, or on
+    request: ``lp_solver``), and returns
+    :math:`f_D(x) = \sum_i a_i k(x_i, x) + b` with
+    :math:`a = \sum_j (\beta_j / \lambda_j) V_j` (``dual_coef_``). D is chosen by
+    cross-validation (the NIPS 2004 paper), by a penalty :math:`\lambda D` on the clipped
+    hinge risk, or by the slope heuristic (Zwald & Blanchard 2005).
 
     Parameters
     ----------
     kernel : str, callable, Kernel, or list, default='rbf'
         The kernel (see :func:`kpm.kernels.make_kernel`). A list of kernels, or of
         parameter dicts such as ``{'kernel': 'rbf', 'sigma': 2.0}``, searches the
-        family ``{S_D(k)}`` over all kernels jointly (the paper's closing proposal);
+        family :math:`\{S_D(k)\}` over all kernels jointly (the paper's closing proposal);
         ``kernel_`` and ``kernel_index_`` report the winner.
     sigma, gamma : float, optional
-        RBF width (``sigma``: ``exp(-|x-y|^2/(2 sigma^2))``, as in the KPM papers;
+        RBF width (``sigma``: :math:`\exp(-\|x-y\|^2/(2\sigma^2))`, as in the KPM papers;
         ``'median'`` for the median heuristic) or ``gamma``. Default ``gamma='scale'``.
     degree, coef0 : float
         Polynomial / sigmoid parameters.
     kernel_params : dict, optional
         Extra kernel parameters.
     selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
-        How D is chosen: K-fold CV of the 0-1 error (ties -> smaller D); the
-        penalised clipped hinge risk ``R_n(clip f_D) + lam D`` with ``lam =
-        penalty``; the slope heuristic (``lam = slope_factor * lam_jump``); or a
-        fixed D. Or a rule object of :mod:`kpm.machine.rules` (``CV()``, ``Penalty(lam)``,
+        How D is chosen: the cross-validated 0-1 error (``cv``; ties -> smaller D); the
+        penalised clipped hinge risk :math:`R_n(\operatorname{clip} f_D) + \lambda D` with
+        :math:`\lambda` = ``penalty``; the slope heuristic (:math:`\lambda` =
+        ``slope_factor`` :math:`\times\, \lambda_{\text{jump}}`); or a fixed D. Or a rule object of :mod:`kpm.machine.rules` (``CV()``, ``Penalty(lam)``,
         ``Slope(factor)``, ``FixedD(d)``, or a new one); :meth:`select_dim` tells which
         model another rule picks from a fitted model's curves.
     cv : 'auto', 'loo', int or CV splitter, default='auto'
@@ -169,13 +184,13 @@ class KernelProjectionMachine(BaseKPM):
         applies and every class has two samples or more (two distinct ones where copies are
         left out together); else 5 folds (the papers' LP, the hinge).
     penalty : float or 'cv', default='cv'
-        ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
+        :math:`\lambda` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation
         over the exact breakpoints of the folds' penalty paths.
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
     max_components : int, optional
         Largest D considered. Default: the numerical rank of the kernel matrix (eigenvalues
-        above ``kpm.spectral.RANK_RTOL * lambda_1``; beyond it the eigenvectors are
+        above ``kpm.spectral.RANK_RTOL`` :math:`\times\, \lambda_1`; beyond it the eigenvectors are
         rounding noise) for the papers' LP, and the rank capped at
         :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'`` -- but for the
         leave-one-out error up to n = :data:`SVM_LOO_WHOLE_SPECTRUM_N`, whose stage one
@@ -260,8 +275,8 @@ class KernelProjectionMachine(BaseKPM):
         ARPACK or the block Krylov solver where the measured crossovers favour them.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as :class:`sklearn.svm.SVC` has them: a dict ``{label:
-        weight}`` (1 for the classes it does not name) or ``'balanced'`` (``n / (n_classes
-        n_c)``, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
+        weight}`` (1 for the classes it does not name) or ``'balanced'`` (:math:`n / (n_{\text{classes}}\,
+        n_c)`, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
         (see :meth:`fit`). Needs ``centered=False``.
     random_state : int, RandomState or None
         Seeds the CV shuffling and the partial eigensolvers.
@@ -307,7 +322,7 @@ class KernelProjectionMachine(BaseKPM):
     selection_curve_ : dict of ndarray
         Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``, ``cv_error``
         (pooled CV 0-1 error, NaN when no CV was run), ``hinge_risk`` (training
-        ``R_n(f_D)``), ``clipped_risk`` (``R_n(clip f_D)``), ``train_error`` (the training
+        :math:`R_n(f_D)`), ``clipped_risk`` (:math:`R_n(\operatorname{clip} f_D)`), ``train_error`` (the training
         0-1 error), ``criterion`` (``clipped_risk + penalty_ * D``, NaN without a penalty);
         with ``formulation='svm'`` also ``C``: the models are the (kernel, C, D) triples, in
         that order. The training risks and errors are NaN where the full-data path was not
@@ -450,7 +465,7 @@ class KernelProjectionMachine(BaseKPM):
         self.keep_paths = keep_paths
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the path of every D, select D, and keep the selected function.
+        r"""Fit the path of every D, select D, and keep the selected function.
 
         For each kernel the eigenvector basis of the kernel matrix and the CV folds' paths
         (:meth:`_family`), then the full-data paths the rule needs and the rule, then the
@@ -465,9 +480,9 @@ class KernelProjectionMachine(BaseKPM):
         sample_weight : array-like (n_samples,), optional
             Non-negative weights of the samples, multiplied by ``class_weight``'s. A sample
             of weight 0 is left out. The basis is that of the training set with each sample
-            repeated ``w_i`` times: the eigenvectors of ``W^{1/2} K W^{1/2}``, divided row by
-            row by ``sqrt(w_i)`` (``centered=False`` only); the papers' LP weighs each slack
-            (``sum_i w_i xi_i``), the SVM gives each sample ``C w_i``, and the CV and training
+            repeated :math:`w_i` times: the eigenvectors of :math:`W^{1/2} K W^{1/2}`, divided
+            row by row by :math:`\sqrt{w_i}` (``centered=False`` only); the papers' LP weighs
+            each slack (:math:`\sum_i w_i \xi_i`), the SVM gives each sample :math:`C w_i`, and the CV and training
             errors count each sample with its weight. With a fixed D (no cross-validation)
             an integer weight is therefore exactly the same fit as that many copies of the
             sample; with cross-validation the folds of the weighted and of the repeated data

@@ -111,20 +111,26 @@ def _seed(random_state):
 
 
 class NystroemKPM(BaseKPM):
-    """Kernel Projection Machine on Nyström eigenfunctions, for very large n.
+    r"""Kernel Projection Machine on Nyström eigenfunctions, for very large n.
 
-    The exact KPM (:class:`KernelProjectionMachine`) with the eigenvectors of the kernel
-    matrix replaced by Nyström eigenfunctions of ``m`` landmarks and the hinge LPs solved
-    by constraint generation over the points: the same selection rules, tie rule and
-    one-vs-rest multi-class. See the module docstring for the method.
+    By default it is the papers' KPM (``formulation='paper'``; Blanchard, Massart, Vert &
+    Zwald 2004; Zwald & Blanchard 2005) with the eigenvectors of the kernel matrix replaced
+    by the Nyström eigenfunctions of m = 1000 landmarks drawn uniformly from the training
+    set: for each D of the grid (every D up to 10, then about 20 log-spaced values up to
+    ``max_components=100``) it minimises the empirical hinge loss over the span
+    :math:`S_D` of the first D eigenfunctions, a linear programme solved by constraint
+    generation over the points, and it chooses D by 5-fold cross-validation of the 0-1
+    error (ties -> smaller D). The selection rules, tie rule and one-vs-rest multi-class
+    are those of :class:`KernelProjectionMachine`; see the module docstring for the method.
+    Constraint generation keeps only a working set of the points in the LPs, and scales
+    to millions of points and to a Dask cluster (``client=``).
 
-    ``formulation='svm'`` goes beyond the KPM papers, as the exact KPM's option of that
-    name does (user guide, "Beyond the papers"): in each ``S_D`` it fits the soft-margin
-    SVM on the eigenfunctions scaled to ``sqrt(lambda_j / m) phi_j``, whose inner product
-    is the Nyström kernel ``k̃(x, x') = K(x, Z) U Λ^{-1} U^T K(Z, x')``. It is solved in
-    memory by warm-started dual coordinate descent, and is not available with ``client=``;
-    the default stays the paper's LP, whose constraint generation keeps only a working set
-    of the points in the LPs and scales to millions of points and to a Dask cluster.
+    ``formulation='svm'`` goes beyond the KPM papers, as the exact KPM's default does (user
+    guide, "Beyond the papers"): in each :math:`S_D` it fits the soft-margin SVM on the
+    eigenfunctions scaled to :math:`\sqrt{\lambda_j / m}\, \phi_j`, whose inner product is
+    the Nyström kernel :math:`\tilde k(x, x') = K(x, Z)\, U \Lambda^{-1} U^\top K(Z, x')`.
+    It is solved in memory by warm-started dual coordinate descent, and is not available
+    with ``client=``.
 
     Parameters
     ----------
@@ -152,16 +158,17 @@ class NystroemKPM(BaseKPM):
         ``max_components``. Values above the rank are dropped.
     selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
         How D is chosen, as in :class:`KernelProjectionMachine`: K-fold CV of the 0-1
-        error (ties -> smaller D); the penalised clipped hinge risk ``R_n(clip f_D) + lam
-        D`` with ``lam = penalty`` (Zwald & Blanchard 2005, eq. 3); the slope heuristic
-        (``lam = slope_factor * lam_jump``); or a fixed D. Or a rule object of
+        error (ties -> smaller D); the penalised clipped hinge risk
+        :math:`R_n(\operatorname{clip} f_D) + \lambda D` with :math:`\lambda` = ``penalty``
+        (Zwald & Blanchard 2005, eq. 3); the slope heuristic (:math:`\lambda` =
+        ``slope_factor`` :math:`\times\, \lambda_{\text{jump}}`); or a fixed D. Or a rule object of
         :mod:`kpm.machine.rules`; :meth:`select_dim` tells which model another rule picks
         from a fitted model's curves.
     cv : int or CV splitter, default=5
         Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
         :class:`~sklearn.model_selection.StratifiedKFold` seeded from ``random_state``.
     penalty : float or 'cv', default='cv'
-        ``lam`` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation over
+        :math:`\lambda` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation over
         the exact breakpoints of the folds' penalty paths.
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
@@ -203,8 +210,8 @@ class NystroemKPM(BaseKPM):
         estimator then caps the points added per round at ``init_size``. None: the defaults
         of :class:`~kpm.hinge.ConstraintGenerationOptions` in memory, and with ``client=``
         :data:`CLIENT_SOLVER_OPTIONS` (``{'aggregate_below': 0.9, 'band_size': 5000}``: the
-        memory-bounded constraint generation; at n = 2 * 10^6 the client grows by 0.45 GiB).
-        Unused by ``formulation='svm'``.
+        memory-bounded constraint generation; at n = :math:`2 \times 10^6` the client grows by 0.45
+        GiB). Unused by ``formulation='svm'``.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there; only
@@ -213,8 +220,8 @@ class NystroemKPM(BaseKPM):
         must put every point in exactly one validation set. Needs the ``dask`` extra.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as :class:`sklearn.svm.SVC` has them (a dict ``{label:
-        weight}``, 1 for the classes it does not name, or ``'balanced'``: ``n / (n_classes
-        n_c)``, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
+        weight}``, 1 for the classes it does not name, or ``'balanced'``: :math:`n / (n_{\text{classes}}\,
+        n_c)`, the counts weighted by ``sample_weight``); they multiply ``sample_weight``
         (see :meth:`fit`). In memory only (not with ``client=``).
     random_state : int, RandomState, Generator or None
         Seeds the landmarks, the folds and the initial working sets.
@@ -243,7 +250,7 @@ class NystroemKPM(BaseKPM):
         the landmarks. Above :data:`LANDMARK_RESIDUAL_WARN`, :meth:`fit` warns.
     kernel_ : kpm.kernels.Kernel
     eigenvalues_ : ndarray (r,)
-        Landmark Gram eigenvalues kept (``r <= max_components``).
+        Landmark Gram eigenvalues kept (:math:`r \le` ``max_components``).
     n_components_grid_ : ndarray
     n_components_ : int
         The selected D.
@@ -268,12 +275,12 @@ class NystroemKPM(BaseKPM):
     penalty_cv_curve_ : dict
         ``penalty='cv'`` only: the candidate ``lam`` and their pooled CV errors.
     coef_ : ndarray (D,) or (n_classes, D)
-        ``β`` in eigenfunction coordinates (one row per one-vs-rest problem).
+        :math:`\beta` in eigenfunction coordinates (one row per one-vs-rest problem).
     intercept_ : float or ndarray (n_classes,)
     projection_ : ndarray (m, n_components_), or (m, max D of the grid) with ``keep_paths=True``
-        ``P = sqrt(m) U Λ^{-1}``: eigenfunction features are ``K(x, Z) @ P``.
+        :math:`P = \sqrt{m}\, U \Lambda^{-1}`: eigenfunction features are ``K(x, Z) @ P``.
     dual_coef_ : ndarray (m,) or (n_classes, m)
-        ``a = P_D β``: ``f(x) = Σ_l a_l k(z_l, x) + b``.
+        :math:`a = P_D \beta`: :math:`f(x) = \sum_l a_l k(z_l, x) + b`.
     train_risk_ : ndarray
         Training hinge risk (averaged over the one-vs-rest problems) for each D of the grid
         up to ``n_components_``.
@@ -414,7 +421,7 @@ class NystroemKPM(BaseKPM):
         self.keep_paths = keep_paths
 
     def fit(self, X, y, sample_weight=None):
-        """Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
+        r"""Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
 
         The algorithm is the exact KPM's (:class:`kpm.machine.base.BaseKPM`) on the
         Nyström basis.
@@ -429,10 +436,10 @@ class NystroemKPM(BaseKPM):
             Non-negative weights of the samples, multiplied by ``class_weight``'s; in memory
             only (not with ``client=``). A sample of weight 0 is left out. The landmarks are
             drawn from the other samples without regard to the weights and carry their
-            weights into the basis: the eigenfunctions of ``W^{1/2} K(Z, Z) W^{1/2}`` (the
-            landmark set with each landmark repeated ``w_l`` times, for integer weights). The
-            hinge LP weighs each hinge term (``sum_i w_i xi_i``, in the constraint generation
-            too), the SVM gives each sample ``C w_i``, and the CV and training errors count
+            weights into the basis: the eigenfunctions of :math:`W^{1/2} K(Z, Z) W^{1/2}` (the
+            landmark set with each landmark repeated :math:`w_l` times, for integer weights).
+            The hinge LP weighs each hinge term (:math:`\sum_i w_i \xi_i`, in the constraint
+            generation too), the SVM gives each sample :math:`C w_i`, and the CV and training errors count
             each sample with its weight. With every training sample a landmark and a fixed D,
             an integer weight is the same fit as that many copies of the sample; otherwise
             the landmark draws of the weighted and of the repeated data differ.
@@ -790,7 +797,7 @@ class NystroemKPM(BaseKPM):
         return fd + np.atleast_1d(self.intercept_)[None, :]
 
     def decision_function(self, X):
-        """``f(x) = Σ_l a_l k(z_l, x) + b``, rounded to 9 decimals as :meth:`predict` reads
+        r""":math:`f(x) = \sum_l a_l k(z_l, x) + b`, rounded to 9 decimals as :meth:`predict` reads
         it: shape (n,) for two classes (positive -> ``classes_[1]``), (n, n_classes)
         otherwise. A Dask array X gives a lazy Dask array (computed blockwise where X's
         chunks are)."""

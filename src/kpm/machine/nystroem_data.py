@@ -56,16 +56,21 @@ ROW_BLOCK = 1024
 
 
 def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None, sample_weight=None):
-    """Approximate eigenfunctions from the landmark Gram matrix.
+    r"""Approximate eigenfunctions from the landmark Gram matrix.
 
     The Nyström extension (Williams & Seeger 2001) of the eigenvectors of ``K(Z, Z)``,
     from its :class:`kpm.spectral.EigenBasis` (uncentred, cut at the package's rank
-    tolerance): ``phi_j(x) = sqrt(m) / lambda_j * sum_l U_lj k(z_l, x)``, normalised to
-    unit mean square on the landmarks.
+    tolerance),
+
+    .. math::
+
+        \phi_j(x) = \frac{\sqrt m}{\lambda_j} \sum_l U_{lj}\, k(z_l, x),
+
+    normalised to unit mean square on the landmarks.
 
     With ``sample_weight`` (the landmarks' weights ``w``, positive) the eigenfunctions are those
-    of the weighted landmark Gram matrix ``W^{1/2} K(Z, Z) W^{1/2} = U Λ Uᵀ``:
-    ``phi_j(x) = sqrt(sum w) / lambda_j * sum_l sqrt(w_l) U_lj k(z_l, x)``, normalised to unit
+    of the weighted landmark Gram matrix :math:`W^{1/2} K(Z, Z) W^{1/2} = U \Lambda U^\top`:
+    :math:`\phi_j(x) = \frac{\sqrt{\sum_l w_l}}{\lambda_j} \sum_l \sqrt{w_l}\, U_{lj}\, k(z_l, x)`, normalised to unit
     weighted mean square on the landmarks -- exactly the eigenfunctions of the landmark set
     with each landmark repeated ``w_l`` times, for integer weights.
 
@@ -90,7 +95,8 @@ def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None, sa
         Eigenvalues of ``K(Z, Z)`` above the rank cut (decreasing), at most
         ``max_components`` of them.
     projection : ndarray (m, r)
-        ``P = sqrt(m) U Λ^{-1}`` (with weights ``sqrt(sum w) W^{1/2} U Λ^{-1}``): the features
+        :math:`P = \sqrt m\, U \Lambda^{-1}` (with weights
+        :math:`\sqrt{\textstyle\sum_l w_l}\, W^{1/2} U \Lambda^{-1}`): the features
         of x are ``K(x, Z) @ P``.
 
     Warns

@@ -129,14 +129,17 @@ class SelectionRule:
 
 @dataclass(frozen=True)
 class CV(SelectionRule):
-    """The model with the smallest pooled K-fold cross-validated 0-1 error (ties -> smaller D).
+    r"""The model with the smallest pooled cross-validated 0-1 error (ties -> smaller D).
+
+    The error is the estimator's (``cv``: K folds, or the leave-one-out error of
+    :class:`~kpm.KernelProjectionMachine`'s default).
 
     Parameters
     ----------
     one_se : bool, default=False
         Then the largest D of that model's kernel (and C) whose pooled CV error is within one
-        standard error ``sqrt(e (1 - e) / n)`` of the minimum ``e`` (``n`` the validation
-        points): a one-standard-error rule (Breiman et al. 1984) towards the larger model.
+        standard error :math:`\sqrt{e (1 - e) / n}` of the minimum :math:`e` (:math:`n` the
+        validation points): a one-standard-error rule (Breiman et al. 1984) towards the larger model.
         It is the rule of the SVM formulation's ``c_selection='two-stage'``, whose largest
         D is the kernel SVM at the C chosen by cross-validation: a smaller D must beat it
         clearly, not by the chance of a few validation points.
@@ -174,14 +177,19 @@ def largest_within_one_se(curves, idx):
 
 @dataclass(frozen=True)
 class Penalty(SelectionRule):
-    """``argmin_D R_n(clip f_D) + lam D`` (Zwald & Blanchard 2005, eq. 3).
+    r"""The penalised rule: the D minimising :math:`R_n(\operatorname{clip} f_D) + \lambda D`.
+
+    Zwald & Blanchard (2005), eq. 3: :math:`R_n(\operatorname{clip} f_D)` is the empirical hinge risk of the model of
+    dimension D with its values clipped to :math:`[-1, 1]`. By default (``lam='cv'``)
+    :math:`\lambda` is chosen by cross-validation.
 
     Parameters
     ----------
     lam : float >= 0 or 'cv', default='cv'
-        The penalty per dimension; ``'cv'`` chooses it by K-fold CV: every fold's
-        exact penalty path gives the D each ``lam`` selects there, and the ``lam`` with
-        the smallest pooled validation error wins (ties -> the larger ``lam``).
+        The penalty :math:`\lambda` per dimension; ``'cv'`` chooses it by K-fold CV: every
+        fold's exact penalty path gives the D each :math:`\lambda` selects there, and the
+        :math:`\lambda` with the smallest pooled validation error wins (ties -> the larger
+        :math:`\lambda`).
     """
 
     lam: float | str = "cv"
@@ -215,10 +223,10 @@ def _cv_penalty(curves):
 
 @dataclass(frozen=True)
 class Slope(SelectionRule):
-    """The slope heuristic: the penalty rule with ``lam = factor * lam_jump``.
+    r"""The slope heuristic: the penalty rule with :math:`\lambda = c\, \lambda_{\text{jump}}`.
 
-    ``lam_jump`` is the penalty at which the selected D makes its largest jump as
-    ``lam`` decreases (Birgé & Massart; Zwald & Blanchard 2005).
+    :math:`c` is ``factor``, and :math:`\lambda_{\text{jump}}` is the penalty at which the selected D makes its largest
+    jump as :math:`\lambda` decreases (Birgé & Massart; Zwald & Blanchard 2005).
 
     Parameters
     ----------

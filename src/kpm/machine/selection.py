@@ -87,14 +87,14 @@ def select_cv(dims, cv_errors, *, atol: float = 1e-12) -> int:
 
 
 def select_penalty(dims, risks, lam: float, *, atol: float = 1e-12) -> int:
-    """Index of ``argmin_D risks(D) + lam * D`` (ties -> smaller D).
+    r"""Index of :math:`\operatorname{argmin}_D R(D) + \lambda D` (ties -> smaller D).
 
     Parameters
     ----------
     dims, risks : array (m,)
-        Dimension and empirical risk of each model.
+        Dimension D and empirical risk :math:`R(D)` of each model.
     lam : float
-        Penalty per dimension, ``>= 0``.
+        Penalty :math:`\lambda \ge 0` per dimension.
     """
     dims, risks = _check_curve(dims, risks)
     lam = check_real(lam, "the penalty lam", low=0.0)
@@ -103,9 +103,9 @@ def select_penalty(dims, risks, lam: float, *, atol: float = 1e-12) -> int:
 
 @dataclass
 class PenaltyPath:
-    """The exact regularisation path of ``argmin_D R(D) + lam D``.
+    r"""The exact regularisation path of :math:`\operatorname{argmin}_D R(D) + \lambda D`.
 
-    For ``breakpoints[k-1] > lam >= breakpoints[k]`` the selected model is
+    For ``breakpoints[k-1]`` :math:`> \lambda \ge` ``breakpoints[k]`` the selected model is
     ``vertices[k]`` (with ``breakpoints[-1] := +inf`` and ``breakpoints[len] := 0``);
     see :func:`penalty_path` and :meth:`selected`.
 
@@ -133,12 +133,12 @@ class PenaltyPath:
 
 
 def penalty_path(dims, risks) -> PenaltyPath:
-    """Exact path of ``D(lam) = argmin R(D) + lam D`` for ``lam`` from ``+inf`` to 0.
+    r"""Exact path of :math:`D(\lambda) = \operatorname{argmin}_D R(D) + \lambda D`, :math:`\lambda` from :math:`\infty` to 0.
 
     The selected models are the vertices of the lower convex hull of the points
-    ``(D, R(D))`` that lie on its decreasing part; the selection jumps from
-    vertex ``a`` to the next vertex ``c`` at ``lam = (R(a) - R(c)) / (D(c) - D(a))``.
-    At ``lam = +inf`` the smallest dimension (with its smallest risk) is selected.
+    :math:`(D, R(D))` that lie on its decreasing part; the selection jumps from vertex
+    :math:`a` to the next vertex :math:`c` at
+    :math:`\lambda = (R(a) - R(c)) / (D(c) - D(a))`. At :math:`\lambda = +\infty` the smallest dimension (with its smallest risk) is selected.
 
     Parameters
     ----------

@@ -164,11 +164,11 @@ def _validate_kernel(kernel):
 
 
 def optimal_coefficients(Z, X, alpha, kernel):
-    """Optimal coefficients ``beta = (K^z)^{-1} K^{zx} alpha`` of an expansion over ``Z``.
+    r"""Optimal coefficients :math:`\beta = (K^z)^{-1} K^{zx} \alpha` of an expansion over ``Z``.
 
-    Minimises ``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` over ``beta`` for
-    fixed ``Z`` (Schölkopf et al. 1999, Proposition; pseudo-inverse when ``K^z`` is
-    singular).
+    Minimises :math:`\|\sum_i \alpha_i \phi(x_i) - \sum_j \beta_j \phi(z_j)\|^2` over
+    :math:`\beta` for fixed ``Z`` (Schölkopf et al. 1999, Proposition; pseudo-inverse when
+    :math:`K^z` is singular).
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def optimal_coefficients(Z, X, alpha, kernel):
 
 
 def expansion_error(X, alpha, Z, beta, kernel):
-    """``||sum_i alpha_i phi(x_i) - sum_j beta_j phi(z_j)||^2`` computed from kernels.
+    r""":math:`\|\sum_i \alpha_i \phi(x_i) - \sum_j \beta_j \phi(z_j)\|^2` computed from kernels.
 
     ``alpha``/``beta`` may hold one machine per row; the result then has one entry per
     machine.
@@ -843,7 +843,21 @@ def _expansion(est):
 
 # ------------------------------------------------------------------------ estimator
 class ReducedSetSVC(ClassifierMixin, BaseEstimator):
-    """An SVM whose kernel expansion is replaced by a much shorter one (reduced set).
+    r"""An SVM whose kernel expansion is replaced by a much shorter one (reduced set).
+
+    An SVM decides with :math:`f(x) = \langle \Psi, \phi(x) \rangle + b`,
+    :math:`\Psi = \sum_i \alpha_i \phi(x_i)` over its support vectors; a reduced set replaces
+    :math:`\Psi` by :math:`\Psi' = \sum_{j \le m} \beta_j \phi(z_j)` with m much smaller,
+    and the cost of a prediction by m kernel evaluations (Schölkopf et al. 1999, Section V).
+    By default (``prefit=False``, ``estimator=None``) it fits ``SVC(kernel='rbf')`` on
+    (X, y), then removes expansion vectors one at a time, readjusting the others optimally
+    (``method='select'``; Schölkopf et al. 1999, Section V-C), with the budget
+    ``n_vectors='auto'``: 10, 20, 40, 80 and 100 % of the support vectors in turn, until the
+    reduced machine's training accuracy is within 1 % of the SVC's and its decision values
+    reproduce 90 % of the variation of the SVC's. The coefficients minimise
+    :math:`\|\Psi - \Psi'\|^2` (``coef_fit='feature-space'``) and each offset is refitted
+    on the training set (``threshold='auto'``, the mean rule when training data are given).
+    A one-vs-one ``SVC`` shares one budget of vectors among its machines.
 
     Parameters
     ----------
@@ -854,7 +868,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         rest) or a kernel expansion ``(support_vectors, coef, intercept, kernel)``.
     n_vectors : int, float or 'auto', default='auto'
         The budget. Per machine (``shared_vectors`` false): expansion vectors per machine,
-        an int ``m >= 1`` or a float in ``(0, 1]``, the fraction of each machine's support
+        an int :math:`m \ge 1` or a float in ``(0, 1]``, the fraction of each machine's support
         vectors (rounded up). Shared (several machines, ``shared_vectors`` true): the
         number of *distinct* expansion vectors of the whole system, i.e. kernel
         evaluations per test point (a float: fraction of the distinct support vectors of
@@ -871,7 +885,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     method : {'select', 'select-l1', 'construct', 'burges'}, default='select'
         See the module docstring and :doc:`/user_guide/reduced_sets`. 'construct' and
         'burges' build vectors for the Gaussian kernel, and for the linear kernel, where
-        one vector ``w = sum_i alpha_i x_i`` per machine is exact (shared by several
+        one vector :math:`w = \sum_i \alpha_i x_i` per machine is exact (shared by several
         machines: the best rank-m approximation of their ``w``).
     prefit : bool, default=False
         Whether ``estimator`` is already fitted.
@@ -889,14 +903,15 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         shared for a one-vs-one ``SVC`` (its machines already share one pool of support
         vectors), per machine otherwise. No effect on a binary machine.
     l1_weights : {'uniform', 'inverse'}, default='inverse'
-        Weights ``c_i`` of the shrinkage penalty (``'inverse'``: ``mean|alpha|/|alpha_i|``).
+        Weights :math:`c_i` of the shrinkage penalty (``'inverse'``:
+        :math:`\overline{|\alpha|} / |\alpha_i|`).
     preimage_max_iter : int, default=300
         Iterations per pre-image: of the fixed-point iteration (``'construct'``) or of
         L-BFGS (``'burges'``).
     preimage_tol : float > 0, default=1e-6
         Step tolerance of the fixed-point pre-image iteration in kernel widths
         (``'construct'``, see :func:`kpm.denoising.preimage.gaussian_fixed_point`);
-        construction stops early if ``||Psi - Psi'||^2 <= 1e-12 ||Psi||^2``.
+        construction stops early if :math:`\|\Psi - \Psi'\|^2 \le 10^{-12} \|\Psi\|^2`.
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).
     gradient_maxiter : int, default=0
@@ -914,7 +929,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         held-out squared error, checked every 10 iterations); 0: the last iterate.
     coef_fit : {'feature-space', 'train'}, default='feature-space'
         How the final coefficients over the reduced vectors are chosen: ``'feature-space'``
-        minimises ``||Psi - Psi'||^2`` (the paper's Proposition); ``'train'`` fits, machine
+        minimises :math:`\|\Psi - \Psi'\|^2` (the paper's Proposition); ``'train'`` fits, machine
         by machine over its own reduced vectors, the original decision values on the
         training set ``X`` by least squares (offset included), i.e. approximates ``f``
         where the data are (the closing remark of Schölkopf et al. 1999; not in their
@@ -946,15 +961,15 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     shared_vectors_ : bool
         Whether the budget was shared by the machines.
     approximation_error_ : ndarray of shape (n_machines,)
-        ``||Psi - Psi'||^2`` per machine, from kernels.
+        :math:`\|\Psi - \Psi'\|^2` per machine, from kernels.
     original_norm_sq_ : ndarray of shape (n_machines,)
-        ``||Psi||^2`` per machine (``approximation_error_ / original_norm_sq_`` is relative).
+        :math:`\|\Psi\|^2` per machine (``approximation_error_ / original_norm_sq_`` is relative).
     original_accuracy_, reduced_accuracy_ : float or None
         (Weighted) training accuracy of the SVC and of the reduced machine (None without
         training data).
     decision_r2_ : float
         The share of the variation of the SVC's decision values on the training set that the
-        reduced machine's reproduce (``1 - sum (f - g)^2 / sum (f - mean f)^2``, weighted,
+        reduced machine's reproduce (:math:`1 - \sum (f - g)^2 / \sum (f - \bar f)^2`, weighted,
         over all machines; with training data only).
     n_vectors_fraction_ : float or None
         The fraction ``n_vectors='auto'`` settled on (None for an explicit budget).
@@ -1663,6 +1678,11 @@ def _min_error_offset(g, lab, b_ref, weight=None):
 
 def reduce_svc(svc, n_vectors, method="select", *, X=None, y=None, sample_weight=None, **params):
     """Reduced-set approximation of a fitted SVM.
+
+    :class:`ReducedSetSVC` with ``prefit=True`` on the fitted ``svc``: by default
+    (``method='select'``) its expansion vectors are removed one at a time, the others
+    readjusted optimally (Schölkopf et al. 1999, Section V-C), down to ``n_vectors``; the
+    offsets are refitted when ``X`` and ``y`` are given, else kept.
 
     Parameters
     ----------

@@ -312,16 +312,16 @@ def rank_error(rank, degeneracy, what):
 
 
 def relevant_dimension_from_contributions(s, *, total=None, n=None, max_components=None):
-    """Fit the two-component model to contributions ``s_i`` (Braun, Buhmann & Müller).
+    r"""Fit the two-component model to contributions :math:`s_i` (Braun, Buhmann & Müller).
 
     Parameters
     ----------
     s : array-like (m,) or (m, n_outputs)
-        Contributions ``u_i^T y`` in order of decreasing eigenvalue. With several
-        output columns, ``s_i^2`` is summed over the columns (a pooled fit).
+        Contributions :math:`s_i = u_i^\top y` in order of decreasing eigenvalue. With several
+        output columns, :math:`s_i^2` is summed over the columns (a pooled fit).
     total : float, optional
-        ``sum_i s_i^2`` over *all* n directions (``||y||^2``). Needed when only the
-        leading m < n contributions are given; defaults to the sum of ``s^2``.
+        :math:`\sum_i s_i^2` over *all* n directions (:math:`\|y\|^2`). Needed when only the
+        leading m < n contributions are given; defaults to the sum of :math:`s_i^2`.
     n : int, optional
         The number of directions (samples). Defaults to ``m``.
     max_components : int, optional
@@ -391,11 +391,25 @@ def _squared_contributions(s):
 # ---------------------------------------------------------------------------
 class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                         BaseEstimator):
-    """Estimate the relevant dimension of (X, y) in the feature space of a kernel.
+    r"""Estimate the relevant dimension of (X, y) in the feature space of a kernel.
 
-    Fits the two-component model of Braun, Buhmann & Müller to the contributions
-    ``s_i = u_i^T y`` of the eigenvectors of the (uncentred) kernel matrix
-    (see the module docstring).
+    By default (``fit_intercept=True``, the RBF kernel with ``gamma='scale'``, every d up to
+    the numerical rank) it fits the two-component model of Braun, Buhmann & Müller,
+
+    .. math::
+
+        s_i \sim \mathcal N(0, \sigma_1^2)\ \ (i \le d), \qquad
+        s_i \sim \mathcal N(0, \sigma_2^2)\ \ (i > d),
+
+    by maximum likelihood over the cut d, to the contributions :math:`s_i` of the kernel
+    PCA directions to the labels: those of the orthonormal basis of
+    :math:`\operatorname{span}\{1, u_1, \dots, u_d\}`, the constant first, with
+    :math:`u_i` the eigenvectors of the (uncentred) kernel matrix
+    (``fit_intercept=False``: the slides' :math:`s_i = u_i^\top y`). The d of largest
+    likelihood (ties: the smaller) is the relevant dimension ``n_components_``, the
+    number of kernel PCA directions :meth:`transform` maps to; the numerical null space of
+    a singular kernel matrix is left out (``null_space='exclude'``). See the module
+    docstring of :mod:`kpm.relevance.dimension`.
 
     Parameters
     ----------
@@ -410,14 +424,14 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         Extra kernel parameters.
     fit_intercept : bool, default=True
         Model an unpenalised constant beside the kernel PCA directions: the contributions
-        are those of the orthonormal basis of ``span{1, u_1, .., u_d}`` (the constant
+        are those of the orthonormal basis of :math:`\operatorname{span}\{1, u_1, \dots, u_d\}` (the constant
         first, see the module docstring), so that ``d_hat`` does not change when a constant
-        is added to y. False: the slides' ``s_i = u_i^T y``, in which an offset of y spreads
+        is added to y. False: the slides' :math:`s_i = u_i^\top y`, in which an offset of y spreads
         over every direction the kernel cannot make constant and inflates ``d_hat``.
     max_components : int, optional
         Largest dimension considered. ``None``: all ``d = 1 .. n-1`` (needs the full
         eigendecomposition). A smaller value uses a partial eigensolver; the tail
-        variance is then computed from ``||y||^2`` minus the leading contributions
+        variance is then computed from :math:`\|y\|^2` minus the leading contributions
         over all n directions, which equals the full fit when K is nonsingular (the
         partial solve cannot see the null space of a singular K).
     null_space : {'exclude', 'noise'}, default='exclude'
@@ -438,24 +452,24 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         :meth:`transform` maps to.
     s_ : ndarray (m,), or (m, n_classes) for more than two classes
         Contributions the model is fitted to (m = n, or ``max_components + 1`` with a partial
-        solve): ``u_i^T y`` without an intercept; with one, those of the directions made
+        solve): :math:`u_i^\top y` without an intercept; with one, those of the directions made
         orthogonal to the constant and to the earlier ones (0 for the direction that
         completes the constant). One column per one-vs-rest target of class labels.
     y_mean_ : float, or ndarray (n_classes,) for more than two classes
         The mean of y (of the coded targets) taken out by the intercept (0 with
         ``fit_intercept=False``).
     neg_log_likelihood_ : ndarray (D,)
-        ``-log l(d)`` for ``d = 1 .. D`` (index ``d - 1``; d counts the directions the model
+        :math:`-\log l(d)` for :math:`d = 1, \dots, D` (index ``d - 1``; d counts the directions the model
         is fitted to, which are the first d eigenvectors unless one completes the constant).
     min_neg_log_likelihood_ : float
-        ``-log l(d_hat)``, the kernel-selection criterion.
+        :math:`-\log l(\hat d)`, the kernel-selection criterion.
     sigma1_sq_, sigma2_sq_ : float
         The two noise levels at ``d_hat`` (signal part, noise part).
     eigenvalues_ : ndarray (m,)
         Eigenvalues of K, decreasing.
     rank_ : int
         Numerical rank of K (eigenvalues above the rank cut of :mod:`kpm.spectral`,
-        ``1e-10 lambda_1``; a lower bound with a partial solve).
+        :math:`10^{-10} \lambda_1`; a lower bound with a partial solve).
     n_directions_ : int
         Number of directions the two-component model is fitted to: ``rank_`` with
         ``null_space='exclude'`` (the slides use all n, which only differs when K is
@@ -594,10 +608,10 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         return self.n_components_
 
     def transform(self, X):
-        """Coordinates of X on the first ``n_components_`` kernel PCA directions.
+        r"""Coordinates of X on the first ``n_components_`` kernel PCA directions.
 
-        ``kappa(x)^T u_i / sqrt(lambda_i)`` (the empirical kernel map of the
-        uncentred K; training points map to the rows of ``U_d Lambda_d^{1/2}``).
+        :math:`\kappa(x)^\top u_i / \sqrt{\lambda_i}` (the empirical kernel map of the
+        uncentred K; training points map to the rows of :math:`U_d \Lambda_d^{1/2}`).
         Directions with zero eigenvalue give zero coordinates.
 
         Parameters
@@ -655,10 +669,12 @@ def _candidate_kernel(candidate, X) -> Kernel:
 
 
 def select_kernel(candidates, X, y, *, fit_intercept=True, max_components=None):
-    """Rank candidate kernels by the likelihood of the two-component model at d_hat.
+    r"""Rank candidate kernels by the likelihood of the two-component model at d_hat.
 
-    Braun, Buhmann & Müller: the best kernel is the one with the smallest ``-log l(d_hat)``:
-    it separates the label information from the noise best. Usable as the width
+    Braun, Buhmann & Müller: each candidate is fitted by :class:`RelevantDimension` (by
+    default with an intercept, ``fit_intercept=True``, and every d up to the rank), and the
+    best kernel is the one with the smallest :math:`-\log l(\hat d)`: it separates the label
+    information from the noise best. Usable as the width
     selection of any kernel method (e.g. the Kernel Projection Machine).
 
     Parameters
@@ -673,7 +689,7 @@ def select_kernel(candidates, X, y, *, fit_intercept=True, max_components=None):
     y : array-like (n_samples,)
         Real targets or class labels, as :meth:`RelevantDimension.fit` reads them.
     fit_intercept : bool, default=True
-        As in :class:`RelevantDimension` (False: the slides' criterion, ``s = U^T y``).
+        As in :class:`RelevantDimension` (False: the slides' criterion, :math:`s = U^\top y`).
     max_components : int, optional
         As in :class:`RelevantDimension`.
 

@@ -443,7 +443,25 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
 
 
 class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
-    """Kernel principal component regression (Braun, Buhmann & Müller).
+    r"""Kernel principal component regression (Braun, Buhmann & Müller).
+
+    Least squares of y on the first d eigenvectors :math:`u_1, \dots, u_d` of the
+    (uncentred) training kernel matrix :math:`K = U \Lambda U^\top`. By default
+    (``fit_intercept=True``) with an unpenalised constant, on
+    :math:`\operatorname{span}\{1, u_1, \dots, u_d\}`, and with d the relevant dimension
+    (``n_components='relevant'``: the estimate of :class:`RelevantDimension` on the same
+    kernel, by default the RBF kernel with ``gamma='scale'``, and the same data); an int
+    fixes d, ``'cv'`` chooses it by 5-fold cross-validation of the squared error. A new
+    point is predicted by the kernel expansion
+
+    .. math::
+
+        f(x) = \kappa(x)^\top a + b, \qquad \kappa(x) = \big(k(x_i, x)\big)_i,
+
+    :math:`a` = ``dual_coef_``, :math:`b` = ``intercept_`` (without an intercept,
+    :math:`a = U_d \Lambda_d^{-1} U_d^\top y`); by default (``self_similarity='nearest'``)
+    the intercept discounts the similarity of each training point with itself, which a new
+    point lacks. The module docstring of :mod:`kpm.relevance.pcr` derives the fit.
 
     Parameters
     ----------
@@ -457,7 +475,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         Kernel parameters.
     fit_intercept : bool, default=True
         Fit an unpenalised constant with the d directions (least squares on
-        ``span{1, u_1, .., u_d}``, see the module docstring), and estimate the relevant
+        :math:`\operatorname{span}\{1, u_1, \dots, u_d\}`, see the module docstring), and estimate the relevant
         dimension from the contributions after it. False: the slides' model, without a
         constant (its predictions tend to 0 away from the data, and a target's offset is
         fitted only as far as the leading directions can make a constant).
@@ -501,7 +519,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         The relevant-dimension estimate d_hat (whatever ``n_components`` is; the split
         :func:`kpm.plotting.plot_relevance` draws).
     s_ : ndarray
-        Contributions the relevant-dimension model is fitted to: ``U^T y`` without an
+        Contributions the relevant-dimension model is fitted to: :math:`U^\top y` without an
         intercept, else those of the directions made orthogonal to the constant
         (:class:`kpm.relevance.RelevantDimension`'s ``s_``).
     neg_log_likelihood_ : ndarray
@@ -509,16 +527,17 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     sigma1_sq_, sigma2_sq_ : float
         Noise levels of the two-component fit at d_hat.
     eigenvalues_ : ndarray
-        Eigenvalues of K (decreasing; of ``W^{1/2} K W^{1/2}`` with sample weights).
+        Eigenvalues of K (decreasing; of :math:`W^{1/2} K W^{1/2}` with sample weights).
     dual_coef_ : ndarray (n, 1)
-        The expansion: ``f(x) = κ(x)^T dual_coef_ + intercept_`` (without an intercept
-        ``U_d Λ_d^{-1} U_d^T y``).
+        The expansion: :math:`f(x) = \kappa(x)^\top a + b` with :math:`a` = ``dual_coef_``
+        and :math:`b` = ``intercept_`` (without an intercept :math:`a = U_d \Lambda_d^{-1}
+        U_d^\top y`).
     intercept_ : ndarray (1,)
         The constant of the expansion (0 with ``fit_intercept=False``).
     fitted_train_ : ndarray (n, 1)
-        The fit at the training points (without an intercept ``Π_d y``).
+        The fit at the training points (without an intercept :math:`\Pi_d y`).
     residual_variance_ : float
-        ``mean((y - fitted)^2)`` (weighted with sample weights), the estimated noise
+        :math:`\frac1n \sum_i (y_i - \hat y_i)^2` (weighted with sample weights), the estimated noise
         variance of the targets.
     cv_errors_ : ndarray or None
         Mean CV squared error per d (for ``n_components='cv'``).
@@ -570,7 +589,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         return (mine, ref, "training R^2") if mine < ref - 0.1 else (None, None, None)
 
     def predict(self, X):
-        """Predict ``f(x) = κ(x)^T dual_coef_ + intercept_``.
+        r"""Predict :math:`f(x) = \kappa(x)^\top a + b` (``dual_coef_``, ``intercept_``).
 
         Parameters
         ----------
@@ -584,9 +603,11 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
 
 
 class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
-    """Kernel PCR classifier: least squares on ±1 labels in the first d kernel PCA directions.
+    r"""Kernel PCR classifier: least squares on ±1 labels in the first d kernel PCA directions.
 
-    Binary problems regress the ±1 coded labels (+1 = ``classes_[1]``) and take
+    By default d is the relevant dimension of the labels (``n_components='relevant'``, as
+    in :class:`RelevantDimension`) and the least squares have an intercept
+    (``fit_intercept=True``), on the RBF kernel with ``gamma='scale'``. Binary problems regress the ±1 coded labels (+1 = ``classes_[1]``) and take
     the sign; more classes use one ±1 column per class and the arg-max. See
     :class:`KernelPCRRegressor` for the parameters; ``n_components='cv'`` scores
     the 0-1 error (stratified shuffled folds when every class has ``cv`` members).
@@ -598,7 +619,7 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, multiplied into the sample weights as in
         :class:`sklearn.svm.SVC`: ``'balanced'`` weighs class c by
-        ``n_samples / (n_classes * n_c)``, with the counts weighted by ``sample_weight``
+        :math:`n / (n_{\text{classes}}\, n_c)`, with the counts weighted by ``sample_weight``
         (:func:`sklearn.utils.class_weight.compute_class_weight`). Other parameters:
         :class:`KernelPCRRegressor`.
 

@@ -113,7 +113,7 @@ def rounding_level(n, magnitude):
 
 
 def numerical_rank(eigenvalues, *, floor=0.0, rtol=RANK_RTOL) -> int:
-    """Number of eigenvalues (decreasing) above ``max(rtol * lambda_1, floor)``.
+    r"""Number of eigenvalues (decreasing) above :math:`\max(\text{rtol}\cdot\lambda_1, \text{floor})`.
 
     Parameters
     ----------
@@ -135,12 +135,13 @@ def numerical_rank(eigenvalues, *, floor=0.0, rtol=RANK_RTOL) -> int:
 
 
 def landmark_map(K_zz, *, rtol=RANK_RTOL, name=None):
-    """The landmark feature map of a Nyström approximation (Williams & Seeger 2001).
+    r"""The landmark feature map of a Nyström approximation (Williams & Seeger 2001).
 
-    With ``K(Z, Z) = W S W^T`` cut at its numerical rank r (:func:`numerical_rank` with
-    the rounding level of ``K(Z, Z)``), ``M = W_r S_r^{-1/2}``: the landmark features of a
-    point x are ``f(x) = M^T kappa_Z(x)``, and ``f(x)^T f(x') = kappa_Z(x)^T K(Z, Z)^+
-    kappa_Z(x')`` is the Nyström approximation of ``k(x, x')``.
+    With :math:`K(Z, Z) = W S W^\top` cut at its numerical rank r (:func:`numerical_rank`
+    with the rounding level of :math:`K(Z, Z)`), :math:`M = W_r S_r^{-1/2}`: the landmark
+    features of a point x are :math:`f(x) = M^\top \kappa_Z(x)`, and
+    :math:`f(x)^\top f(x') = \kappa_Z(x)^\top K(Z, Z)^+ \kappa_Z(x')` is the Nyström
+    approximation of :math:`k(x, x')`.
 
     Parameters
     ----------
@@ -217,10 +218,10 @@ def resolve_solver(solver, n, n_components=None, *, grow=False, matrix_free=Fals
 
 @dataclass(frozen=True)
 class NystroemMap:
-    """How a Nyström basis maps a new point's landmark kernel row ``kappa_Z(x)``.
+    r"""How a Nyström basis maps a new point's landmark kernel row :math:`\kappa_Z(x)`.
 
-    ``f(x) = M^T kappa_Z(x)`` are the landmark features (``M = W S^{-1/2}`` from
-    ``K(Z, Z) = W S W^T`` cut at the rank), centred by ``feature_mean`` and rotated by
+    :math:`f(x) = M^\top \kappa_Z(x)` are the landmark features (:math:`M = W S^{-1/2}` from
+    :math:`K(Z, Z) = W S W^\top` cut at the rank), centred by ``feature_mean`` and rotated by
     ``rotation`` onto the eigenvectors of the features' scatter matrix.
     """
 
@@ -232,7 +233,7 @@ class NystroemMap:
 
 @dataclass(frozen=True)
 class EigenBasis:
-    """Leading eigenpairs of a (centred) kernel matrix and the feature map they define.
+    r"""Leading eigenpairs of a (centred) kernel matrix and the feature map they define.
 
     Attributes
     ----------
@@ -245,9 +246,9 @@ class EigenBasis:
         Eigenvalues above the rank cut (module docstring). When the basis is not
         ``complete`` only the computed ones are counted: a lower bound of the rank.
     col_means : ndarray (n,) or None
-        ``K 1 / n`` of a centred basis (None: uncentred).
+        :math:`K \mathbf 1 / n` of a centred basis (None: uncentred).
     total_mean : float or None
-        ``1^T K 1 / n^2`` of a centred basis.
+        :math:`\mathbf 1^\top K \mathbf 1 / n^2` of a centred basis.
     complete : bool
         The whole spectrum was computed.
     floor : float
@@ -282,13 +283,13 @@ class EigenBasis:
                        rank=min(self.rank, m), nystroem=ny)
 
     def coordinates(self, n_components=None, *, whiten=False):
-        """Coordinates of the training points: ``U Lambda^{1/2}`` (whitened: ``U``), (n, m)."""
+        r"""Coordinates of the training points: :math:`U \Lambda^{1/2}` (whitened: :math:`U`), (n, m)."""
         m = self._n(n_components)
         U = self.eigenvectors[:, :m]
         return U if whiten else U * np.sqrt(self.eigenvalues[:m])
 
     def features(self, K_new, n_components=None, *, whiten=False):
-        """Features of new points from their kernel rows.
+        r"""Features of new points from their kernel rows.
 
         Parameters
         ----------
@@ -298,8 +299,8 @@ class EigenBasis:
         n_components : int, optional
             Number of leading features (default: the rank).
         whiten : bool, default=False
-            ``u^T k~ / lambda`` (unit scatter on the training data) instead of
-            ``u^T k~ / sqrt(lambda)``.
+            :math:`u^\top \tilde k / \lambda` (unit scatter on the training data) instead of
+            :math:`u^\top \tilde k / \sqrt\lambda`.
 
         Returns
         -------
@@ -338,7 +339,7 @@ class EigenBasis:
 
 def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_state=None,
                 rtol=RANK_RTOL, copy=True, name=None, eigen_tol=0.0):
-    """The :class:`EigenBasis` of a kernel matrix (Schölkopf, Smola & Müller 1998).
+    r"""The :class:`EigenBasis` of a kernel matrix (Schölkopf, Smola & Müller 1998).
 
     Parameters
     ----------
@@ -364,7 +365,7 @@ def eigen_basis(K, n_components=None, *, center=False, solver="auto", random_sta
         the whole spectrum, or by a Cholesky factorisation before a partial one).
     eigen_tol : float, default=0.0
         Convergence tolerance of a partial solver (:func:`top_eigh`'s ``tol``: for ARPACK
-        the relative residual ``||A v - theta v|| <= eigen_tol * |theta|``, 0 = machine
+        the relative residual :math:`\|A v - \theta v\| \le \epsilon |\theta|`, :math:`\epsilon` = ``eigen_tol``, 0 = machine
         precision); unused by the dense solver.
 
     Returns
@@ -457,12 +458,13 @@ def operator_basis(matmat, n, n_components, *, center=False, solver="auto", rand
 
 
 def nystroem_basis(K_zz, K_xz, *, center=True, rtol=RANK_RTOL, landmark_indices=None, name=None):
-    """The Nyström :class:`EigenBasis` from landmarks (Williams & Seeger 2001).
+    r"""The Nyström :class:`EigenBasis` from landmarks (Williams & Seeger 2001).
 
     The feature vectors are projected onto the span of the landmarks' ones, by the
-    landmark features ``f(x) = M^T kappa_Z(x)`` of :func:`landmark_map`; kernel PCA of the
-    n points' (centred) features ``F`` is then exact for the Nyström approximation of the
-    kernel, through the r x r scatter matrix ``F^T F`` (memory O(n m)). With every point a
+    landmark features :math:`f(x) = M^\top \kappa_Z(x)` of :func:`landmark_map`; kernel PCA
+    of the n points' (centred) features :math:`F` is then exact for the Nyström
+    approximation of the kernel, through the r x r scatter matrix :math:`F^\top F` (memory
+    O(n m)). With every point a
     landmark it is the exact basis.
 
     Parameters

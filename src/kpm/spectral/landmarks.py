@@ -145,14 +145,15 @@ def _columns(kernel, X, precomputed):
 
 
 def rpcholesky(kernel, X, n_landmarks, *, random_state=None):
-    """Randomly pivoted Cholesky: pivots and the Nyström factor of a kernel matrix.
+    r"""Randomly pivoted Cholesky: pivots and the Nyström factor of a kernel matrix.
 
-    Algorithm 1 of Chen, Epperly, Tropp & Webber (2023). Starting from ``d = diag(K)``
-    and an empty factor ``F``, each step draws a pivot ``s`` with probability
-    ``d_s / sum(d)``, evaluates the kernel column ``g = K[:, s] - F F[s, :]^T``, appends
-    ``g / sqrt(g_s)`` to ``F`` and updates ``d <- d - g^2 / g_s``. After ``m`` steps
-    ``F F^T`` is the Nyström approximation ``K[:, S] K[S, S]^+ K[S, :]`` of the pivots
-    ``S``, and ``d`` the diagonal of the residual. Only ``m`` columns and the diagonal of
+    Algorithm 1 of Chen, Epperly, Tropp & Webber (2023). Starting from
+    :math:`d = \operatorname{diag}(K)` and an empty factor :math:`F`, each step draws a pivot
+    :math:`s` with probability :math:`d_s / \sum_i d_i`, evaluates the kernel column
+    :math:`g = K_{:,s} - F F_{s,:}^\top`, appends :math:`g / \sqrt{g_s}` to :math:`F` and
+    updates :math:`d \leftarrow d - g^2 / g_s` (elementwise). After m steps
+    :math:`F F^\top` is the Nyström approximation :math:`K_{:,S} K_{S,S}^+ K_{S,:}` of the
+    pivots :math:`S`, and :math:`d` the diagonal of the residual. Only ``m`` columns and the diagonal of
     ``K`` are evaluated.
 
     Parameters
@@ -174,9 +175,9 @@ def rpcholesky(kernel, X, n_landmarks, *, random_state=None):
     pivots : ndarray of int (m,)
         In the order drawn.
     F : ndarray (n_samples, r)
-        The Nyström factor (``K^ = F F^T``), r <= m columns (the numerical rank).
+        The Nyström factor (:math:`\hat K = F F^\top`), :math:`r \le m` columns (the numerical rank).
     residual : ndarray (n_samples,)
-        ``diag(K - F F^T)``, clipped at 0.
+        :math:`\operatorname{diag}(K - F F^\top)`, clipped at 0.
 
     References
     ----------
@@ -231,15 +232,18 @@ def rpcholesky(kernel, X, n_landmarks, *, random_state=None):
 
 
 def nystroem_trace_error(kernel, X, landmarks, *, sample=None, rtol=RANK_RTOL):
-    """Relative trace-norm error of the Nyström approximation on a sample of rows.
+    r"""Relative trace-norm error of the Nyström approximation on a sample of rows.
 
-    ``K - K^`` with ``K^ = K[:, S] K[S, S]^+ K[S, :]`` is positive semi-definite, so its
-    trace norm is its trace. On the rows ``T`` of ``sample`` this returns
+    :math:`K - \hat K` with :math:`\hat K = K_{:,S} K_{S,S}^+ K_{S,:}` is positive
+    semi-definite, so its trace norm is its trace. On the rows :math:`T` of ``sample`` this
+    returns
 
-    ``sum_{i in T} (K_ii - K^_ii) / sum_{i in T} K_ii``,
+    .. math::
 
-    the trace norm of the principal ``T x T`` block of ``K - K^`` relative to that of
-    ``K``. ``K[S, S]^+`` is the pseudo-inverse cut at the numerical rank
+        \frac{\sum_{i \in T} (K_{ii} - \hat K_{ii})}{\sum_{i \in T} K_{ii}},
+
+    the trace norm of the principal :math:`T \times T` block of :math:`K - \hat K` relative
+    to that of :math:`K`. :math:`K_{S,S}^+` is the pseudo-inverse cut at the numerical rank
     (:func:`kpm.spectral.basis.landmark_map`). Costs ``|T| m`` kernel entries.
 
     Parameters

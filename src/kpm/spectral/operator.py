@@ -332,12 +332,13 @@ def _choose_block(lam, k, n):
 def matrix_free_basis(kernel, X, n_components, *, center=True, eigen_tol=DEFAULT_EIGEN_TOL,
                       rtol=RANK_RTOL, precision="mixed", n_jobs=None, n_landmarks=None,
                       random_state=None):
-    """Exact kernel PCA of X without forming the kernel matrix: an :class:`EigenBasis`.
+    r"""Exact kernel PCA of X without forming the kernel matrix: an :class:`EigenBasis`.
 
-    The ``n_components`` leading eigenpairs of ``K~ = H K H`` (or K) by subspace iteration
+    The ``n_components`` leading eigenpairs of :math:`\tilde K = H K H` (or K) by subspace iteration
     on a :class:`KernelOperator` started from a Nyström block, in float32 then float64
     (:func:`kpm.spectral.eigensolvers.subspace_eigh`). Every returned pair passed the float64
-    certificate ``||K~ u - lambda u|| <= eigen_tol * lambda_1``.
+    certificate :math:`\|\tilde K u - \lambda u\| \le \epsilon \lambda_1` (:math:`\epsilon` =
+    ``eigen_tol``).
 
     Parameters
     ----------

@@ -33,9 +33,9 @@ ISOLATED_FRACTION = 0.1
 
 
 def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
-    """Diagnose a kernel matrix that is numerically the identity or constant.
+    r"""Diagnose a kernel matrix that is numerically the identity or constant.
 
-    With the normalised kernel ``k(x_i, x_j) / sqrt(k(x_i, x_i) k(x_j, x_j))`` (over
+    With the normalised kernel :math:`k(x_i, x_j) / \sqrt{k(x_i, x_i)\, k(x_j, x_j)}` (over
     the samples of positive diagonal):
 
     * ``'identity'``: at least ``ISOLATED_FRACTION`` of the samples have normalised

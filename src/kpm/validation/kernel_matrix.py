@@ -28,9 +28,9 @@ PSD_RTOL = 1e-8
 
 
 def check_kernel_matrix(K, name="the precomputed kernel matrix", *, psd=True, scale=None):
-    """A kernel matrix: finite, square, symmetric and (``psd=True``) positive semi-definite.
+    r"""A kernel matrix: finite, square, symmetric and (``psd=True``) positive semi-definite.
 
-    Returns the symmetrised float64 matrix ``(K + K^T) / 2``. With ``psd=False`` the
+    Returns the symmetrised float64 matrix :math:`(K + K^\top) / 2`. With ``psd=False`` the
     caller checks the spectrum it computes anyway with :func:`check_psd_spectrum`.
     ``scale`` is passed on to the PSD test (see :func:`check_psd_spectrum`).
     """
@@ -74,9 +74,9 @@ def _check_psd_cholesky(K, name, scale=None):
 
 
 def check_psd_spectrum(eigenvalues, name="the kernel matrix", *, scale=None):
-    """Raise unless the eigenvalues are those of a PSD matrix that is not zero.
+    r"""Raise unless the eigenvalues are those of a PSD matrix that is not zero.
 
-    An eigenvalue below ``-PSD_RTOL * max(lambda_max, scale)`` makes the matrix not
+    An eigenvalue below :math:`-\epsilon \max(\lambda_{\max}, \text{scale})` (:math:`\epsilon` = ``PSD_RTOL``) makes the matrix not
     positive semi-definite. ``scale`` (default none) is the size of the entries whose
     rounding errors the matrix carries, e.g. ``max |K|`` for a centred ``H K H``: a
     spectrum within ``PSD_RTOL * scale`` of zero then passes (it is numerically zero,

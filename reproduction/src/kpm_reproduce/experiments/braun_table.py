@@ -786,9 +786,9 @@ def write_outputs(summary, out_dir, command=None):
         "# Relevant dimension and kernel PCR on the 13 Rätsch benchmarks (Braun, Buhmann & Müller)",
         "",
         *header(command),
-        "Errors in %, mean ± std over the realizations "
-        "counted in column R (ours) — see the protocol in `kpm/experiments/braun_table.py`. "
-        "Each cell: ours / the slides'. dim and dim(cv): median over realizations (ours).",
+        "Errors in %, mean ± std over the realizations counted in column R (ours) — see the "
+        "protocol in `reproduction/src/kpm_reproduce/experiments/braun_table.py`. Each cell: ours / "
+        "the slides'. dim and dim(cv): median over realizations (ours).",
         "",
         "| dataset | R | σ (σ/σ_med) | dim | dim (cv) | est. error | kPCR | KRR | SVM | kPCR (d by CV) |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -495,8 +495,9 @@ def _markdown(st, rows, complete, failures, updated):
     md = ["# KPM versus the SVM on the 13 Rätsch benchmarks", "", *header(st.command),
           "Blanchard et al. (NIPS 2004)'s Table-2 protocol on all 13 IDA sets: the KPM's D and "
           "the SVM's C each chosen by 5-fold CV on every training set; the protocol is in "
-          "`kpm/experiments/kpm13.py`. σ per set: the width chosen by Braun et al. (2008)'s "
-          "likelihood (`kpm reproduce braun-table`), not the median heuristic.", ""]
+          "`reproduction/src/kpm_reproduce/experiments/kpm13.py`. σ per set: the width chosen "
+          "by Braun et al. (2008)'s likelihood (`kpm reproduce braun-table`), not the median "
+          "heuristic.", ""]
     if not complete:
         md += ["**PARTIAL RESULTS**: not every set covers all its realizations; column R "
                "says how many (realizations 1..R of each set, the same ones for every "
