@@ -179,8 +179,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Gaussian kernel, ``'gradient'`` for the other differentiable kernels; other kernels
         (callables) have no pre-image unless ``'learned'`` is asked for. On the Nyström
         variant the pre-images are computed from the landmark expansion.
-    preimage_alpha : float >= 0, default=1.0
-        Ridge parameter of the learned map (``preimage='learned'``).
+    preimage_alpha : float >= 0 or 'auto', default='auto'
+        Ridge parameter of the learned map (``preimage='learned'``). ``'auto'``: the value
+        of smallest closed-form leave-one-out error on the training points, on a grid from
+        ``1e-8`` to ``1e2`` times the mean diagonal of the kernel matrix of the coordinates
+        (:func:`kpm.denoising.preimage.fit_learned_preimage`). It was 1.0 before version 0.2.
     preimage_max_iter : int, default=500
         Iteration cap of the iterative pre-images.
     preimage_tol : float > 0, default=1e-6
@@ -208,6 +211,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         None when there is none (a precomputed kernel, a callable kernel without ``'learned'``).
     preimage_map_ : kpm.denoising.preimage.LearnedPreimage or None
         The learned pre-image map (``preimage='learned'``), else None.
+    preimage_alpha_ : float or None
+        The ridge parameter of the learned map (``preimage_alpha='auto'`` resolved), else None.
+    preimage_loo_error_ : float or None
+        Leave-one-out error of the learned map on its training points (the mean squared
+        difference per input feature between a training point and its pre-image by the map
+        fitted without it; NaN for ``preimage_alpha=0``), else None.
     eigenvectors_ : ndarray (n_samples, n_components_)
         Matching unit eigenvectors (largest-magnitude entry positive).
     dual_coef_ : ndarray (n_samples, n_components_) or (n_landmarks, n_components_)
@@ -305,7 +314,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         random_state=None,
         eigen_tol=None,
         preimage="auto",
-        preimage_alpha=1.0,
+        preimage_alpha="auto",
         preimage_max_iter=500,
         preimage_tol=1e-6,
         preimage_neighbors=10,
@@ -346,7 +355,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "random_state": [RandomState()],
         "eigen_tol": [Real(0, 1, "neither"), None],
         "preimage": [Options("auto", *PREIMAGE_METHODS)],
-        "preimage_alpha": [Real(0, None)],
+        "preimage_alpha": [Real(0, None), Options("auto")],
         "preimage_max_iter": [Integer(1)],
         "preimage_tol": [Real(0, None, "neither")],
         "preimage_neighbors": [Integer(1)],
@@ -513,7 +522,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.eigen_solver_ = solver
         self.X_fit_ = None if precomputed else X
         self.ritz_residuals_ = self.eigen_solver_info_ = None
-        self.preimage_map_ = None
+        self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
         if solver == "nystroem":
             Yt, diag_c = self._fit_nystroem(X, precomputed, what, where)
         elif solver == "matrix-free":
@@ -719,6 +728,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if self.landmark_indices_ is not None:
             Yt, X = Yt[self.landmark_indices_], X[self.landmark_indices_]
         self.preimage_map_ = fit_learned_preimage(Yt, X, self.kernel_, alpha=self.preimage_alpha)
+        self.preimage_alpha_ = self.preimage_map_.alpha
+        self.preimage_loo_error_ = self.preimage_map_.loo_error
 
     def _landmark_kernel(self, X, precomputed, idx):
         if precomputed:

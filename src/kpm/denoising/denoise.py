@@ -106,8 +106,10 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         gradient: relative reduction of the gradient's infinity norm).
     restart : {'nearest', 'best'}, default='nearest'
         Restart rule of the fixed-point iteration when its denominator vanishes.
-    alpha : float >= 0, default=1.0
-        Ridge parameter of the learned inverse (``preimage='learned'`` only).
+    alpha : float >= 0 or 'auto', default='auto'
+        Ridge parameter of the learned inverse (``preimage='learned'`` only); ``'auto'``:
+        chosen by its closed-form leave-one-out error on the training points (see
+        :func:`kpm.denoising.preimage.fit_learned_preimage`). It was 1.0 before version 0.2.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free'}, default='auto'
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
         ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
@@ -178,7 +180,7 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "preimage_max_iter": [Integer(1)],
         "preimage_tol": [Real(0, None, "neither")],
         "restart": [Options("nearest", "best")],
-        "alpha": [Real(0, None)],
+        "alpha": [Real(0, None), Options("auto")],
         "eigen_solver": [Options(*EIGEN_SOLVERS)],
         "random_state": [RandomState()],
     }
@@ -197,7 +199,7 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         preimage_max_iter=500,
         preimage_tol=1e-6,
         restart="nearest",
-        alpha=1.0,
+        alpha="auto",
         eigen_solver="auto",
         random_state=None,
     ):
