@@ -357,6 +357,11 @@ def test_learned_map_auto_alpha_is_the_leave_one_out_minimum():
     for a in LEARNED_ALPHA_GRID[::8]:
         assert auto.loo_error <= fit_learned_preimage(Y, X, kern, alpha=a).loo_error * (1 + 1e-9)
     assert np.isnan(fit_learned_preimage(Y, X, kern, alpha=0.0).loo_error)
+    # duplicated points are left out together: the choice is that of the distinct points
+    dup = fit_learned_preimage(np.vstack([Y, Y[:10]]), np.vstack([X, X[:10]]), kern)
+    assert dup.alpha == auto.alpha and dup.loo_error == pytest.approx(auto.loo_error, rel=1e-10)
+    np.testing.assert_allclose(dup.dual_coef, np.linalg.solve(
+        kern(np.vstack([Y, Y[:10]])) + dup.alpha * np.eye(40), np.vstack([X, X[:10]])), atol=1e-6)
 
 
 def test_learned_map_bad_input():

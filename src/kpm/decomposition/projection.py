@@ -30,6 +30,8 @@ pre-image of Kwok & Tsang 2004, or the learned map of Bakır et al. 2004).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
@@ -46,6 +48,7 @@ from kpm.denoising.preimage import (
     preimage_objective,
     solve_preimages,
 )
+from kpm.denoising.selection import noise_variance_bound
 from kpm.kernels import check_kernel_budget
 from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
@@ -729,7 +732,22 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             Yt, X = Yt[self.landmark_indices_], X[self.landmark_indices_]
         self.preimage_map_ = fit_learned_preimage(Yt, X, self.kernel_, alpha=self.preimage_alpha)
         self.preimage_alpha_ = self.preimage_map_.alpha
-        self.preimage_loo_error_ = self.preimage_map_.loo_error
+        self.preimage_loo_error_ = loo = self.preimage_map_.loo_error
+        # A pre-image z of a noisy point x = c + n (noise variance sigma^2 per feature) has
+        # E||z - c||^2 >= E||z - x||^2 - d sigma^2 (Stein's identity, divergence >= 0): a map
+        # whose held-out error exceeds 2 sigma^2 per feature is further from the clean points
+        # than the input. sigma^2 is bounded above by linear PCA's held-out residual variance
+        # and the leave-one-out error is optimistic, so the warning errs on the silent side.
+        bound = noise_variance_bound(X, random_state=0)
+        if loo > 2.0 * bound:
+            warnings.warn(
+                f"the learned pre-image map recovers held-out training points with a mean squared "
+                f"error of {loo:.3g} per feature (leave-one-out, alpha={self.preimage_alpha_:.3g}), "
+                f"more than twice the largest noise variance consistent with the data "
+                f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
+                f"from the clean points than the inputs themselves; use preimage='auto' (or "
+                f"'mds'), fewer components, or keep the inputs",
+                UserWarning, stacklevel=4)
 
     def _landmark_kernel(self, X, precomputed, idx):
         if precomputed:

@@ -979,7 +979,8 @@ def fit_learned_preimage(Y, X, kernel, *, alpha="auto"):
     (Allen 1974; Golub, Heath & Wahba 1979 for the ridge). One eigendecomposition serves
     every alpha of the grid ``LEARNED_ALPHA_GRID`` times the mean diagonal of ``K_Y``
     (``1e-8`` to ``1e2``); the smallest mean squared ``e_i`` wins (the largest alpha among
-    ties).
+    ties). Duplicated points (equal rows of X) are left out together: the ridge is chosen on
+    the distinct points (a copy of a left-out point would predict it exactly).
 
     Parameters
     ----------
@@ -1026,9 +1027,20 @@ def fit_learned_preimage(Y, X, kernel, *, alpha="auto"):
                         "The fixed-point, gradient and MDS pre-images need no such matrix.")
     K = kernel(Y)
     if auto:
-        dual, alpha, loo = _loo_ridge(K, X)
-        return LearnedPreimage(kernel=kernel, coordinates=Y, dual_coef=dual, alpha=alpha, loo_error=loo)
+        _, first = np.unique(X, axis=0, return_index=True)  # the same input, the same coordinates
+        if len(first) == n:
+            dual, alpha, loo = _loo_ridge(K, X)
+            return LearnedPreimage(kernel=kernel, coordinates=Y, dual_coef=dual, alpha=alpha,
+                                   loo_error=loo)
+        # duplicated points: a left-out point's copy would predict it, so the ridge is chosen
+        # on the distinct points and the map fitted on all at that ridge
+        first = np.sort(first)
+        _, alpha, loo = _loo_ridge(K[np.ix_(first, first)], X[first])
     K.flat[:: n + 1] += alpha
+    if auto:
+        dual = linalg.cho_solve(linalg.cho_factor(K, lower=True, check_finite=False), X,
+                                check_finite=False)
+        return LearnedPreimage(kernel=kernel, coordinates=Y, dual_coef=dual, alpha=alpha, loo_error=loo)
     loo = float("nan")
     try:
         factor = linalg.cho_factor(K, lower=True, check_finite=False)
