@@ -391,18 +391,26 @@ def test_auto_solver_goes_matrix_free_over_the_memory_budget():
         assert KernelProjection(5, sigma=2.0, n_landmarks=100, random_state=0).fit(X).eigen_solver_ == "nystroem"
 
 
-@pytest.mark.parametrize("family", ["subspace", "clusters", "duplicated", "tiny", "wide"])
-def test_learned_map_is_never_silently_worse_than_the_input(family):
+POLY7 = dict(kernel="poly", degree=7)
+
+
+@pytest.mark.parametrize("family, kw", [
+    ("subspace", {}), ("clusters", {}), ("duplicated", {}), ("tiny", {}), ("wide", {}),
+    ("subspace", POLY7), ("full", POLY7),
+], ids=["subspace", "clusters", "duplicated", "tiny", "wide", "subspace-poly7", "full-poly7"])
+def test_learned_map_is_never_silently_worse_than_the_input(family, kw):
     """The default learned pre-image (alpha='auto') of every direction's coordinates, on >=
     1,000 fresh points: within 10 % of the input's error against the clean points (the
     coordinates determine the point, so the exact pre-image is the input), or the fit
-    warned. The old default alpha = 1 was silently 5x to 5,000x worse on these families.
-    Not covered: data that fill their input space (the 'full' family), where the noise
-    level is not identifiable and the warning fires only for some draws."""
+    warned. The old default alpha = 1 was silently 5x to 5,000x worse on these families
+    (10^5x and more with the polynomial kernel of degree 7, whose values on the coordinates
+    reach 1e50). Not covered: the Gaussian kernel on data that fill their input space (the
+    'full' family), where the noise level is not identifiable and the warning fires only
+    for some draws."""
     clean, noisy, m = denoising_family(family, {"tiny": 12, "wide": 50, "full": 15}.get(family, 300))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        kp = KernelProjection(preimage="learned").fit(noisy[:m])
+        kp = KernelProjection(preimage="learned", **kw).fit(noisy[:m])
     warned = any("learned pre-image map" in str(w.message) for w in caught)
     Z = kp.inverse_transform(kp.transform(noisy[m:]))
     assert warned or np.mean((Z - clean[m:]) ** 2) <= 1.1 * np.mean((noisy[m:] - clean[m:]) ** 2)

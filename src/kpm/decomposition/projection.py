@@ -738,15 +738,21 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         # whose held-out error exceeds 2 sigma^2 per feature is further from the clean points
         # than the input. sigma^2 is bounded above by linear PCA's held-out residual variance
         # and the leave-one-out error is optimistic, so the warning errs on the silent side.
+        # A map that misses held-out points by half their variance is useless whatever the
+        # noise (the constant map at the mean misses them by all of it).
         bound = noise_variance_bound(X, random_state=0)
-        if loo > 2.0 * bound:
+        variance = float(np.mean(np.var(X, axis=0)))
+        if loo > 2.0 * bound or loo > 0.5 * variance:
+            what = (f"more than twice the largest noise variance consistent with the data "
+                    f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
+                    f"from the clean points than the inputs themselves"
+                    if loo > 2.0 * bound else
+                    f"more than half the variance of the data ({variance:.3g}): it explains less "
+                    f"than half of unseen points")
             warnings.warn(
                 f"the learned pre-image map recovers held-out training points with a mean squared "
                 f"error of {loo:.3g} per feature (leave-one-out, alpha={self.preimage_alpha_:.3g}), "
-                f"more than twice the largest noise variance consistent with the data "
-                f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
-                f"from the clean points than the inputs themselves; use preimage='auto' (or "
-                f"'mds'), fewer components, or keep the inputs",
+                f"{what}; use preimage='auto' (or 'mds'), fewer components, or keep the inputs",
                 UserWarning, stacklevel=4)
 
     def _landmark_kernel(self, X, precomputed, idx):
