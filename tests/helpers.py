@@ -85,3 +85,39 @@ def svm_toy_problem():
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, -1)
     Xt = rng.normal(size=(200, 2))
     return X, y, Xt
+
+
+def denoising_family(name, n_train, n_test=1000, seed=0):
+    """Noisy data of a named family for the denoising sweeps: ``(clean, noisy, n_train)``,
+    the first ``n_train`` rows for training, the next ``n_test`` fresh points for testing.
+
+    ``'subspace'``: a 3-D subspace of R^10, noise 0.02; ``'clusters'``: five tight clusters in
+    R^10, noise 0.02; ``'duplicated'``: the clusters with every training row repeated three
+    times (exact duplicates); ``'tiny'``: 12 training points in a 2-D subspace of R^6, noise
+    0.05; ``'wide'``: 50 training points in a 2-D subspace of R^200, noise 0.1; ``'full'``:
+    15 training points of a Gaussian filling R^4, noise 0.1 (no noise level is identifiable
+    from such data).
+    """
+    rng = np.random.RandomState(seed)
+    n = n_train + n_test
+    if name == "subspace":
+        basis = np.linalg.qr(rng.randn(10, 3))[0]
+        clean, noise = rng.randn(n, 3) * 2 @ basis.T, 0.02
+    elif name in ("clusters", "duplicated"):
+        centres = rng.randn(5, 10) * 3
+        clean, noise = centres[rng.randint(0, 5, n)], 0.02
+    elif name == "tiny":
+        basis = np.linalg.qr(rng.randn(6, 2))[0]
+        clean, noise = rng.randn(n, 2) @ basis.T, 0.05
+    elif name == "wide":
+        clean, noise = rng.randn(n, 2) @ rng.randn(2, 200), 0.1
+    elif name == "full":
+        clean, noise = rng.randn(n, 4) @ rng.randn(4, 4), 0.1
+    else:
+        raise ValueError(name)
+    noisy = clean + noise * rng.randn(*clean.shape)
+    if name == "duplicated":
+        keep = np.r_[np.repeat(np.arange(n_train // 3), 3), np.arange(n_train, n)]
+        clean, noisy = clean[keep], noisy[keep]
+        n_train = 3 * (n_train // 3)
+    return clean, noisy, n_train

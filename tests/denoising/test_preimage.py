@@ -7,6 +7,7 @@ from kpm.exceptions import KernelMemoryError
 from kpm.kernels import make_kernel
 from kpm.denoising.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
 from kpm.denoising.preimage import (
+    LEARNED_ALPHA_GRID,
     LearnedPreimage,
     fit_learned_preimage,
     mds_preimage,
@@ -331,6 +332,38 @@ def test_learned_map_is_kernel_ridge_regression():
     np.testing.assert_allclose(dup.predict(Y[:10]), X[:10], atol=1e-6)
 
 
+def test_learned_map_auto_alpha_is_the_leave_one_out_minimum():
+    """alpha='auto': the closed-form leave-one-out error equals refitting without each point,
+    and the chosen alpha is the grid's minimum of it."""
+    rng = np.random.default_rng(11)
+    Y = rng.normal(size=(30, 3))
+    X = np.sin(Y @ rng.normal(size=(3, 4))) + 0.1 * rng.normal(size=(30, 4))
+    kern = make_kernel("rbf", gamma=0.5)
+
+    def brute_loo(alpha):
+        err = []
+        for i in range(len(Y)):
+            keep = np.arange(len(Y)) != i
+            err.append(X[i] - fit_learned_preimage(Y[keep], X[keep], kern, alpha=alpha).predict(Y[i:i + 1])[0])
+        return float(np.mean(np.square(err)))
+
+    auto = fit_learned_preimage(Y, X, kern)
+    assert auto.alpha in LEARNED_ALPHA_GRID  # the mean diagonal of an RBF matrix is 1
+    np.testing.assert_allclose(auto.loo_error, brute_loo(auto.alpha), rtol=1e-8)
+    fixed = fit_learned_preimage(Y, X, kern, alpha=auto.alpha)
+    np.testing.assert_allclose(fixed.dual_coef, auto.dual_coef, atol=1e-9)
+    np.testing.assert_allclose(fixed.loo_error, auto.loo_error, rtol=1e-8)
+    np.testing.assert_allclose(fit_learned_preimage(Y, X, kern, alpha=0.3).loo_error, brute_loo(0.3), rtol=1e-8)
+    for a in LEARNED_ALPHA_GRID[::8]:
+        assert auto.loo_error <= fit_learned_preimage(Y, X, kern, alpha=a).loo_error * (1 + 1e-9)
+    assert np.isnan(fit_learned_preimage(Y, X, kern, alpha=0.0).loo_error)
+    # duplicated points are left out together: the choice is that of the distinct points
+    dup = fit_learned_preimage(np.vstack([Y, Y[:10]]), np.vstack([X, X[:10]]), kern)
+    assert dup.alpha == auto.alpha and dup.loo_error == pytest.approx(auto.loo_error, rel=1e-10)
+    np.testing.assert_allclose(dup.dual_coef, np.linalg.solve(
+        kern(np.vstack([Y, Y[:10]])) + dup.alpha * np.eye(40), np.vstack([X, X[:10]])), atol=1e-6)
+
+
 def test_learned_map_bad_input():
     RBF = make_kernel("rbf", gamma=0.2)
     rng = np.random.default_rng(8)
@@ -339,6 +372,8 @@ def test_learned_map_bad_input():
         fit_learned_preimage(Y, X[:5], RBF)
     with pytest.raises(ValueError, match="alpha must be >= 0, got -1.0"):
         fit_learned_preimage(Y, X, RBF, alpha=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        fit_learned_preimage(Y, X, RBF, alpha="loo")
     with pytest.raises(ValueError, match="Y must have 3 columns"):
         fit_learned_preimage(Y, X, RBF).predict(Y[:, :2])
     with config_context(max_kernel_bytes=8 * 19 * 19):

@@ -17,13 +17,16 @@ def test_bench_preimage_small(tmp_path, data_dir):
     res = rep["results"][0]
     assert (res["n_train"], res["n_test"]) == (100, 20)
     # every method on every basis, for both noises; the learned map on the whole alpha grid
+    # and at its leave-one-out alpha (a number of the grid of fit_learned_preimage)
     seen = {(r["basis"], r["method"], r["noise"]) for r in res["kpm"]}
-    assert len(seen) == 3 * 5 * 2
+    assert len(seen) == 3 * 6 * 2
     assert {r["solver"] for r in res["kpm"]} == {"dense", "nystroem", "matrix-free"}
-    assert len([r for r in res["kpm"] if r["method"].startswith("learned")]) == 3 * 2 * 2
+    assert len([r for r in res["kpm"] if r["method"] == "learned (best alpha)"]) == 3 * 2 * 2
+    loo = [r for r in res["kpm"] if r["method"] == "learned (leave-one-out alpha)"]
+    assert len(loo) == 3 * 2 and all(isinstance(r["alpha"], float) for r in loo)
     # kpm's learned map is scikit-learn's: the same MSE at every alpha on the exact basis
     for sk in res["sklearn"]:
-        ours = next(r for r in res["kpm"] if r["basis"] == "exact" and r["method"].startswith("learned")
+        ours = next(r for r in res["kpm"] if r["basis"] == "exact" and r["method"] == "learned (best alpha)"
                     and r["alpha"] == sk["alpha"] and r["noise"] == sk["noise"])
         assert abs(ours["mse"] - sk["mse"]) < 1e-9
     # the exact and matrix-free bases give the same pre-images

@@ -30,6 +30,8 @@ pre-image of Kwok & Tsang 2004, or the learned map of Bakır et al. 2004).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
@@ -46,6 +48,7 @@ from kpm.denoising.preimage import (
     preimage_objective,
     solve_preimages,
 )
+from kpm.denoising.selection import noise_variance_bound
 from kpm.kernels import check_kernel_budget
 from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
@@ -192,8 +195,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Gaussian kernel, ``'gradient'`` for the other differentiable kernels; other kernels
         (callables) have no pre-image unless ``'learned'`` is asked for. On the Nyström
         variant the pre-images are computed from the landmark expansion.
-    preimage_alpha : float >= 0, default=1.0
-        Ridge parameter of the learned map (``preimage='learned'``).
+    preimage_alpha : float >= 0 or 'auto', default='auto'
+        Ridge parameter of the learned map (``preimage='learned'``). ``'auto'``: the value
+        of smallest closed-form leave-one-out error on the training points, on a grid from
+        ``1e-8`` to ``1e2`` times the mean diagonal of the kernel matrix of the coordinates
+        (:func:`kpm.denoising.preimage.fit_learned_preimage`). It was 1.0 before version 0.2.
     preimage_max_iter : int, default=500
         Iteration cap of the iterative pre-images.
     preimage_tol : float > 0, default=1e-6
@@ -221,6 +227,12 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         None when there is none (a precomputed kernel, a callable kernel without ``'learned'``).
     preimage_map_ : kpm.denoising.preimage.LearnedPreimage or None
         The learned pre-image map (``preimage='learned'``), else None.
+    preimage_alpha_ : float or None
+        The ridge parameter of the learned map (``preimage_alpha='auto'`` resolved), else None.
+    preimage_loo_error_ : float or None
+        Leave-one-out error of the learned map on its training points (the mean squared
+        difference per input feature between a training point and its pre-image by the map
+        fitted without it; NaN for ``preimage_alpha=0``), else None.
     eigenvectors_ : ndarray (n_samples, n_components_)
         Matching unit eigenvectors (largest-magnitude entry positive).
     dual_coef_ : ndarray (n_samples, n_components_) or (n_landmarks, n_components_)
@@ -319,7 +331,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         random_state=None,
         eigen_tol=None,
         preimage="auto",
-        preimage_alpha=1.0,
+        preimage_alpha="auto",
         preimage_max_iter=500,
         preimage_tol=1e-6,
         preimage_neighbors=10,
@@ -360,7 +372,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "random_state": [RandomState()],
         "eigen_tol": [Real(0, 1, "neither"), None],
         "preimage": [Options("auto", *PREIMAGE_METHODS)],
-        "preimage_alpha": [Real(0, None)],
+        "preimage_alpha": [Real(0, None), Options("auto")],
         "preimage_max_iter": [Integer(1)],
         "preimage_tol": [Real(0, None, "neither")],
         "preimage_neighbors": [Integer(1)],
@@ -528,7 +540,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         self.eigen_solver_ = solver
         self.X_fit_ = None if precomputed else X
         self.ritz_residuals_ = self.eigen_solver_info_ = None
-        self.preimage_map_ = None
+        self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
         if solver == "nystroem":
             Yt, diag_c = self._fit_nystroem(X, precomputed, what, where)
         elif solver == "matrix-free":
@@ -734,6 +746,29 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         if self.landmark_indices_ is not None:
             Yt, X = Yt[self.landmark_indices_], X[self.landmark_indices_]
         self.preimage_map_ = fit_learned_preimage(Yt, X, self.kernel_, alpha=self.preimage_alpha)
+        self.preimage_alpha_ = self.preimage_map_.alpha
+        self.preimage_loo_error_ = loo = self.preimage_map_.loo_error
+        # A pre-image z of a noisy point x = c + n (noise variance sigma^2 per feature) has
+        # E||z - c||^2 >= E||z - x||^2 - d sigma^2 (Stein's identity, divergence >= 0): a map
+        # whose held-out error exceeds 2 sigma^2 per feature is further from the clean points
+        # than the input. sigma^2 is bounded above by linear PCA's held-out residual variance
+        # and the leave-one-out error is optimistic, so the warning errs on the silent side.
+        # A map that misses held-out points by half their variance is useless whatever the
+        # noise (the constant map at the mean misses them by all of it).
+        bound = noise_variance_bound(X, random_state=0)
+        variance = float(np.mean(np.var(X, axis=0)))
+        if loo > 2.0 * bound or loo > 0.5 * variance:
+            what = (f"more than twice the largest noise variance consistent with the data "
+                    f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
+                    f"from the clean points than the inputs themselves"
+                    if loo > 2.0 * bound else
+                    f"more than half the variance of the data ({variance:.3g}): it explains less "
+                    f"than half of unseen points")
+            warnings.warn(
+                f"the learned pre-image map recovers held-out training points with a mean squared "
+                f"error of {loo:.3g} per feature (leave-one-out, alpha={self.preimage_alpha_:.3g}), "
+                f"{what}; use preimage='auto' (or 'mds'), fewer components, or keep the inputs",
+                UserWarning, stacklevel=4)
 
     def _landmark_kernel(self, X, precomputed, idx):
         if precomputed:

@@ -31,6 +31,7 @@ first principal components).
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 from scipy import linalg
@@ -40,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import check_n_components, raw_input_kernel
 from kpm.denoising.preimage import PREIMAGE_METHODS, PreimageInfo
+from kpm.denoising.selection import select_components
 from kpm.spectral.basis import EIGEN_SOLVERS, numerical_rank
 from kpm.validation import Integer, Options, RandomState, Real, validate_params
 from kpm.validation import check_bool, check_estimator_data, check_int
@@ -79,9 +81,21 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int or None, default=None
+    n_components : int, None or 'auto', default='auto'
         Number of kernel PCA directions kept. ``None`` keeps all directions with a
-        numerically nonzero eigenvalue (the rank cut of :mod:`kpm.spectral`).
+        numerically nonzero eigenvalue (the rank cut of :mod:`kpm.spectral`; the default
+        before version 0.2). ``'auto'`` chooses it from the data by 5-fold cross-validation
+        on the training points (:func:`kpm.denoising.selection.select_components`): the
+        noise variance per feature is the plateau of linear PCA's held-out residual variance
+        per residual dimension (cross-validated probabilistic PCA); for each number of
+        components on a geometric grid, the held-out reconstruction error and the
+        divergence of the denoiser (Hutchinson's estimate by finite differences) give
+        Stein's unbiased estimate of the squared error against the clean points, and the
+        number of smallest estimate is kept. A :class:`UserWarning` is issued when that
+        estimate is not at least 10 % below the input's (the noise variance), naming
+        ``LinearPCADenoiser`` when it is expected to do better, and when the noise level
+        cannot be estimated (data that fill their input space; then every component is
+        kept). ``component_selection_`` holds the numbers.
     kernel : {'rbf', 'poly', 'sigmoid', 'imq', 'linear'} or callable, default='rbf'
         Kernel (see :func:`kpm.kernels.make_kernel`). ``'precomputed'`` is not
         possible: pre-images need input vectors. A callable kernel works only with
@@ -110,8 +124,15 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         gradient: relative reduction of the gradient's infinity norm).
     restart : {'nearest', 'best'}, default='nearest'
         Restart rule of the fixed-point iteration when its denominator vanishes.
-    alpha : float >= 0, default=1.0
-        Ridge parameter of the learned inverse (``preimage='learned'`` only).
+    alpha : float >= 0 or 'auto', default=1.0
+        Ridge parameter of the learned inverse (``preimage='learned'`` only); ``'auto'``:
+        chosen by its closed-form leave-one-out error on the training points (see
+        :func:`kpm.denoising.preimage.fit_learned_preimage`). The leave-one-out error measures
+        how well the map recovers a training point from its coordinates, not how well it
+        denoises: when the kept coordinates determine the point (few input features, e.g. a
+        curve in R^3 with 8 components), the best such map returns about the noisy input,
+        and a larger ridge denoises by smoothing; with many features (USPS digits, 64
+        components) the two agree.
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'matrix-free'}, default='auto'
         Eigensolver for the centred Gram matrix (the registry of :mod:`kpm.spectral`).
         ``'auto'``: :func:`kpm.spectral.resolve_solver`, the measured crossovers (dense
@@ -128,6 +149,10 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         computes the pre-images.
     n_components_ : int
         Number of components kept.
+    component_selection_ : kpm.denoising.selection.ComponentSelection or None
+        With ``n_components='auto'``: the estimated noise variance, the cross-validated
+        reconstruction errors and risk estimates per number of components, and the
+        warning issued, if any; else None.
     eigenvalues_ : ndarray of shape (n_components_,)
         Eigenvalues of the centred Gram matrix, decreasing.
     eigenvectors_ : ndarray of shape (n_samples, n_components_)
@@ -177,19 +202,19 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_components": [Integer(1), None],
+        "n_components": [Integer(1), None, Options("auto")],
         "preimage": [Options(*_PREIMAGES)],
         "preimage_max_iter": [Integer(1)],
         "preimage_tol": [Real(0, None, "neither")],
         "restart": [Options("nearest", "best")],
-        "alpha": [Real(0, None)],
+        "alpha": [Real(0, None), Options("auto")],
         "eigen_solver": [Options(*EIGEN_SOLVERS)],
         "random_state": [RandomState()],
     }
 
     def __init__(
         self,
-        n_components=None,
+        n_components="auto",
         *,
         kernel="rbf",
         sigma=None,
@@ -232,6 +257,12 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        UserWarning
+            With ``n_components='auto'``, when the cross-validation does not expect the
+            denoiser to improve on the noisy input, or cannot estimate the noise level.
         """
         # imported here: kpm.decomposition.projection imports the solvers of this package
         from kpm.decomposition.projection import KernelProjection, fit_coordinates
@@ -248,19 +279,22 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 "kernel='precomputed' cannot be used for denoising: pre-images live in input space"
             )
-        if n_components is not None:
+        if isinstance(n_components, int):
             # the centred Gram matrix has rank at most n - 1
             check_n_components(n_components, X.shape[0] - 1)
-        solver = self.eigen_solver
-        if n_components is None and solver in ("arpack", "randomized", "matrix-free"):
-            solver = "dense"  # the whole spectrum: the partial solvers have nothing to add
-        projection = KernelProjection(
-            n_components, kernel=self.kernel, sigma=self.sigma, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params, eigen_solver=solver,
-            random_state=self.random_state, preimage=self.preimage, preimage_alpha=self.alpha,
-            preimage_max_iter=self.preimage_max_iter, preimage_tol=self.preimage_tol,
-            preimage_restart=self.restart,
-        )
+        self.component_selection_ = None
+        if n_components == "auto":
+            with warnings.catch_warnings():
+                # the folds' fits and pre-images: the final fit warns about what applies
+                warnings.simplefilter("ignore")
+                selection = select_components(
+                    X, partial(self._projection, KernelProjection),
+                    random_state=0 if self.random_state is None else self.random_state)
+            self.component_selection_ = selection
+            n_components = selection.n_components
+            if selection.message is not None:
+                warnings.warn(selection.message, UserWarning, stacklevel=2)
+        projection = self._projection(KernelProjection, n_components)
         fit_coordinates(projection, X, owner="KernelPCADenoiser")
         if projection.preimage_ is None:
             raise ValueError(
@@ -275,6 +309,19 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.X_fit_ = projection.X_fit_
         self.kernel_ = projection.kernel_
         return self
+
+    def _projection(self, cls, n_components):
+        """An unfitted KernelProjection with this denoiser's settings and n_components."""
+        solver = self.eigen_solver
+        if n_components is None and solver in ("arpack", "randomized", "matrix-free"):
+            solver = "dense"  # the whole spectrum: the partial solvers have nothing to add
+        return cls(
+            n_components, kernel=self.kernel, sigma=self.sigma, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params, eigen_solver=solver,
+            random_state=self.random_state, preimage=self.preimage, preimage_alpha=self.alpha,
+            preimage_max_iter=self.preimage_max_iter, preimage_tol=self.preimage_tol,
+            preimage_restart=self.restart,
+        )
 
     # ------------------------------------------------------------ transform
     def transform_features(self, X, n_components=None):
