@@ -12,16 +12,11 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm.kernels import make_kernel
-from kpm.reduced_set.svc import (
-    ReducedSetSVC,
-    _data_objective,
-    _joint_objective,
-    _ovo_to_ovr,
-    _select_path,
-    expansion_error,
-    optimal_coefficients,
-    reduce_svc,
-)
+from kpm.reduced_set.construction import joint_objective
+from kpm.reduced_set.data_fit import data_objective
+from kpm.reduced_set.expansion import expansion_error, optimal_coefficients, ovo_to_ovr
+from kpm.reduced_set.selection import select_path
+from kpm.reduced_set.svc import ReducedSetSVC, reduce_svc
 
 RBF = make_kernel("rbf", gamma=0.5)
 
@@ -83,7 +78,7 @@ def test_select_path_downdates_agree_with_direct_solution():
     alpha = rng.normal(size=60)
     K = RBF(X)
     for m in (50, 20, 5, 1):
-        keep, beta = _select_path(K, alpha, m)
+        keep, beta = select_path(K, alpha, m)
         assert len(keep) == m
         direct = optimal_coefficients(X[keep], X, alpha, RBF)
         np.testing.assert_allclose(beta, direct, rtol=1e-6, atol=1e-8)
@@ -93,7 +88,7 @@ def test_select_path_greedy_matches_exhaustive_first_step():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(10, 2))
     alpha = rng.normal(size=10)
-    keep, _ = _select_path(RBF(X), alpha, 9)
+    keep, _ = select_path(RBF(X), alpha, 9)
     errs = []
     for n in range(10):
         rest = np.delete(np.arange(10), n)
@@ -182,8 +177,8 @@ def test_joint_gradient_is_correct_and_improves(moons):
     m, d = 3, 2
     const = float(alpha @ RBF(Xs) @ alpha)
     p0 = np.concatenate([rng.normal(size=m * d), rng.normal(size=m)])
-    fun = lambda p: _joint_objective(p, Xs, alpha, 0.5, m, d, const)[0]  # noqa: E731
-    jac = lambda p: _joint_objective(p, Xs, alpha, 0.5, m, d, const)[1]  # noqa: E731
+    fun = lambda p: joint_objective(p, Xs, alpha, 0.5, m, d, const)[0]  # noqa: E731
+    jac = lambda p: joint_objective(p, Xs, alpha, 0.5, m, d, const)[1]  # noqa: E731
     assert check_grad(fun, jac, p0) < 1e-5 * (1 + np.linalg.norm(jac(p0)))
     Z = rng.normal(size=(m, d))
     b = optimal_coefficients(Z, Xs, alpha, RBF)
@@ -360,7 +355,6 @@ def blobs4():
 
 
 def test_shared_select_path_first_removal_is_the_cheapest_summed_over_machines():
-    from kpm.reduced_set.svc import _select_path
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(14, 2))
@@ -370,10 +364,10 @@ def test_shared_select_path_first_removal_is_the_cheapest_summed_over_machines()
         rest = np.delete(np.arange(14), n)
         B = optimal_coefficients(X[rest], X, A, RBF)
         cost.append(np.sum(expansion_error(X, A, X[rest], B, RBF)))
-    keep, B = _select_path(RBF(X), A, 13)
+    keep, B = select_path(RBF(X), A, 13)
     assert np.setdiff1d(np.arange(14), keep).tolist() == [int(np.argmin(cost))]
     # the rank-one coefficient updates agree with a direct solution, many steps on
-    keep, B = _select_path(RBF(X), A, 5)
+    keep, B = select_path(RBF(X), A, 5)
     np.testing.assert_allclose(B, optimal_coefficients(X[keep], X, A, RBF), rtol=1e-6, atol=1e-8)
 
 
@@ -383,21 +377,21 @@ def test_joint_objective_gradient_for_several_machines():
     m, d = 3, 3
     const = float(np.einsum("pi,ij,pj->", A, RBF(Xs), A))
     p0 = np.concatenate([rng.normal(size=m * d), rng.normal(size=4 * m)])
-    fun = lambda p: _joint_objective(p, Xs, A, 0.5, m, d, const)[0]  # noqa: E731
-    jac = lambda p: _joint_objective(p, Xs, A, 0.5, m, d, const)[1]  # noqa: E731
+    fun = lambda p: joint_objective(p, Xs, A, 0.5, m, d, const)[0]  # noqa: E731
+    jac = lambda p: joint_objective(p, Xs, A, 0.5, m, d, const)[1]  # noqa: E731
     assert check_grad(fun, jac, p0) < 1e-5 * (1 + np.linalg.norm(jac(p0)))
     Z, B = p0[: m * d].reshape(m, d), p0[m * d :].reshape(4, m)
     assert fun(p0) == pytest.approx(np.sum(expansion_error(Xs, A, Z, B, RBF)))
 
 
 def test_joint_fixed_point_ascends_to_a_stationary_point():
-    from kpm.reduced_set.svc import _joint_fixed_point
+    from kpm.reduced_set.construction import joint_fixed_point
 
     rng = np.random.default_rng(13)
     P, C = rng.normal(size=(40, 2)), rng.normal(size=(3, 40))
     Z0 = P[:5]
     F = lambda Z: np.sum((RBF(Z, P) @ C.T) ** 2, axis=1)  # noqa: E731
-    Z, logF = _joint_fixed_point(P, C, 0.5, Z0, max_iter=500, tol=1e-10)
+    Z, logF = joint_fixed_point(P, C, 0.5, Z0, max_iter=500, tol=1e-10)
     np.testing.assert_allclose(np.exp(logF), F(Z), rtol=1e-10)
     assert np.all(F(Z) >= F(Z0))
     for z in Z:  # gradient of F vanishes at the end points
@@ -477,15 +471,15 @@ def test_ovo_to_ovr_is_the_svc_s_ovr_decision_function_ties_included(blobs4):
     ovr = SVC(gamma=0.1, C=10, decision_function_shape="ovr").fit(X, y)
     T = np.random.default_rng(16).normal(scale=8, size=(3000, 2))
     D = ovo.decision_function(T)
-    np.testing.assert_allclose(_ovo_to_ovr(D, 4), ovr.decision_function(T), rtol=1e-12, atol=1e-12)
-    votes = np.floor(_ovo_to_ovr(D, 4) + 0.5)  # the confidence term is below 1/3
+    np.testing.assert_allclose(ovo_to_ovr(D, 4), ovr.decision_function(T), rtol=1e-12, atol=1e-12)
+    votes = np.floor(ovo_to_ovr(D, 4) + 0.5)  # the confidence term is below 1/3
     assert np.sum(np.sum(votes == votes.max(axis=1, keepdims=True), axis=1) > 1) >= 10  # tied votes
     # a decision value of exactly 0 is a vote for the first class of its pair
-    np.testing.assert_array_equal(_ovo_to_ovr(np.zeros((1, 6)), 4), [[3, 2, 1, 0]])
+    np.testing.assert_array_equal(ovo_to_ovr(np.zeros((1, 6)), 4), [[3, 2, 1, 0]])
     # pairs (0,1), (0,2), (1,2): one vote each (the 0 goes to class 1); confidence sums
     # 1 - 2 = -1, -1 + 0 = -1, 2 - 0 = 2, squashed by s / (3 (|s| + 1))
     E = np.array([[1.0, -2.0, 0.0]])
-    np.testing.assert_allclose(_ovo_to_ovr(E, 3), [[1 - 1 / 6, 1 - 1 / 6, 1 + 2 / 9]])
+    np.testing.assert_allclose(ovo_to_ovr(E, 3), [[1 - 1 / 6, 1 - 1 / 6, 1 + 2 / 9]])
 
 
 def test_reduced_ovo_system_votes_with_sklearn_rules(blobs4):
@@ -501,7 +495,7 @@ def test_reduced_ovo_system_votes_with_sklearn_rules(blobs4):
         votes[:, j] += D[:, p] <= 0
     np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(votes, axis=1)])
     r.set_params(estimator=SVC(gamma=0.1, C=10, break_ties=True).fit(X, y)).fit(X, y)
-    ovr = _ovo_to_ovr(r._raw(T), 4)
+    ovr = ovo_to_ovr(r._raw(T), 4)
     np.testing.assert_allclose(r.decision_function(T), ovr)
     np.testing.assert_array_equal(r.predict(T), svc.classes_[np.argmax(ovr, axis=1)])
     bad = SVC(gamma=0.1, decision_function_shape="ovo", break_ties=True).fit(X, y)
@@ -565,13 +559,13 @@ def test_coef_fit_train_fits_the_decision_values_on_the_training_set(blobs4):
 def test_burges_random_starts_too_far_for_a_narrow_kernel_still_give_every_vector():
     # gamma = 1e5 on data of spread 3: k(random start, x) underflows to 0, the descent
     # cannot move; the support vector with the largest residual is the start then
-    from kpm.reduced_set.svc import _LOG_TINY, _burges_one_term
+    from kpm.reduced_set.construction import LOG_TINY, burges_one_term
 
     X, y = make_blobs(n_samples=80, centers=2, cluster_std=3.0, random_state=4)
     svc = SVC(gamma=1e5, C=10).fit(X, y)
     rng = np.random.default_rng(0)
     starts = X.mean(0) + X.std(0) * rng.standard_normal((1, 2))
-    assert _burges_one_term(svc.support_vectors_, svc.dual_coef_, 1e5, starts, maxiter=50)[1][0] < _LOG_TINY
+    assert burges_one_term(svc.support_vectors_, svc.dual_coef_, 1e5, starts, maxiter=50)[1][0] < LOG_TINY
     r = reduce_svc(svc, 5, method="burges", X=X, y=y, random_state=0, n_restarts=1)
     assert r.n_expansion_vectors_ == 5
     # each vector removes (at least) one support vector's share of the error
@@ -594,8 +588,8 @@ def test_data_objective_gradient_and_value():
     mask = np.array([[1, 1, 0, 0], [0, 1, 1, 1]], dtype=float)
     B, b = rng.normal(size=(2, 4)) * mask, rng.normal(size=2)
     p0 = np.concatenate([Z.ravel(), B.ravel(), b])
-    fun = lambda p: _data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[0]  # noqa: E731
-    jac = lambda p: _data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[1]  # noqa: E731
+    fun = lambda p: data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[0]  # noqa: E731
+    jac = lambda p: data_objective(p, X, F, mask, 0.5, 4, 3, 7.0)[1]  # noqa: E731
     assert check_grad(fun, jac, p0) < 1e-6 * (1 + np.linalg.norm(jac(p0)))
     G = RBF(X, Z) @ B.T + b
     assert fun(p0) == pytest.approx(np.sum((F - G) ** 2) / 7.0)
