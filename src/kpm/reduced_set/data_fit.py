@@ -18,14 +18,21 @@ from kpm.kernels import Kernel
 from kpm.reduced_set.expansion import machine_labels
 
 __all__ = [
+    "AUTO_HELD_OUT_SHARE",
+    "auto_offset_rule",
     "data_fit",
     "data_objective",
     "fit_coef_on_data",
     "fit_offsets",
+    "held_out_rows",
     "min_error_offset",
     "sample_class_weights",
     "training_agreement",
 ]
+
+#: the share of the training weight that the rows outside the support vectors must carry for
+#: ``threshold='auto'`` to take the mean rule over them (else the original offset is kept)
+AUTO_HELD_OUT_SHARE = 0.5
 
 
 def data_objective(params, X, F, mask, gamma, m, d, scale, weight=None):
@@ -151,6 +158,31 @@ def min_error_offset(g, lab, b_ref, weight=None):
     else:
         t = hi[k] - max(abs(hi[k] - t_ref), 1e-12)
     return -float(t)
+
+
+def held_out_rows(exp, X):
+    """The rows of ``X`` that are none of the expansion vectors that ``exp`` uses (by content,
+    so repeated rows go together): held out from the expansion."""
+    used = exp.V[np.any(exp.A != 0, axis=0)]
+    centres = {np.ascontiguousarray(v).tobytes() for v in used}
+    return np.array([np.ascontiguousarray(x).tobytes() not in centres for x in X], dtype=bool)
+
+
+def auto_offset_rule(exp, X, weight=None):
+    """The offset rule of ``threshold='auto'`` on the training set ``X``: ``('mean', rows)``,
+    the mean rule over the ``rows`` held out from the expansion (:func:`held_out_rows`), when
+    they carry at least :data:`AUTO_HELD_OUT_SHARE` of the training weight; else ``('keep',
+    None)``. At a support vector ``x_i`` the original value ``f(x_i)`` holds the point's own
+    term ``alpha_i k(x_i, x_i)``, which a reduced expansion does not reproduce term by term:
+    the mean difference there is biased (wide data, where every training point is a support
+    vector and ``k(x_i, x_j)`` is small for ``i != j``: ``f`` varies five times more at the
+    training points than at fresh ones, and the mean rule shifted the offset of a
+    constructed reduced set by a third of that spread)."""
+    rows = held_out_rows(exp, X)
+    w = np.ones(len(X)) if weight is None else np.asarray(weight, dtype=float)
+    if rows.any() and w[rows].sum() >= AUTO_HELD_OUT_SHARE * w.sum() and w[rows].sum() > 0:
+        return "mean", rows
+    return "keep", None
 
 
 def fit_offsets(exp, X, y, classes, V, B, threshold, weight=None):

@@ -63,6 +63,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kpm.reduced_set.construction import construct_linear
 from kpm.reduced_set.data_fit import (
+    auto_offset_rule,
     data_fit,
     fit_coef_on_data,
     fit_offsets,
@@ -149,7 +150,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     reduced machine's training accuracy is within 1 % of the SVC's and its decision values
     reproduce 90 % of the variation of the SVC's. The coefficients minimise
     :math:`\|\Psi - \Psi'\|^2` (``coef_fit='feature-space'``) and each offset is refitted
-    on the training set (``threshold='auto'``, the mean rule when training data are given).
+    on the training set (``threshold='auto'``: the mean rule over the training points that are
+    not support vectors, when they carry at least half of the training weight).
     A one-vs-one ``SVC`` shares one budget of vectors among its machines.
 
     Parameters
@@ -188,7 +190,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         counts). None: the fitted SVC's own ``class_weight_``.
     threshold : {'auto', 'mean', 'error', 'keep'}, default='auto'
         How the offset of each reduced machine is recomputed on the training set
-        (:doc:`/user_guide/reduced_sets`); ``'auto'`` is ``'mean'`` when training data are given, else ``'keep'``.
+        (:doc:`/user_guide/reduced_sets`). ``'auto'``: ``'mean'`` over the training points
+        that are not support vectors (held out from the expansion: at a support vector the
+        SVC's value holds the point's own term, which biases the mean) when they carry at
+        least half of the training weight, else ``'keep'`` (and ``'keep'`` without training
+        data); with ``coef_fit='train'`` or ``data_fit_maxiter``, which fit the decision
+        values on the training set, ``'mean'`` over it (their least-squares offset);
+        ``threshold_`` says which was taken.
     shared_vectors : bool or 'auto', default='auto'
         Whether the machines of a multi-machine system (one-vs-one ``SVC``, list of one-vs-
         rest machines, expansion with several rows) share one budget of expansion vectors,
@@ -244,6 +252,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         Coefficients ``beta`` (zero where a machine does not use a vector).
     intercept_ : ndarray of shape (n_machines,)
         Recomputed offsets.
+    threshold_ : {'mean', 'error', 'keep'}
+        The rule that gave them (``threshold='auto'`` resolved).
     original_intercept_ : ndarray of shape (n_machines,)
     n_vectors_ : ndarray of int, shape (n_machines,)
         Expansion vectors per machine after reduction.
@@ -431,8 +441,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             weight = weight * sample_class_weights(self.class_weight, self.classes_, est, y, weight)
 
         threshold = self.threshold
-        if threshold == "auto":
-            threshold = "mean" if X is not None else "keep"
+        if threshold == "auto" and X is None:
+            threshold = "keep"
         if threshold != "keep" and X is None:
             raise ValueError(f"threshold={threshold!r} needs the training set X, y")
         if self.method in ("construct", "burges") and exp.kernel.name not in ("rbf", "linear"):
@@ -688,6 +698,14 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         return reduce_shared(exp, self.method, m, **solver)
 
     def _thresholds(self, exp, X, y, threshold, weight=None):
+        if threshold == "auto" and (self.coef_fit == "train" or self.data_fit_maxiter > 0):
+            threshold = "mean"  # the offset of their least-squares fit on the training set
+        elif threshold == "auto":
+            threshold, rows = auto_offset_rule(exp, X, weight)
+            if rows is not None:
+                X, y = X[rows], np.asarray(y)[rows]
+                weight = None if weight is None else weight[rows]
+        self.threshold_ = threshold
         return fit_offsets(exp, X, y, self.classes_, self.reduced_vectors_, self.reduced_coef_,
                            threshold, weight)
 
