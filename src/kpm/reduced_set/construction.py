@@ -40,6 +40,8 @@ def construct_single(kernel, Xs, alpha, m, *, max_iter, tol, n_restarts, rng):
     norm2 = float(alpha @ Ka)
     d = Xs.shape[1]
     Z = np.empty((0, d))
+    if not norm2 > 0:  # Psi = 0 (support vectors that cancel): nothing to approximate
+        return Z, np.empty(0)
     Kzs = np.empty((0, len(Xs)))  # k(z_j, x_i)
     Kzz = np.empty((0, 0))
     beta = np.empty(0)
@@ -110,6 +112,9 @@ def joint_gradient(kernel, Xs, alpha, Z, beta, maxiter):
     """Joint L-BFGS descent over ``(Z, beta)`` of all machines, then optimal ``beta``;
     the starting point is kept when the descent does not lower the total error."""
     from scipy.optimize import minimize
+
+    if not len(Z):  # Psi = 0: nothing to move
+        return Z, beta
 
     m, d = Z.shape
     A = np.atleast_2d(alpha)
@@ -289,4 +294,6 @@ def construct_shared(kernel, Xs, A, m, *, solver, max_iter, tol, n_restarts, rng
         err = norm2 - 2 * np.sum(B.T * rhs) + np.sum(B.T * (Kzz @ B.T))
         if err <= 1e-12 * norm2:
             break
+    if not len(Z):  # Psi = 0 for every machine: nothing to approximate
+        return Z, np.zeros((M, 0))
     return Z, np.atleast_2d(optimal_coefficients(Z, Xs, A, kernel))

@@ -10,21 +10,25 @@ errors, :func:`min_error_offset`).
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from scipy import linalg
 from sklearn.utils.class_weight import compute_class_weight
 
 from kpm.kernels import Kernel
-from kpm.reduced_set.expansion import machine_labels
+from kpm.reduced_set.expansion import expansion_values, machine_labels
 
 __all__ = [
     "AUTO_HELD_OUT_SHARE",
     "auto_offset_rule",
     "data_fit",
     "data_objective",
+    "distinct_rows",
     "fit_coef_on_data",
     "fit_offsets",
     "held_out_rows",
+    "row_fractions",
     "min_error_offset",
     "sample_class_weights",
     "training_agreement",
@@ -60,27 +64,33 @@ def data_objective(params, X, F, mask, gamma, m, d, scale, weight=None):
     return f, np.concatenate([g_Z.ravel(), g_B.ravel(), g_b])
 
 
-def data_fit(exp, X, Z, B, *, maxiter, validation_fraction, rng, weight=None, check_every=10):
+def data_fit(exp, X, Z, B, *, maxiter, validation_fraction, weight=None, check_every=10):
     """Joint L-BFGS descent over the vectors, coefficients and offsets of all machines
     on the training set: minimise the (weighted) squared difference between the original
     and the reduced decision values, ``sum_{x, p} w_x (f_p(x) - g_p(x) - b_p)^2`` (every
     machine keeps the vectors it uses: ``B``'s zero pattern is held). Beyond Schölkopf et
     al. (1999): it approximates ``f`` where the data are, their closing remark, instead of
-    ``||Psi - Psi'||``. Early stopping: a random ``validation_fraction`` of ``X`` is held
-    out and the iterate with the lowest held-out error (checked every ``check_every``
-    iterations) is returned; ``validation_fraction=0`` returns the last iterate."""
+    ``||Psi - Psi'||``. Early stopping: a ``validation_fraction`` of the rows of ``X``, chosen
+    by their content (:func:`row_fractions`, so that repeated rows and integer weights give
+    the same split), is held out and the iterate with the lowest held-out error (checked
+    every ``check_every`` iterations) is returned; ``validation_fraction=0`` returns the
+    last iterate."""
     from scipy.optimize import minimize
 
     m, d = Z.shape
+    if m == 0:  # Psi = 0: no vectors to move, the offsets are refitted afterwards
+        return Z, B
     M = len(B)
     w = np.ones(len(X)) if weight is None else np.asarray(weight, dtype=float)
+    # the distinct rows with their summed weights: the same sums for repeated rows
+    X, _, w = distinct_rows(X, np.zeros(len(X)), w)
     mask = (B != 0).astype(float)
     F = exp.kernel.matvec(X, exp.A.T, exp.V)  # original decision values without offsets
-    perm = rng.permutation(len(X))
-    n_val = min(int(round(validation_fraction * len(X))), len(X) - 1)  # >= 1 point to fit
-    va, tr = perm[:n_val], perm[n_val:]
+    held = row_fractions(X) < validation_fraction
+    va, tr = np.flatnonzero(held), np.flatnonzero(~held)
     if not w[tr].sum() > 0:  # the points fitted carry no weight: fit them all
-        va, tr, n_val = va[:0], perm, 0
+        va, tr = va[:0], np.arange(len(X))
+    n_val = len(va)
     b0 = w[tr] @ (F[tr] - exp.kernel.matvec(X[tr], B.T, Z)) / w[tr].sum()
     x0 = np.concatenate([Z.ravel(), (B * mask).ravel(), b0])
     scale = max(float(w[tr] @ np.sum(F[tr] ** 2, axis=1)), 1e-300)
@@ -113,6 +123,8 @@ def fit_coef_on_data(exp, X, V, B, weight=None):
     """(Weighted) least-squares fit of each machine's original decision values on ``X`` over
     the reduced vectors it uses (with a free offset); machines using the same vectors share
     one solve."""
+    if not len(V):
+        return np.zeros_like(B)
     F = exp.kernel.matvec(X, exp.A.T, exp.V)  # (n, M), without offsets
     Kx = exp.kernel(X, V)
     sw = np.ones(len(X)) if weight is None else np.sqrt(np.asarray(weight, dtype=float))
@@ -133,6 +145,7 @@ def min_error_offset(g, lab, b_ref, weight=None):
     """Offset b minimising the (weighted) errors of sign(g + b) against ``lab``; ties: closest
     to b_ref."""
     w = np.ones(len(g)) if weight is None else np.asarray(weight, dtype=float)
+    g, lab, w = g[w > 0], lab[w > 0], w[w > 0]  # a zero weight removes the sample
     order = np.argsort(g)
     gs, ls, ws = g[order], lab[order], w[order]
     # threshold t = -b between consecutive sorted values: predict +1 when g > t
@@ -142,6 +155,9 @@ def min_error_offset(g, lab, b_ref, weight=None):
     errors = pos_le + neg_gt  # index k: t between gs[k-1] and gs[k]
     lo = np.concatenate([[-np.inf], gs])
     hi = np.concatenate([gs, [np.inf]])
+    # between equal values the interval is empty: no threshold splits tied points (all of
+    # them fell on one side, by their order in the sort: constant g took the offset 0)
+    errors[lo >= hi] = np.inf
     best = errors <= errors.min() + 1e-12 * max(float(w.sum()), 1.0)
     t_ref = -b_ref
     # distance of t_ref to each optimal interval [lo, hi)
@@ -158,6 +174,24 @@ def min_error_offset(g, lab, b_ref, weight=None):
     else:
         t = hi[k] - max(abs(hi[k] - t_ref), 1e-12)
     return -float(t)
+
+
+def distinct_rows(X, y, weight):
+    """The distinct ``(row, label)`` pairs of positive weight, in sorted order, with their
+    summed weights: the same for integer weights and for rows repeated as often."""
+    keep = weight > 0
+    X, y, weight = X[keep], y[keep], weight[keep]
+    codes = np.unique(y, return_inverse=True)[1].ravel()
+    _, first, inv = np.unique(np.column_stack([X, codes]), axis=0, return_index=True,
+                              return_inverse=True)
+    return X[first], y[first], np.bincount(np.ravel(inv), weights=weight, minlength=len(first))
+
+
+def row_fractions(X):
+    """A number in ``[0, 1)`` per row of ``X``, a function of the row's content alone (the
+    CRC-32 of its bytes over 2^32): a split by it keeps repeated rows together and does not
+    depend on the order of the rows or on the other rows."""
+    return np.array([zlib.crc32(np.ascontiguousarray(x).tobytes()) for x in X], dtype=float) / 2.0**32
 
 
 def held_out_rows(exp, X):
@@ -194,7 +228,7 @@ def fit_offsets(exp, X, y, classes, V, B, threshold, weight=None):
         return exp.b.copy()
     w = np.ones(len(X)) if weight is None else weight
     f = exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b  # original decision values
-    g = exp.kernel.matvec(X, B.T, V)
+    g = expansion_values(exp.kernel, X, V, B)
     b = np.empty(len(exp.b))
     for p, (mask, lab) in enumerate(machine_labels(np.asarray(y), classes, exp.mode, exp.pairs)):
         if not mask.any() or not w[mask].sum() > 0:

@@ -27,7 +27,9 @@ __all__ = [
     "as_expansion",
     "expansion_classes",
     "expansion_error",
+    "expansion_values",
     "machine_labels",
+    "machine_optimal_coefficients",
     "optimal_coefficients",
     "ovo_to_ovr",
     "predict_labels",
@@ -142,6 +144,26 @@ def expansion_error(X, alpha, Z, beta, kernel):
         err += np.einsum("pj,jl,pl->p", B, kernel(Z), B)
     err = np.maximum(err, 0.0)
     return err[0] if np.ndim(alpha) == 1 else err
+
+
+def machine_optimal_coefficients(exp, V, used):
+    """Each machine's optimal coefficients (:func:`optimal_coefficients`) over the vectors
+    ``V[used[p]]`` it uses (``used``: boolean, ``(n_machines, len(V))``), zero elsewhere."""
+    B = np.zeros(used.shape)
+    for p in range(len(B)):
+        cols = np.flatnonzero(used[p])
+        if len(cols):
+            B[p, cols] = optimal_coefficients(V[cols], exp.V, exp.A[p], exp.kernel)
+    return B
+
+
+def expansion_values(kernel, X, V, B):
+    """``sum_j B[p, j] k(V_j, x)`` for each row x of ``X`` and machine p, shape
+    ``(n, n_machines)``; zeros for an empty expansion (no vectors: ``Psi = 0``, as for an SVC
+    fitted on constant data, whose machine decides by its offset alone)."""
+    if len(V) == 0:
+        return np.zeros((len(X), len(B)))
+    return kernel.matvec(X, B.T, V)
 
 
 # ------------------------------------------------------------------- input expansion

@@ -57,7 +57,6 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -65,6 +64,7 @@ from kpm.reduced_set.construction import construct_linear
 from kpm.reduced_set.data_fit import (
     auto_offset_rule,
     data_fit,
+    distinct_rows,
     fit_coef_on_data,
     fit_offsets,
     sample_class_weights,
@@ -74,7 +74,8 @@ from kpm.reduced_set.expansion import (
     as_expansion,
     expansion_classes,
     expansion_error,
-    optimal_coefficients,
+    expansion_values,
+    machine_optimal_coefficients,
     ovo_to_ovr,
     predict_labels,
 )
@@ -88,6 +89,7 @@ from kpm.validation import (
     Real,
     check_option,
     check_sample_weight,
+    check_weighted_classes,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
@@ -101,6 +103,9 @@ __all__ = [
     "WORSE_R2",
     "ReducedSetSVC",
     "auto_tolerance",
+    "fit_on_distinct_rows",
+    "fit_svc",
+    "warn_if_linear_selection",
     "reduce_svc",
     "worse_tolerance",
 ]
@@ -133,6 +138,66 @@ def worse_tolerance(n):
     """The accuracy gap (training set of n samples) beyond which an explicit budget is
     clearly worse than the SVC and warns: 5 %, or two samples."""
     return max(0.05, 2.0 / n)
+
+
+def warn_if_linear_selection(reduced, exp):
+    """Warn when the fitted ``reduced`` machine selected vectors of the linear SVC ``exp`` and
+    does not reproduce it: its expansion is the weight vector itself, so
+    ``method='construct'`` reduces it exactly, to one vector per machine -- fewer vectors and
+    no error."""
+    if exp.kernel.name != "linear" or reduced.method not in ("select", "select-l1"):
+        return
+    rel = float(np.max(reduced.approximation_error_ / np.maximum(reduced.original_norm_sq_, 1e-300)))
+    if rel > LINEAR_EXACT_RTOL:
+        warnings.warn(
+            f"ReducedSetSVC with method={reduced.method!r} on a linear SVC keeps "
+            f"{reduced.n_expansion_vectors_} of its vectors and loses {rel:.1%} of "
+            "||Psi||^2 (the squared norm of its weight vector); a linear SVC reduces exactly "
+            "to one vector per machine, its weight vector: use method='construct'",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def fit_svc(estimator, class_weight, X, y, weight):
+    """Fit a clone of the unfitted ``estimator`` (None: ``SVC(kernel='rbf')``) on the
+    validated ``(X, y)`` with the sample weights ``weight`` (:func:`fit_on_distinct_rows`);
+    ``class_weight``, unless None, replaces its own. Raises a ValueError when the samples of
+    positive weight, class weights included, hold one class."""
+    from sklearn.svm import SVC
+
+    base = SVC(kernel="rbf") if estimator is None else estimator
+    if not hasattr(base, "fit"):
+        raise ValueError("with prefit=False, estimator must be an unfitted SVC (or None)")
+    base = clone(base)
+    if class_weight is not None and "class_weight" in base.get_params():
+        base.set_params(class_weight=class_weight)
+    per_class = sample_class_weights(base.get_params().get("class_weight"), np.unique(y), None, y, weight)
+    check_weighted_classes(y, weight * per_class, who="ReducedSetSVC",
+                           weighted_by="sample_weight times class_weight")
+    return fit_on_distinct_rows(base, X, y, weight)
+
+
+def fit_on_distinct_rows(svc, X, y, weight):
+    """Fit the (unfitted) ``svc`` on ``(X, y)`` with the sample weights ``weight``.
+
+    Where rows repeat or weights are not all one, it is fitted on the distinct ``(row,
+    label)`` pairs with their summed weights (:func:`distinct_rows`), the same problem: a
+    row repeated k times has k dual variables in ``[0, C]``, the row weighted k one in
+    ``[0, k C]``, and both give the same decision function; libsvm then sees the same
+    input for integer weights as for repeated rows (its solution depends on the order of the
+    rows and on its tolerance), and ``gamma='scale'`` is computed from the weighted variance
+    of ``X``, the variance of the repeated rows. Else it is fitted on ``(X, y)`` as given.
+    """
+    Xd, yd, wd = distinct_rows(X, y, weight)
+    if len(Xd) == len(X) and np.all(weight == 1):
+        return svc.fit(X, y)
+    params = svc.get_params()
+    if params.get("gamma") == "scale" and params.get("kernel") in ("rbf", "poly", "sigmoid"):
+        mean = wd @ Xd.mean(axis=1) / wd.sum()
+        var = float(wd @ np.mean((Xd - mean) ** 2, axis=1) / wd.sum())
+        svc.set_params(gamma=1.0 / (X.shape[1] * var) if var != 0 else 1.0)
+    return svc.fit(Xd, yd, sample_weight=wd)
 
 
 # ------------------------------------------------------------------------ estimator
@@ -227,7 +292,9 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         vectors it uses. Early stopping on a held-out ``validation_fraction`` of ``X``.
     validation_fraction : float, default=0.2
         Fraction of ``X`` held out by ``data_fit_maxiter`` to choose the iterate (lowest
-        held-out squared error, checked every 10 iterations); 0: the last iterate.
+        held-out squared error, checked every 10 iterations); 0: the last iterate. The rows
+        held out are chosen by their content (a hash), so that integer sample weights and
+        repeated rows hold out the same points.
     coef_fit : {'feature-space', 'train'}, default='feature-space'
         How the final coefficients over the reduced vectors are chosen: ``'feature-space'``
         minimises :math:`\|\Psi - \Psi'\|^2` (the paper's Proposition); ``'train'`` fits, machine
@@ -375,10 +442,13 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Labels.
         sample_weight : array-like of shape (n_samples,), optional
-            Passed to the SVC's ``fit`` (``prefit=False``) and weighting every fit on the
-            training set here: the thresholds, ``coef_fit='train'``, ``data_fit_maxiter``
-            and the accuracies that ``n_vectors='auto'`` compares (times the class weights
-            of the SVC, or ``class_weight``).
+            Passed to the SVC's ``fit`` (``prefit=False``; where rows repeat or weights are
+            not all one, on the distinct rows with their summed weights and ``gamma='scale'``
+            from the weighted variance, :func:`fit_on_distinct_rows`, so that integer weights
+            and repeated rows give the same machine) and weighting every fit on the training
+            set here: the thresholds, ``coef_fit='train'``, ``data_fit_maxiter`` and the
+            accuracies that ``n_vectors='auto'`` compares (times the class weights of the
+            SVC, or ``class_weight``).
 
         Returns
         -------
@@ -409,29 +479,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
                 self.n_features_in_ = exp.V.shape[1]
             weight = None if X is None else check_sample_weight(sample_weight, len(X), who=type(self).__name__)
         else:
-            from sklearn.svm import SVC
-
-            if X is None:
-                raise ValueError("fit needs X and y (or prefit=True with a fitted machine)")
-            if y is None:
-                raise ValueError(
-                    "ReducedSetSVC requires y to be passed, but the target y is None"
-                )
-            X, y = validate_data(self, X, y, dtype=float)
-            check_classification_targets(y)
-            if len(np.unique(y)) < 2:
-                raise ValueError(
-                    f"the training labels contain only one class ({np.unique(y)[0]!r}); an SVM "
-                    "needs at least two classes"
-                )
-            weight = check_sample_weight(sample_weight, len(X), who=type(self).__name__)
-            base = SVC(kernel="rbf") if self.estimator is None else self.estimator
-            if not hasattr(base, "fit"):
-                raise ValueError("with prefit=False, estimator must be an unfitted SVC (or None)")
-            base = clone(base)
-            if self.class_weight is not None and "class_weight" in base.get_params():
-                base.set_params(class_weight=self.class_weight)
-            est = base.fit(X, y) if sample_weight is None else base.fit(X, y, sample_weight=weight)
+            X, y, weight, est = self._fit_svc(X, y, sample_weight)
             exp = as_expansion(est)
         self.estimator_ = est
         self._mode, self._pairs, self._ovr_shape = exp.mode, exp.pairs, exp.ovr_shape
@@ -470,7 +518,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._n_vectors = AUTO_FRACTIONS[0] if n_vectors == "auto" else n_vectors
             self._fit_budget(exp, X, y, weight, threshold)
             self.original_accuracy_ = None
-            self._warn_if_linear_selection(exp)
+            warn_if_linear_selection(self, exp)
             return self
         self._original_raw = exp.kernel.matvec(X, exp.A.T, exp.V) + exp.b
         original = self._labels(self._original_raw)
@@ -482,26 +530,25 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             self._fit_budget(exp, X, y, weight, threshold)
             self._warn_if_worse(X, y, weight)
         del self._original_raw
-        self._warn_if_linear_selection(exp)
+        warn_if_linear_selection(self, exp)
         warn_if_degenerate_model(self._labels(self._raw_validated(X)), y, self.classes_, "ReducedSetSVC")
         return self
 
-    def _warn_if_linear_selection(self, exp):
-        """Warn when vectors were selected for a linear SVC and do not reproduce it: its
-        expansion is the weight vector itself, so ``method='construct'`` reduces it exactly,
-        to one vector per machine -- fewer vectors and no error."""
-        if exp.kernel.name != "linear" or self.method not in ("select", "select-l1"):
-            return
-        rel = float(np.max(self.approximation_error_ / np.maximum(self.original_norm_sq_, 1e-300)))
-        if rel > LINEAR_EXACT_RTOL:
-            warnings.warn(
-                f"ReducedSetSVC with method={self.method!r} on a linear SVC keeps "
-                f"{self.n_expansion_vectors_} of its vectors and loses {rel:.1%} of "
-                "||Psi||^2 (the squared norm of its weight vector); a linear SVC reduces exactly "
-                "to one vector per machine, its weight vector: use method='construct'",
-                UserWarning,
-                stacklevel=3,
+    def _fit_svc(self, X, y, sample_weight):
+        """Validate the training set and fit the SVC on it (``prefit=False``)."""
+        if X is None:
+            raise ValueError("fit needs X and y (or prefit=True with a fitted machine)")
+        if y is None:
+            raise ValueError("ReducedSetSVC requires y to be passed, but the target y is None")
+        X, y = validate_data(self, X, y, dtype=float)
+        check_classification_targets(y)
+        if len(np.unique(y)) < 2:
+            raise ValueError(
+                f"the training labels contain only one class ({np.unique(y)[0]!r}); an SVM "
+                "needs at least two classes"
             )
+        weight = check_sample_weight(sample_weight, len(X), who=type(self).__name__)
+        return X, y, weight, fit_svc(self.estimator, self.class_weight, X, y, weight)
 
     def _fit_budget(self, exp, X, y, weight, threshold):
         """Reduce at the budget ``self._n_vectors``, then the data fits and the offsets."""
@@ -509,8 +556,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         if self.data_fit_maxiter > 0:
             V_red, B_red = data_fit(
                 exp, X, V_red, B_red, maxiter=self.data_fit_maxiter,
-                validation_fraction=self.validation_fraction,
-                rng=check_random_state(self.random_state), weight=weight,
+                validation_fraction=self.validation_fraction, weight=weight,
             )
         if self.coef_fit == "train":
             B_red = fit_coef_on_data(exp, X, V_red, B_red, weight)
@@ -605,8 +651,14 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        check_is_fitted(self, "reduced_coef_")
         threshold = check_option(threshold, "threshold", ("mean", "error", "keep"))
+        X, y, weight = self._refit_data(X, y, sample_weight)
+        self.intercept_ = self._thresholds(self._expansion, X, y, threshold, weight)
+        return self
+
+    def _refit_data(self, X, y, sample_weight):
+        """The validated ``(X, y, weight)`` of a refit."""
+        check_is_fitted(self, "reduced_coef_")
         X = validate_data(self, X, dtype=float, reset=False)
         y = np.asarray(y)
         if y.shape != (len(X),):
@@ -615,8 +667,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("y holds labels that are not among classes_")
         weight = None if sample_weight is None else check_sample_weight(sample_weight, len(X),
                                                                         who=type(self).__name__)
-        self.intercept_ = self._thresholds(self._expansion, X, y, threshold, weight)
-        return self
+        return X, y, weight
 
     def refit_coefficients(self, X, y, coef_fit="train", threshold="mean", sample_weight=None):
         """Recompute the coefficients over the reduced vectors, in place (see ``coef_fit``),
@@ -634,22 +685,18 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        check_is_fitted(self, "reduced_coef_")
         coef_fit = check_option(coef_fit, "coef_fit", _COEF_FITS)
-        X = validate_data(self, X, dtype=float, reset=False)
-        weight = None if sample_weight is None else check_sample_weight(sample_weight, len(X),
-                                                                        who=type(self).__name__)
-        exp, V, used = self._expansion, self.reduced_vectors_, self.reduced_coef_ != 0
+        threshold = check_option(threshold, "threshold", ("mean", "error", "keep"))
+        X, y, weight = self._refit_data(X, y, sample_weight)
+        exp, V = self._expansion, self.reduced_vectors_
         if coef_fit == "train":
             B = fit_coef_on_data(exp, X, V, self.reduced_coef_, weight)
         else:
-            B = np.zeros_like(self.reduced_coef_)
-            for p in range(len(B)):
-                cols = np.flatnonzero(used[p])
-                B[p, cols] = optimal_coefficients(V[cols], exp.V, exp.A[p], exp.kernel)
+            B = machine_optimal_coefficients(exp, V, self.reduced_coef_ != 0)
         self.reduced_coef_ = B
         self.approximation_error_ = np.atleast_1d(expansion_error(exp.V, exp.A, V, B, exp.kernel))
-        return self.refit_threshold(X, y, threshold, sample_weight)
+        self.intercept_ = self._thresholds(exp, X, y, threshold, weight)
+        return self
 
     def _machine_targets(self, exp):
         """Vectors to keep per machine, validated against its number of support vectors."""
@@ -718,7 +765,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         """Raw decision values (n, n_machines) of an X already validated: the training set
         inside :meth:`fit`, which must not pass the public validation again (an ndarray
         there would be checked against the feature names of a DataFrame given to fit)."""
-        return self.kernel_.matvec(X, self.reduced_coef_.T, self.reduced_vectors_) + self.intercept_
+        return expansion_values(self.kernel_, X, self.reduced_vectors_, self.reduced_coef_) + self.intercept_
 
     def decision_function(self, X):
         """Decision values of the reduced machine(s).
