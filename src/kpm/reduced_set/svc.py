@@ -308,7 +308,8 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     estimator_ : object
-        The (fitted) input machine.
+        The (fitted) input machine; fitted here on the distinct rows where rows repeat or
+        weights are not all one (:func:`fit_on_distinct_rows`; ``support_`` indexes those).
     classes_ : ndarray
         Class labels.
     kernel_ : kpm.kernels.Kernel
