@@ -7,7 +7,8 @@ the problem.
   :func:`check_option`, :func:`check_bool`, :func:`check_positive_grid`,
   :func:`check_generator`, :func:`check_random_state`);
 * :mod:`kpm.validation.data` -- arrays of samples (:func:`check_samples`,
-  :func:`check_estimator_data`) and their weights (:func:`check_sample_weight`);
+  :func:`check_estimator_data`) and their weights (:func:`check_sample_weight`,
+  :func:`check_weighted_classes`);
 * :mod:`kpm.validation.kernel_matrix` -- kernel matrices given by the user and computed
   kernel values (:func:`check_kernel_matrix`, :func:`check_psd_spectrum`,
   :func:`check_cross_kernel`, :func:`check_kernel_values`);
@@ -18,7 +19,7 @@ the problem.
   :func:`warn_if_degenerate_model`, ...).
 """
 
-from kpm.validation.data import check_estimator_data, check_sample_weight, check_samples
+from kpm.validation.data import check_estimator_data, check_sample_weight, check_samples, check_weighted_classes
 from kpm.validation.degeneracy import (
     DEGENERACY_TOL,
     ISOLATED_FRACTION,
@@ -66,7 +67,7 @@ __all__ = [
     "IntegerGrid", "Splitter", "RandomState", "check_param", "validate_params",
     "check_int", "check_real", "check_option", "check_bool", "check_positive_grid", "check_generator",
     "check_random_state",
-    "check_samples", "check_estimator_data", "check_sample_weight",
+    "check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes",
     "one_vs_rest", "ovr_targets", "relevance_targets",
     "SYMMETRY_RTOL", "PSD_RTOL", "check_kernel_matrix", "check_psd_spectrum", "check_cross_kernel",
     "check_kernel_values",

@@ -4,7 +4,8 @@
 the same data give bit-identical results (BLAS sums in a layout-dependent order);
 :func:`check_estimator_data` does the same for an estimator's ``fit``/``transform``, with
 scikit-learn's ``n_features_in_`` and ``feature_names_in_`` bookkeeping;
-:func:`check_sample_weight` checks the sample weights of a ``fit``.
+:func:`check_sample_weight` checks the sample weights of a ``fit``, and
+:func:`check_weighted_classes` that its samples of positive weight hold two classes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
-__all__ = ["check_samples", "check_estimator_data", "check_sample_weight"]
+__all__ = ["check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes"]
 
 
 def check_samples(X, name="X", *, min_samples=1, ensure_2d=True):
@@ -105,3 +106,39 @@ def check_sample_weight(sample_weight, n_samples, *, who=None):
     if not np.isfinite(total):
         raise ValueError(f"{prefix}sample_weight sums to more than the largest float: scale the weights down")
     return w
+
+
+def check_weighted_classes(y, weight, *, who=None, weighted_by="sample_weight"):
+    """Check that the samples of positive weight hold at least two classes.
+
+    A zero weight removes a sample (scikit-learn's convention), so a class whose samples all
+    weigh zero -- by ``sample_weight`` or by a class weight of 0 -- is absent from the fit: a
+    classifier trained on what is left sees one class.
+
+    Parameters
+    ----------
+    y : ndarray (n_samples,)
+        The labels.
+    weight : ndarray (n_samples,)
+        The (validated) weights of the samples, class weights included.
+    who : str, optional
+        The estimator the weights are given to, the prefix of the message.
+    weighted_by : str, default="sample_weight"
+        What made the weights, for the message.
+
+    Raises
+    ------
+    ValueError
+        When fewer than two classes keep a positive total weight.
+    """
+    classes = np.unique(y)
+    total = np.array([weight[y == c].sum() for c in classes])
+    kept = classes[total > 0]
+    if len(kept) < 2:
+        prefix = f"{who}: " if who else ""
+        dropped = classes[~(total > 0)].tolist()
+        raise ValueError(
+            f"{prefix}the samples of class(es) {dropped} all weigh zero ({weighted_by}), which "
+            f"removes them: only class {kept.tolist()} is left to learn; a classifier needs at "
+            "least two classes of positive weight"
+        )
