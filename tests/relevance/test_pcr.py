@@ -576,3 +576,83 @@ def test_an_explicit_dimension_far_below_the_relevant_one_warns():
     target = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1]
     with pytest.warns(UserWarning, match=r"KernelPCRRegressor with n_components=2 .* \(training R\^2"):
         KernelPCRRegressor(2, sigma="median").fit(X[:60], target[:60])
+
+
+# ------------------------------------------------ repeated rows
+def _repeated_regression():
+    """50 training points repeated 4 times, 1,000 fresh test points (noise-free targets)."""
+    rng = np.random.RandomState(0)
+    X0 = rng.uniform(-3, 3, (1050, 2))
+    f = np.sin(X0[:, 0]) * X0[:, 1]
+    y0 = f + 0.1 * rng.randn(1050)
+    return np.repeat(X0[:50], 4, 0), np.repeat(y0[:50], 4), X0[:50], y0[:50], X0[50:], f[50:]
+
+
+@pytest.mark.parametrize("kw", [dict(null_space="noise"), dict(n_components="cv", random_state=0),
+                                dict(n_components="cv", random_state=1)])
+def test_rows_repeated_fit_as_well_as_kernel_ridge(kw):
+    # the copies of a row have equal targets: with null_space='noise' the 150 directions that
+    # separate them had contributions 0 in the noise component (d = 49 of rank 50, test
+    # R^2 -1770); 5-fold CV put copies in training and validation parts (d = 41 to 49)
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import GridSearchCV, LeaveOneOut
+
+    X, y, Xd, yd, Xt, ft = _repeated_regression()
+    m = KernelPCRRegressor(**kw).fit(X, y)
+    # the reference: kernel ridge on the same kernel, alpha by leave-one-out on the 50 points
+    ridge = GridSearchCV(KernelRidge(kernel="rbf", gamma=m.kernel_.gamma), {"alpha": np.logspace(-6, 1, 15)}, cv=LeaveOneOut(),
+                         scoring="neg_mean_squared_error").fit(Xd, yd)
+    ref = r2_score(ft, ridge.predict(Xt))
+    assert ref > 0.98
+    assert r2_score(ft, m.predict(Xt)) >= ref - 0.03
+
+
+@pytest.mark.parametrize("random_state", [0, 1, 2])
+def test_rows_repeated_cv_classifier_is_as_good_as_the_svc(random_state):
+    # 66 points repeated 3 times: CV with copies on both sides picked d = 58 (test error 0.49)
+    from sklearn.datasets import make_blobs
+    from sklearn.svm import SVC
+
+    X0, y0 = make_blobs(1566, centers=[[-1.5, 0], [1.5, 0], [0, 2.5]], random_state=2)
+    X, y = np.repeat(X0[:66], 3, 0), np.repeat(y0[:66], 3)
+    m = KernelPCRClassifier(n_components="cv", random_state=random_state).fit(X, y)
+    svc = SVC(gamma=m.kernel_.gamma).fit(X0[:66], y0[:66])  # the same kernel
+    assert 1 - m.score(X0[66:], y0[66:]) <= 1 - svc.score(X0[66:], y0[66:]) + 0.03
+
+
+@pytest.mark.parametrize("cls", [KernelPCRRegressor, KernelPCRClassifier])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cv_with_integer_weights_equals_repeated_rows(cls, seed):
+    # the folds deal the groups of identical inputs in their sorted order: integer weights and
+    # the rows repeated (and shuffled) get the same folds, CV errors, d and predictions
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-3, 3, (60, 2))
+    f = np.sin(X[:, 0]) * X[:, 1]
+    y = f + 0.3 * rng.randn(60) if cls is KernelPCRRegressor else (f > 0).astype(int) + (X[:, 0] > 1)
+    w = rng.randint(0, 4, 60)
+    p = rng.permutation(int(w.sum()))
+    a = cls(n_components="cv", random_state=0).fit(X, y, sample_weight=w)
+    b = cls(n_components="cv", random_state=0).fit(np.repeat(X, w, 0)[p], np.repeat(y, w)[p])
+    assert a.n_components_ == b.n_components_
+    np.testing.assert_allclose(a.cv_errors_, b.cv_errors_, atol=1e-12)
+    Xt = rng.uniform(-3, 3, (200, 2))
+    np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-8)
+
+
+@pytest.mark.parametrize("est", [KernelPCRRegressor(n_components="cv", random_state=0),
+                                 KernelPCRClassifier(n_components="cv", random_state=0),
+                                 KernelPCRRegressor(null_space="noise"), KernelPCRClassifier(null_space="noise")])
+def test_sample_weight_equivalence_check(est):
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+
+    check_sample_weight_equivalence_on_dense_data(type(est).__name__, est)
+
+
+def test_null_space_noise_counts_copies_with_equal_targets_once():
+    # the relevant dimension of the rows repeated is that of the rows weighted by their counts
+    X, y, Xd, yd, _, _ = _repeated_regression()
+    a = KernelPCRRegressor(null_space="noise").fit(X, y)
+    b = KernelPCRRegressor(null_space="noise").fit(Xd, yd, sample_weight=np.full(50, 4))
+    assert a.relevant_dim_ == b.relevant_dim_
+    np.testing.assert_allclose(a.neg_log_likelihood_, b.neg_log_likelihood_, atol=1e-9)

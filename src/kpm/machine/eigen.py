@@ -60,11 +60,13 @@ __all__ = [
 SMALL_ENTRY = 1e-9
 
 
-def duplicate_groups(X):
-    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none."""
+def duplicate_groups(X, *, always=False):
+    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none
+    (``always=True``: the indices even then). The groups are numbered in the sorted order of
+    their inputs, whatever the order of the samples."""
     _, inv = np.unique(np.ascontiguousarray(X), axis=0, return_inverse=True)
     inv = np.asarray(inv).ravel()
-    return None if inv.max() + 1 == len(inv) else inv
+    return None if inv.max() + 1 == len(inv) and not always else inv
 
 
 def tie_duplicates(V, groups):

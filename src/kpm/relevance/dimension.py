@@ -77,6 +77,7 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.kernels import Kernel, make_kernel
+from kpm.machine.eigen import duplicate_groups
 from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, numerical_rank
 from kpm.validation import (
     DEGENERACY_TOL,
@@ -152,6 +153,7 @@ class TargetContributions:
     total: float  # weighted sum of squares of Y - mean over all directions
     weight_sum: float  # N
     intercept: bool
+    copies: int = 0  # directions that separate copies of a row with equal targets
 
     def _gamma(self, d):
         """``gamma_d`` for d = 1 .. len(d) (an array of d), shape (len(d), c)."""
@@ -188,11 +190,15 @@ class TargetContributions:
         return pred
 
 
-def target_contributions(U, Y, sqrt_weight=None, *, fit_intercept=True):
+def target_contributions(U, Y, sqrt_weight=None, *, fit_intercept=True, groups=None):
     """The :class:`TargetContributions` of targets ``Y`` (n, c) to the unit vectors ``U`` (n, m).
 
     ``U`` are the eigenvectors of ``W^{1/2} K W^{1/2}`` for square-root weights
-    ``sqrt_weight`` (default: all ones, the plain kernel matrix).
+    ``sqrt_weight`` (default: all ones, the plain kernel matrix). ``groups`` (n,): the groups
+    of identical inputs (:func:`kpm.machine.eigen.duplicate_groups`); a group of g rows with
+    equal targets counts ``g - 1`` in ``copies``: the directions that separate its copies,
+    which every kernel matrix maps to 0 and where its targets contribute exactly 0 (the
+    rows repeated, as an integer sample weight does).
     """
     Y = np.asarray(Y, dtype=float)
     n = len(Y)
@@ -203,9 +209,11 @@ def target_contributions(U, Y, sqrt_weight=None, *, fit_intercept=True):
     Yc = Y - mean
     s = U.T @ (sw[:, None] * Yc)
     total = float(np.sum(w[:, None] * Yc**2))
+    copies = 0 if groups is None else _copies(Y, np.asarray(groups))
     m = U.shape[1]
     if not fit_intercept:
-        return TargetContributions(mean, s, np.zeros(m), np.ones(m + 1), s, np.ones(m, bool), total, N, False)
+        return TargetContributions(mean, s, np.zeros(m), np.ones(m + 1), s, np.ones(m, bool), total, N, False,
+                                   copies)
     e = sw / np.sqrt(N)
     a = U.T @ e
     rest = e - U @ a  # the constant outside every computed direction
@@ -223,7 +231,21 @@ def target_contributions(U, Y, sqrt_weight=None, *, fit_intercept=True):
     t[dropped] = 0.0
     t[regular] = (prev[regular, None] * s[regular] + a[regular, None] * before[regular]) / np.sqrt(
         prev[regular] * nxt[regular])[:, None]
-    return TargetContributions(mean, s, a, outside, t, ~dropped, total, N, True)
+    return TargetContributions(mean, s, a, outside, t, ~dropped, total, N, True, copies)
+
+
+def _copies(Y, groups):
+    """``sum (g - 1)`` over the groups (``groups``: their indices) of g rows whose targets
+    ``Y`` (n, c) are all equal: the rows that only repeat another."""
+    G = int(groups.max()) + 1
+    if G == len(groups):
+        return 0
+    size = np.bincount(groups, minlength=G)
+    first = np.zeros(G, dtype=int)
+    first[groups[::-1]] = np.arange(len(groups))[::-1]  # a row of each group
+    differs = np.any(Y != Y[first[groups]], axis=1)
+    varied = np.bincount(groups, differs, G) > 0
+    return int(np.sum((size - 1)[~varied]))
 
 
 def model_directions(w, s, total_all, n, null_space="exclude", *, rank=None, keep=None, intercept=False):
@@ -236,7 +258,14 @@ def model_directions(w, s, total_all, n, null_space="exclude", *, rank=None, kee
     eigenvalues) and, with duplicated inputs, their contributions are exactly 0 when the
     duplicates agree in y, which would otherwise reward a spurious ``d`` close to n.
     ``null_space='noise'``: all n directions are kept (as on the slides), but the null
-    space always belongs to the noise component: the cut d is at most the rank.
+    space always belongs to the noise component: the cut d is at most the rank. ``n`` counts
+    the rows less the copies of a row with equal targets (:func:`target_contributions`):
+    with such copies (``len(w) > n``) the directions that separate them are no directions of
+    the kernel (every kernel matrix maps them to 0, and the equal targets contribute exactly
+    0 there, which made the noise variance small and the cut d the rank: kernel PCR on rows
+    repeated 4 times had test R^2 -1770 at d = 49 of 50); the null space is then the tail
+    beyond the rank, of ``total_all`` minus the computed part. Copies with different
+    targets stay: their differences are noise.
     ``keep`` (default: all) marks the directions that add to the model space: with an
     intercept (``intercept=True``, see :class:`TargetContributions`) the one that completes
     the constant is left out, and the directions orthogonal to the constant number n - 1.
@@ -251,6 +280,8 @@ def model_directions(w, s, total_all, n, null_space="exclude", *, rank=None, kee
     idx = np.arange(len(s)) if keep is None else np.flatnonzero(keep)
     n_all = n - 1 if intercept else n
     if null_space == "noise":
+        if len(w) > n:
+            idx = idx[idx < r]
         cut = int(np.sum(idx < r))
         s_used = s[idx]
         # the full spectrum sums to total_all but for the rounding of its null space, whose
@@ -290,9 +321,10 @@ class TwoComponentFit:
 
 def two_component_fit(contributions, eigenvalues, n, null_space="exclude", *, rank=None, max_components=None):
     """Fit the two-component model to the contributions ``t`` of a :class:`TargetContributions`
-    over the directions :func:`model_directions` selects; None when fewer than 2 remain."""
+    over the directions :func:`model_directions` selects; None when fewer than 2 remain.
+    ``n``: the number of rows (of positive weight), less the contributions' ``copies``."""
     s_used, total, n_used, _, max_cut, idx = model_directions(
-        eigenvalues, contributions.t, contributions.total, n, null_space, rank=rank,
+        eigenvalues, contributions.t, contributions.total, n - contributions.copies, null_space, rank=rank,
         keep=contributions.keep, intercept=contributions.intercept)
     if n_used < 2 or len(s_used) < 1:
         return None
@@ -501,7 +533,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
     n_directions_ : int
         Number of directions the two-component model is fitted to: ``rank_`` with
         ``null_space='exclude'`` (the slides use all n, which only differs when K is
-        singular, e.g. with duplicated inputs), n with ``null_space='noise'``; one fewer
+        singular, e.g. with duplicated inputs), n with ``null_space='noise'`` (less the
+        copies of a row with equal y, which only repeat it); one fewer
         where the constant of the intercept lies in their span.
     eigenvectors_ : ndarray (n, m)
         The matching unit eigenvectors.
@@ -602,7 +635,8 @@ class RelevantDimension(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Tran
         basis = eigen_basis(K, m, solver="dense" if m is None else self.eigen_solver,
                             random_state=self.random_state, name=name)
         w, U = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors  # clipped: rounding noise
-        contrib = target_contributions(U, y[:, None], fit_intercept=self.fit_intercept)
+        groups = duplicate_groups(X, always=True)
+        contrib = target_contributions(U, y[:, None], fit_intercept=self.fit_intercept, groups=groups)
         rank = basis.rank
         fit = two_component_fit(contrib, w, n, self.null_space, rank=rank, max_components=max_components)
         if fit is None or rank < 1:

@@ -39,7 +39,9 @@ The number of directions d is
   numerical rank), or
 * ``'cv'``: k-fold cross-validation of the squared error (regressor) or the 0-1
   error (classifier) over ``d = 1 .. D``; ties go to the smaller d. All d are
-  scored from one eigendecomposition per fold (cumulative sums over components).
+  scored from one eigendecomposition per fold (cumulative sums over components). The
+  copies of a row are in one fold (a model scored on a point it was fitted to rewards
+  interpolation: 66 points repeated 3 times had d = 58 and 49 % test error).
 
 Sample weights
 --------------
@@ -53,10 +55,11 @@ same nonzero eigenvalues, its eigenvectors are ``E W^{-1/2} v_i``, and the ``n_r
 directions that separate copies of a row lie in its null space, where the copies' equal
 targets contribute nothing. Hence the eigenvalues, the contributions, ``d_hat`` (with
 ``null_space='exclude'``, the default), the coefficients and every prediction equal
-those of the repeated rows up to rounding. Not equal: ``null_space='noise'`` and a
-partial eigensolver count the directions of the model in samples, not in repeated rows
-(the number of samples with positive weight), and ``n_components='cv'`` splits samples,
-not copies, into folds. A zero weight removes the sample (its kernel column gets no
+those of the repeated rows up to rounding, and so do ``null_space='noise'`` (which counts
+the copies of a row with equal targets once) and ``n_components='cv'`` (whose folds keep
+the copies of a row together and are dealt in the sorted order of the distinct inputs, for
+the same ``random_state``). Not equal: a partial eigensolver counts the directions of the
+model in samples, not in repeated rows. A zero weight removes the sample (its kernel column gets no
 coefficient). The kernel must be the same for both: the default RBF width
 (``gamma='scale'``) is computed from the weighted variance of X, as it is from the
 repeated rows; ``sigma='median'`` is the median distance between the samples as given.
@@ -67,12 +70,14 @@ Strings (weighted-degree kernel) and precomputed kernels are accepted as in
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.model_selection import check_cv
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -93,6 +98,7 @@ from kpm.kernels import make_kernel
 from kpm.kernels.conventions import scale_gamma
 from kpm.kernels.base import kernel_class
 from kpm.kernels.rbf import RBFKernel
+from kpm.machine.eigen import duplicate_groups
 from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis
 from kpm.validation import (
     Boolean,
@@ -242,17 +248,39 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         """Per-sample losses of cumulative predictions pred (n_val, D, c) on rows va -> (n_val, D)."""
         raise NotImplementedError
 
-    def _splitter(self, y, cv):
-        """The CV splitter of ``cv`` (validated): an int is shuffled (stratified) k-fold."""
-        if hasattr(cv, "split"):
-            return cv
-        if not isinstance(cv, int):  # an iterable of (train, test) pairs
-            return check_cv(cv)
+    def _splits(self, y, cv, weight, groups):
+        """The CV folds ``[(train, val), ...]`` of ``cv`` (validated). An int: shuffled k-fold
+        of the groups of identical inputs (``groups``, -1 for the samples of weight 0, which
+        are in no fold), seeded by ``random_state``, stratified by class for the classifier
+        (a group counts in the class of its smallest label). The copies of a row are never
+        split between training and validation, where a model is scored on a point it was fitted
+        to; the groups are dealt in the sorted order of their inputs, so that integer weights
+        give the folds of the rows repeated. A splitter gets ``groups`` (a group splitter
+        uses them)."""
+        n = len(y)
+        if not isinstance(cv, numbers.Integral):
+            splitter = cv if hasattr(cv, "split") else check_cv(cv)  # or (train, test) pairs
+            return list(splitter.split(np.zeros((n, 1)), y, groups))
+        live = groups >= 0
+        G = int(groups.max()) + 1
+        if G < 2:
+            raise ValueError("cross-validation needs at least 2 distinct samples (with positive weight), got 1")
+        if G < cv:
+            warnings.warn(
+                f"{type(self).__name__}: cv={cv} folds, but only {G} distinct samples (with positive "
+                f"weight), which no fold splits: {G} folds, one sample (and its copies) each",
+                UserWarning, stacklevel=5)
+            cv = G
+        order = check_random_state(self.random_state).permutation(G)
         if self._is_classifier:
-            _, counts = np.unique(y, return_counts=True)
-            if counts.min() >= cv:
-                return StratifiedKFold(cv, shuffle=True, random_state=self.random_state)
-        return KFold(cv, shuffle=True, random_state=self.random_state)
+            codes = np.unique(y, return_inverse=True)[1].ravel()
+            first = np.full(G, np.iinfo(np.int64).max)
+            np.minimum.at(first, groups[live], codes[live])
+            order = order[np.argsort(first[order], kind="stable")]
+        fold = np.empty(G, dtype=int)
+        fold[order] = np.arange(G) % cv
+        of = np.where(live, fold[np.maximum(groups, 0)], -1)
+        return [(np.flatnonzero(live & (of != k)), np.flatnonzero(of == k)) for k in range(cv)]
 
     def _basis(self, K, rows, sw, m=None, name=None):
         """Eigenbasis of ``W^{1/2} K W^{1/2}`` on ``rows`` (the samples with positive weight)
@@ -271,9 +299,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         Kr = K if len(rows) == len(K) else K[np.ix_(rows, rows)]
         return _diagonal_excess(Kr, weight[rows]) * weight[rows] / float(weight[rows].sum())
 
-    def _cv_select(self, K, Y, y, cv, weight):
+    def _cv_select(self, K, Y, y, cv, weight, groups):
         n = len(y)
-        splits = list(self._splitter(y, cv).split(np.zeros((n, 1)), y))
+        splits = self._splits(y, cv, weight, groups)
         folds = []
         D = n
         for tr, va in splits:
@@ -287,7 +315,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             basis = self._basis(K, tr, sw)
             lam, U, r = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors, basis.rank
             contrib = target_contributions(U, Y[tr], sw, fit_intercept=self.fit_intercept)
-            D = min(D, r, len(tr) - 1)
+            D = min(D, r, len(np.unique(groups[tr])) - 1)
             folds.append((tr, va, lam, U, sw, contrib))
         if self.max_components is not None:
             D = min(D, self.max_components)
@@ -359,7 +387,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         lam, U, rank = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors, basis.rank
         if rank == 0:
             raise rank_error(rank, degeneracy, "kernel PCR has no direction to use")
-        contrib = target_contributions(U, Y[rows], sw, fit_intercept=self.fit_intercept)
+        groups = np.full(n, -1)
+        groups[rows] = duplicate_groups(X[rows], always=True)
+        contrib = target_contributions(U, Y[rows], sw, fit_intercept=self.fit_intercept, groups=groups[rows])
         model = two_component_fit(contrib, lam, len(rows), self.null_space, rank=rank,
                                   max_components=params["max_components"])
         if model is not None:
@@ -371,7 +401,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if self.n_components == "relevant":
             d = min(rel_dim, rank)
         elif self.n_components == "cv":
-            d, self.cv_errors_ = self._cv_select(K, Y, y, params["cv"], weight)
+            d, self.cv_errors_ = self._cv_select(K, Y, y, params["cv"], weight, groups)
         else:
             d = params["n_components"]
             if d > rank:
@@ -471,7 +501,9 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         the training fit, Braun, Lange & Buhmann's expansion as it is. Only with
         ``fit_intercept=True``; the user guide derives it.
     cv : int, CV splitter or iterable of (train, test) index pairs, default=5
-        Folds for ``n_components='cv'`` (an int: shuffled KFold seeded by ``random_state``).
+        Folds for ``n_components='cv'`` (an int: shuffled k-fold of the distinct inputs,
+        identical rows in one fold, seeded by ``random_state``; stratified by class for the
+        classifier).
     max_components : int, optional
         Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
         d, allows a partial eigensolver).
