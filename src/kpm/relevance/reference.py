@@ -37,45 +37,48 @@ _SPAN_ATOL = 1e-12
 
 
 def loo_residuals(g, U, a, zc, sw, groups, intercept):
-    """Leave-one-out residuals (in units of the targets, shape (n, c)) of the smoother with
-    filter factors ``g`` (m,) on the unit eigenvectors ``U`` (n, m).
+    """Leave-one-out residuals (in units of the targets) of the smoothers with filter factors
+    ``g`` (m,) -- shape (n, c) -- or ``g`` (k, m), one smoother a row -- shape (k, n, c) --
+    on the unit eigenvectors ``U`` (n, m).
 
     ``a = U^T e`` (the constant's coordinates), ``zc = W^{1/2} (Y - mean_w(Y))`` (the
     weighted, centred targets, whose intercept part the smoother reproduces exactly), ``sw``
     the square-root weights, ``groups`` the groups of identical inputs (numbered from 0),
-    left out together.
+    left out together. Two passes over ``U`` for all the smoothers together.
     """
+    G = np.atleast_2d(np.asarray(g, dtype=float))  # (k, m)
+    k, c = len(G), zc.shape[1]
     s = U.T @ zc  # (m, c)
-    fitted = U @ (g[:, None] * s)
-    Ug = U * np.sqrt(np.maximum(g, 0.0))
-    h = np.einsum("ij,ij->i", Ug, Ug)
-    q = None
+    coef = G[:, :, None] * s[None, :, :]  # (k, m, c)
+    cols = [coef.transpose(1, 0, 2).reshape(len(s), k * c)]
     if intercept:
-        N2 = float(sw @ sw)
-        e = sw / np.sqrt(N2)
-        q = e - U @ (g * a)
-        denom = float(e @ q)
-        if denom > _SPAN_ATOL:
-            q = q / np.sqrt(denom)
-            fitted += q[:, None] * (q @ zc)[None, :]
-            h = h + q**2
-        else:
-            q = None
-    r = zc - fitted
-    loo = r / np.maximum(1.0 - h, np.finfo(float).eps)[:, None]
+        cols.append((G * a).T)  # (m, k)
+    P = U @ np.hstack(cols)  # one pass: the fits and the smoothed constants
+    fitted = P[:, : k * c].reshape(len(U), k, c).transpose(1, 0, 2)  # (k, n, c)
+    h = (U * U) @ G.T  # (n, k)
+    Q = np.zeros((k, len(U)))
+    if intercept:
+        e = sw / np.sqrt(float(sw @ sw))
+        q = e[:, None] - P[:, k * c:]  # (n, k): (I - S) e
+        denom = e @ q
+        live = denom > _SPAN_ATOL
+        Q[live] = (q[:, live] / np.sqrt(denom[live])).T
+        fitted = fitted + Q[:, :, None] * (Q @ zc)[:, None, :]
+        h = h + (Q**2).T
+    r = zc[None] - fitted
+    loo = r / np.maximum(1.0 - h.T, np.finfo(float).eps)[:, :, None]
     if groups is not None:
         sizes = np.bincount(groups)
         for grp in np.flatnonzero(sizes > 1):
             idx = np.flatnonzero(groups == grp)
-            Hgg = Ug[idx] @ Ug[idx].T
-            if q is not None:
-                Hgg += np.outer(q[idx], q[idx])
-            A = np.eye(len(idx)) - Hgg
-            try:
-                loo[idx] = np.linalg.solve(A, r[idx])
-            except np.linalg.LinAlgError:
-                loo[idx] = np.linalg.lstsq(A, r[idx], rcond=None)[0]
-    return loo / sw[:, None]
+            for j in range(k):
+                A = np.eye(len(idx)) - (U[idx] * G[j]) @ U[idx].T - np.outer(Q[j, idx], Q[j, idx])
+                try:
+                    loo[j, idx] = np.linalg.solve(A, r[j, idx])
+                except np.linalg.LinAlgError:
+                    loo[j, idx] = np.linalg.lstsq(A, r[j, idx], rcond=None)[0]
+    loo = loo / sw[None, :, None]
+    return loo[0] if np.ndim(g) == 1 else loo
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,7 @@ def ridge_reference(lam, U, a, zc, sw, groups, intercept, score):
     gives the error of leave-one-out residuals (the smallest wins; ties: the larger alpha)."""
     lam = np.maximum(np.asarray(lam, dtype=float), 0.0)
     alphas = float(lam[0]) * RIDGE_ALPHAS
-    errors = np.empty(len(alphas))
-    best = None
-    for k in range(len(alphas) - 1, -1, -1):  # from the largest alpha: ties keep it
-        res = loo_residuals(lam / (lam + alphas[k]), U, a, zc, sw, groups, intercept)
-        errors[k] = score(res)
-        if best is None or errors[k] < errors[best[0]]:
-            best = (k, res)
-    return RidgeReference(float(alphas[best[0]]), best[1], alphas, errors)
+    res = loo_residuals(lam[None, :] / (lam[None, :] + alphas[:, None]), U, a, zc, sw, groups, intercept)
+    errors = np.array([score(r) for r in res])
+    best = len(alphas) - 1 - int(np.argmin(errors[::-1]))  # ties: the larger alpha
+    return RidgeReference(float(alphas[best]), res[best], alphas, errors)
