@@ -345,18 +345,18 @@ def spread_over_ties(s, eigenvalues, top=None):
 
     Within an eigenspace of (numerically) equal eigenvalues the eigensolver's basis is
     arbitrary, and so is the split of the targets' sum of squares over its directions; only
-    the sum over the whole eigenspace is determined. A near-identity kernel (a width far
-    below the distances between the points) has hundreds of eigenvalues within rounding of
-    1, and LAPACK returns for them unit vectors of single points (an isolated point's kernel
-    row is a unit vector): the last of them may all belong to one class, whose labels the
-    intercept explains exactly, and the noise component of the two-component model then has
-    variance 0 -- the likelihood of a kernel that learns nothing (on Rätsch's ringnorm,
-    realization 1, ``select_kernel`` ranked the width 0.355 first, d_hat = 356 of 400 and a
-    test error of 50.6 % for kernel PCR; with the runs spread it ranks 3.55 first, d_hat = 2,
-    1.8 %). Each direction of a run of
-    eigenvalues within ``TIE_RTOL * top`` of their neighbours (``top``: lambda_1, default
-    the largest of ``eigenvalues``) gets the run's mean ``s_i^2`` (per output column), the
-    value for a basis of the eigenspace drawn at random.
+    the sum over the whole eigenspace is determined. Eigenvalues closer than ``TIE_RTOL *
+    top`` are split by kernel values that :func:`kpm.validation.kernel_degeneracy` counts
+    as 0. A width far below the distances between the points makes hundreds of eigenvalues
+    equal to 1 within that: on Rätsch's ringnorm (realization 1, sigma = 0.355) the
+    last of them were contrasts between the few points of one class that have neighbours,
+    whose labels are equal and whose contributions after the intercept were ~1e-7; the noise
+    component had variance 1e-9 and :func:`select_kernel` ranked that width first (d_hat =
+    356 of 400, kernel PCR at 50.6 % test error). Each direction of a run of eigenvalues
+    within ``TIE_RTOL * top`` of their neighbours (``top``: lambda_1, default the largest
+    of ``eigenvalues``) gets the run's mean ``s_i^2`` (per output column), the value for a
+    basis of the eigenspace drawn at random; ringnorm's ranking then has 3.55 first (d_hat
+    = 2, 1.8 %).
     """
     s = np.asarray(s, dtype=float)
     w = np.asarray(eigenvalues, dtype=float)
