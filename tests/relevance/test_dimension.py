@@ -386,3 +386,17 @@ def test_select_kernel_does_not_prefer_a_near_identity_kernel(seed):
     clf = KernelPCRClassifier(sigma=best.candidate["sigma"]).fit(X, y)
     svc = SVC().fit(X, y)  # the reference: the SVM at scikit-learn's default width
     assert 1 - clf.score(Xt, yt) <= 1 - svc.score(Xt, yt) + 0.01
+
+
+def test_null_space_noise_counts_rows_repeated_once():
+    # 50 points repeated 4 times with their targets: the 150 directions that separate the
+    # copies carry exactly 0, and kept as noise they made d_hat the rank less one (49)
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-3, 3, (50, 2))
+    y = np.sin(X[:, 0]) * X[:, 1] + 0.1 * rng.randn(50)
+    once = RelevantDimension(null_space="noise").fit(X, y)
+    rep = RelevantDimension(null_space="noise").fit(np.repeat(X, 4, 0), np.repeat(y, 4))
+    assert rep.n_directions_ == once.n_directions_ == 49
+    assert rep.n_components_ == once.n_components_ < 30
+    # the same curve: every s_i^2 is 4 times as large
+    np.testing.assert_allclose(rep.neg_log_likelihood_, once.neg_log_likelihood_ + np.log(4), atol=1e-8)
