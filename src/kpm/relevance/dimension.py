@@ -77,7 +77,6 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.kernels import Kernel, make_kernel
-from kpm.machine.eigen import duplicate_groups
 from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, numerical_rank
 from kpm.validation import (
     DEGENERACY_TOL,
@@ -89,6 +88,7 @@ from kpm.validation import (
     check_option,
     check_real,
     check_samples,
+    duplicate_groups,
     validate_params,
     warn_if_degenerate_kernel,
 )
@@ -195,7 +195,7 @@ def target_contributions(U, Y, sqrt_weight=None, *, fit_intercept=True, groups=N
 
     ``U`` are the eigenvectors of ``W^{1/2} K W^{1/2}`` for square-root weights
     ``sqrt_weight`` (default: all ones, the plain kernel matrix). ``groups`` (n,): the groups
-    of identical inputs (:func:`kpm.machine.eigen.duplicate_groups`); a group of g rows with
+    of identical inputs (:func:`kpm.validation.duplicate_groups`); a group of g rows with
     equal targets counts ``g - 1`` in ``copies``: the directions that separate its copies,
     which every kernel matrix maps to 0 and where its targets contribute exactly 0 (the
     rows repeated, as an integer sample weight does).

@@ -117,7 +117,6 @@ from kpm.kernels import make_kernel
 from kpm.kernels.conventions import scale_gamma
 from kpm.kernels.base import kernel_class
 from kpm.kernels.rbf import RBFKernel
-from kpm.machine.eigen import duplicate_groups
 from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis
 from kpm.validation import (
     Boolean,
@@ -127,6 +126,7 @@ from kpm.validation import (
     RandomState,
     Splitter,
     check_sample_weight,
+    duplicate_groups,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,

@@ -16,7 +16,7 @@ the problem.
   :func:`warn_if_degenerate_model`, ...).
 """
 
-from kpm.validation.data import check_estimator_data, check_sample_weight, check_samples
+from kpm.validation.data import check_estimator_data, check_sample_weight, check_samples, duplicate_groups
 from kpm.validation.degeneracy import (
     DEGENERACY_TOL,
     DIAGONAL_RTOL,
@@ -65,7 +65,7 @@ __all__ = [
     "IntegerGrid", "Splitter", "RandomState", "ClassWeights", "check_param", "validate_params",
     "check_int", "check_real", "check_option", "check_bool", "check_positive_grid", "check_generator",
     "check_random_state",
-    "check_samples", "check_estimator_data", "check_sample_weight",
+    "check_samples", "check_estimator_data", "check_sample_weight", "duplicate_groups",
     "SYMMETRY_RTOL", "PSD_RTOL", "check_kernel_matrix", "check_psd_spectrum", "check_cross_kernel",
     "check_kernel_values",
     "DEGENERACY_TOL", "ISOLATED_FRACTION", "DIAGONAL_RTOL", "kernel_degeneracy", "warn_if_degenerate_kernel",
