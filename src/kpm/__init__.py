@@ -21,6 +21,7 @@ _EXPORTS = {
     "LPSolverError": "kpm.exceptions",
     "DegenerateKernelWarning": "kpm.exceptions",
     "DegenerateModelWarning": "kpm.exceptions",
+    "ReferenceModelWarning": "kpm.exceptions",
     "make_kernel": "kpm.kernels",
     "pairwise_kernel": "kpm.kernels",
     "median_sigma": "kpm.kernels",

@@ -10,6 +10,7 @@ __all__ = [
     "LPSolverError",
     "DegenerateKernelWarning",
     "DegenerateModelWarning",
+    "ReferenceModelWarning",
 ]
 
 
@@ -32,3 +33,9 @@ class DegenerateKernelWarning(UserWarning):
 
 class DegenerateModelWarning(UserWarning):
     """A fitted classifier predicts a single class on its own training data."""
+
+
+class ReferenceModelWarning(UserWarning):
+    """A cheap reference fitted on the same kernel (kernel ridge regression, with its
+    ``alpha`` by leave-one-out) is clearly more accurate than the fitted model; the message
+    names it and its parameters."""

@@ -5,7 +5,7 @@ import pytest
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kpm import DegenerateKernelWarning, DegenerateModelWarning
+from kpm import DegenerateKernelWarning, DegenerateModelWarning, ReferenceModelWarning
 from kpm.kernels import make_kernel
 from kpm.relevance.pcr import KernelPCRClassifier, KernelPCRRegressor
 from kpm.kernels import WeightedDegreeKernel
@@ -35,6 +35,8 @@ def _expected_failures(est):
         KernelPCRClassifier(),
         KernelPCRRegressor(n_components="cv", random_state=0),
         KernelPCRClassifier(n_components="cv", random_state=0),
+        KernelPCRRegressor(max_components=5),
+        KernelPCRRegressor(n_components="cv", max_components=5, random_state=0),
         KernelPCRRegressor(3),
         KernelPCRRegressor(5),
         KernelPCRClassifier(3),
@@ -576,3 +578,183 @@ def test_an_explicit_dimension_far_below_the_relevant_one_warns():
     target = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1]
     with pytest.warns(UserWarning, match=r"KernelPCRRegressor with n_components=2 .* \(training R\^2"):
         KernelPCRRegressor(2, sigma="median").fit(X[:60], target[:60])
+
+
+# ------------------------------------------------ repeated rows
+def _repeated_regression():
+    """50 training points repeated 4 times, 1,000 fresh test points (noise-free targets)."""
+    rng = np.random.RandomState(0)
+    X0 = rng.uniform(-3, 3, (1050, 2))
+    f = np.sin(X0[:, 0]) * X0[:, 1]
+    y0 = f + 0.1 * rng.randn(1050)
+    return np.repeat(X0[:50], 4, 0), np.repeat(y0[:50], 4), X0[:50], y0[:50], X0[50:], f[50:]
+
+
+@pytest.mark.parametrize("kw", [dict(null_space="noise"), dict(n_components="cv", random_state=0),
+                                dict(n_components="cv", random_state=1)])
+def test_rows_repeated_fit_as_well_as_kernel_ridge(kw):
+    # the copies of a row have equal targets: with null_space='noise' the 150 directions that
+    # separate them had contributions 0 in the noise component (d = 49 of rank 50, test
+    # R^2 -1770); 5-fold CV put copies in training and validation parts (d = 41 to 49)
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import GridSearchCV, LeaveOneOut
+
+    X, y, Xd, yd, Xt, ft = _repeated_regression()
+    m = KernelPCRRegressor(**kw).fit(X, y)
+    # the reference: kernel ridge on the same kernel, alpha by leave-one-out on the 50 points
+    ridge = GridSearchCV(KernelRidge(kernel="rbf", gamma=m.kernel_.gamma), {"alpha": np.logspace(-6, 1, 15)}, cv=LeaveOneOut(),
+                         scoring="neg_mean_squared_error").fit(Xd, yd)
+    ref = r2_score(ft, ridge.predict(Xt))
+    assert ref > 0.98
+    assert r2_score(ft, m.predict(Xt)) >= ref - 0.03
+
+
+@pytest.mark.parametrize("random_state", [0, 1, 2])
+def test_rows_repeated_cv_classifier_is_as_good_as_the_svc(random_state):
+    # 66 points repeated 3 times: CV with copies on both sides picked d = 58 (test error 0.49)
+    from sklearn.datasets import make_blobs
+    from sklearn.svm import SVC
+
+    X0, y0 = make_blobs(1566, centers=[[-1.5, 0], [1.5, 0], [0, 2.5]], random_state=2)
+    X, y = np.repeat(X0[:66], 3, 0), np.repeat(y0[:66], 3)
+    m = KernelPCRClassifier(n_components="cv", random_state=random_state).fit(X, y)
+    svc = SVC(gamma=m.kernel_.gamma).fit(X0[:66], y0[:66])  # the same kernel
+    assert 1 - m.score(X0[66:], y0[66:]) <= 1 - svc.score(X0[66:], y0[66:]) + 0.03
+
+
+@pytest.mark.parametrize("cls", [KernelPCRRegressor, KernelPCRClassifier])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cv_with_integer_weights_equals_repeated_rows(cls, seed):
+    # the folds deal the groups of identical inputs in their sorted order: integer weights and
+    # the rows repeated (and shuffled) get the same folds, CV errors, d and predictions
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-3, 3, (60, 2))
+    f = np.sin(X[:, 0]) * X[:, 1]
+    y = f + 0.3 * rng.randn(60) if cls is KernelPCRRegressor else (f > 0).astype(int) + (X[:, 0] > 1)
+    w = rng.randint(0, 4, 60)
+    p = rng.permutation(int(w.sum()))
+    a = cls(n_components="cv", random_state=0).fit(X, y, sample_weight=w)
+    b = cls(n_components="cv", random_state=0).fit(np.repeat(X, w, 0)[p], np.repeat(y, w)[p])
+    assert a.n_components_ == b.n_components_
+    np.testing.assert_allclose(a.cv_errors_, b.cv_errors_, atol=1e-12)
+    Xt = rng.uniform(-3, 3, (200, 2))
+    np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-8)
+
+
+@pytest.mark.parametrize("est", [KernelPCRRegressor(n_components="cv", random_state=0),
+                                 KernelPCRClassifier(n_components="cv", random_state=0),
+                                 KernelPCRRegressor(null_space="noise"), KernelPCRClassifier(null_space="noise")])
+def test_sample_weight_equivalence_check(est):
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+
+    check_sample_weight_equivalence_on_dense_data(type(est).__name__, est)
+
+
+def test_null_space_noise_counts_copies_with_equal_targets_once():
+    # the relevant dimension of the rows repeated is that of the rows weighted by their counts
+    X, y, Xd, yd, _, _ = _repeated_regression()
+    a = KernelPCRRegressor(null_space="noise").fit(X, y)
+    b = KernelPCRRegressor(null_space="noise").fit(Xd, yd, sample_weight=np.full(50, 4))
+    assert a.relevant_dim_ == b.relevant_dim_
+    np.testing.assert_allclose(a.neg_log_likelihood_, b.neg_log_likelihood_, atol=1e-9)
+
+
+# ------------------------------------------------ the kernel ridge reference
+def _brute_ridge_loo(K, y, alpha, intercept, groups):
+    """Leave-(group-)out residuals of kernel ridge regression (with an unpenalised intercept:
+    b = 1^T (I - S) y / 1^T (I - S) 1, S = K (K + alpha I)^{-1}), refitted for each group."""
+    out = np.empty(len(y))
+    for g in np.unique(groups):
+        va, tr = groups == g, groups != g
+        Kt = K[np.ix_(tr, tr)]
+        A = np.linalg.inv(Kt + alpha * np.eye(len(Kt)))
+        b = 0.0
+        if intercept:
+            one = np.ones(len(Kt))
+            R = np.eye(len(Kt)) - Kt @ A
+            b = one @ R @ y[tr] / (one @ R @ one)
+        out[va] = y[va] - (b + K[np.ix_(va, tr)] @ A @ (y[tr] - b))
+    return out
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("repeat", [False, True])
+def test_ridge_leave_one_out_is_the_refitted_one(intercept, repeat):
+    from kpm.relevance.dimension import target_contributions
+    from kpm.relevance.reference import loo_residuals
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-2, 2, (30, 2))
+    y = np.sin(X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(30)
+    if repeat:  # copies of a row, left out together (one pair with different targets)
+        X, y = np.vstack([X, X[:5]]), np.concatenate([y, y[:4], [y[4] + 0.5]])
+    groups = np.unique(X, axis=0, return_inverse=True)[1].ravel()
+    K = make_kernel("rbf", sigma=1.0)(X)
+    w, U = np.linalg.eigh(K)
+    w, U = np.maximum(w[::-1], 0.0), U[:, ::-1]
+    sw = np.ones(len(y))
+    c = target_contributions(U, y[:, None], sw, fit_intercept=intercept)
+    for alpha in (1e-3, 0.1, 3.0):
+        loo = loo_residuals(w / (w + alpha), U, c.a, y[:, None] - c.mean, sw, groups, intercept)[:, 0]
+        np.testing.assert_allclose(loo, _brute_ridge_loo(K, y, alpha, intercept, groups), rtol=1e-6, atol=1e-8)
+
+
+def test_friedman_warns_that_kernel_ridge_is_better():
+    # kernel PCR at its defaults: test R^2 0.68 (d = 10) where kernel ridge on the same kernel
+    # has 0.86 (and 0.90 tuned): the warning names KernelRidge and the alpha it found
+    from sklearn.datasets import make_friedman1
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import r2_score
+
+    X, f = make_friedman1(1200, noise=0.0, random_state=1)
+    y = f + 0.1 * np.std(f) * np.random.RandomState(1).randn(1200)
+    with pytest.warns(ReferenceModelWarning, match=r"sklearn\.kernel_ridge\.KernelRidge\(alpha=") as rec:
+        m = KernelPCRRegressor().fit(X[:200], y[:200])
+    assert f"alpha={m.reference_alpha_:.3g}" in str(rec[0].message)
+    assert m.reference_loo_error_ < 0.8 * m.loo_error_
+    mu = y[:200].mean()
+    ridge = KernelRidge(alpha=m.reference_alpha_, kernel="rbf", gamma=m.kernel_.gamma).fit(X[:200], y[:200] - mu)
+    assert r2_score(f[200:], ridge.predict(X[200:]) + mu) > r2_score(f[200:], m.predict(X[200:])) + 0.1
+
+
+def _pcr_leverages(m, sigma):
+    """Diagonal of the projection on span{1, u_1 .. u_d}."""
+    U = np.linalg.eigh(make_kernel("rbf", sigma=sigma)(m.X_fit_))[1][:, ::-1]
+    Q = np.linalg.qr(np.column_stack([np.ones(len(U)), U[:, :m.n_components_]]))[0]
+    return np.sum(Q**2, axis=1)
+
+
+def test_no_reference_warning_where_kernel_pcr_is_as_good():
+    X, f, rng = _data(300, seed=5)
+    y = f + 0.3 * rng.standard_normal(len(f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReferenceModelWarning)
+        m = KernelPCRRegressor(sigma=1.0).fit(X, y)
+    assert m.reference_loo_error_ >= 0.8 * m.loo_error_
+    # the model's leave-one-out error: its residuals over 1 - h_ii (the directions kept)
+    h = _pcr_leverages(m, 1.0)
+    assert np.isclose(m.loo_error_, np.mean(((y - m.fitted_train_[:, 0]) / (1 - h)) ** 2), rtol=1e-6)
+
+
+def test_poly_degree_50_warns():
+    # the kernel values span 30 orders of magnitude: the leading directions are those of a few
+    # points of largest norm, test R^2 -4.1; kernel ridge (at a huge alpha: the mean) is better
+    from sklearn.datasets import make_friedman1, make_moons
+
+    X, f = make_friedman1(1200, noise=0.0, random_state=1)
+    with pytest.warns(ReferenceModelWarning, match="the mean of y alone"), \
+            pytest.warns(DegenerateKernelWarning, match="46% of the samples lie below 1e-10 of the largest"):
+        m = KernelPCRRegressor(kernel="poly", degree=50).fit(X[:200], f[:200])
+    assert m.reference_loo_error_ < 0.01 * m.loo_error_
+    # two moons: test error 0.40 (1,000 points), and kernel ridge no better: the kernel is named
+    Xc, yc = make_moons(1200, noise=0.2, random_state=0)
+    with pytest.warns(DegenerateKernelWarning, match="span more than 10 orders of magnitude"):
+        KernelPCRClassifier(kernel="poly", degree=50).fit(Xc[:200], yc[:200])
+
+
+@pytest.mark.parametrize("cw", [{0: -1.0}, {0: np.inf}, {0: "heavy"}])
+def test_negative_class_weight_is_a_clear_error(cw):
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 2
+    with pytest.raises(ValueError, match="class_weight must map each label to a finite non-negative weight"):
+        KernelPCRClassifier(class_weight=cw).fit(X, y)

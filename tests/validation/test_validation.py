@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from kpm import DegenerateKernelWarning, DegenerateModelWarning
+from kpm import DegenerateKernelWarning, DegenerateModelWarning, ReferenceModelWarning
 from kpm.kernels import make_kernel
 from kpm.validation import (
     DEGENERACY_TOL,
@@ -474,6 +474,8 @@ def test_memory_layout_and_container_give_identical_models(est):
         model = clone(est)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # none of these fits is degenerate
+            # (a better reference on the same kernel is no degeneracy)
+            warnings.simplefilter("ignore", ReferenceModelWarning)
             model.fit(train[form], list(y) if form == "list" else y) if needs_y else model.fit(train[form])
         fits[form] = model
     ref = fits["C"]
@@ -676,3 +678,19 @@ def test_check_sample_weight_without_a_name():
 
     with pytest.raises(ValueError, match="^sample_weight must have a positive sum"):
         check_sample_weight(np.zeros(3), 3)
+
+
+def test_kernel_degeneracy_scale_of_the_self_similarities():
+    from kpm.spectral import RANK_RTOL
+    from kpm.validation import DIAGONAL_RTOL
+
+    assert DIAGONAL_RTOL == RANK_RTOL  # the samples below it are below the rank cut
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (100, 2))
+    K = make_kernel("poly", degree=50, X=X)(X)
+    kind, share = kernel_degeneracy(K)
+    d = np.diag(K)
+    assert kind == "scale" and share == np.mean(d <= 1e-10 * d.max()) and share > 0.1
+    assert kernel_degeneracy(make_kernel("poly", degree=3, X=X)(X)) is None
+    with pytest.warns(DegenerateKernelWarning, match="orders of magnitude"):
+        warn_if_degenerate_kernel(K, "here")

@@ -44,6 +44,7 @@ from kpm.machine.folds import Fold
 from kpm.machine.progress import Progress
 from kpm.machine.weights import lp_weights
 from kpm.spectral import eigen_basis, numerical_rank, rounding_level
+from kpm.validation import duplicate_groups
 
 __all__ = [
     "EigenSubspace",
@@ -58,13 +59,6 @@ __all__ = [
 
 #: Eigenvector entries at or below this are zeroed (HiGHS's ``small_matrix_value``).
 SMALL_ENTRY = 1e-9
-
-
-def duplicate_groups(X):
-    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none."""
-    _, inv = np.unique(np.ascontiguousarray(X), axis=0, return_inverse=True)
-    inv = np.asarray(inv).ravel()
-    return None if inv.max() + 1 == len(inv) else inv
 
 
 def tie_duplicates(V, groups):

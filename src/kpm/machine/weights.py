@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
-from kpm.validation import InstanceOf, Options, check_sample_weight, warn_if_degenerate_counts, warn_if_one_class
+from kpm.validation import ClassWeights, Options, check_sample_weight, warn_if_degenerate_counts, warn_if_one_class
 
 __all__ = ["positive_weights", "fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
            "CLASS_WEIGHT_CONSTRAINTS"]
@@ -113,4 +113,4 @@ def warn_weighted_degenerate(predictions, y, weights, classes, where, stacklevel
 
 
 #: The declared forms of ``class_weight``.
-CLASS_WEIGHT_CONSTRAINTS = [Options("balanced"), InstanceOf(dict, "a dict {label: weight}"), None]
+CLASS_WEIGHT_CONSTRAINTS = [Options("balanced"), ClassWeights(), None]

@@ -19,9 +19,16 @@ the problem.
   :func:`warn_if_degenerate_model`, ...).
 """
 
-from kpm.validation.data import check_estimator_data, check_sample_weight, check_samples, check_weighted_classes
+from kpm.validation.data import (
+    check_estimator_data,
+    check_sample_weight,
+    check_samples,
+    check_weighted_classes,
+    duplicate_groups,
+)
 from kpm.validation.degeneracy import (
     DEGENERACY_TOL,
+    DIAGONAL_RTOL,
     ISOLATED_FRACTION,
     kernel_degeneracy,
     warn_degenerate_kernel,
@@ -41,6 +48,7 @@ from kpm.validation.kernel_matrix import (
 from kpm.validation.params import (
     Boolean,
     Callable,
+    ClassWeights,
     Constraint,
     Integer,
     IntegerGrid,
@@ -64,13 +72,13 @@ from kpm.validation.targets import one_vs_rest, ovr_targets, relevance_targets
 
 __all__ = [
     "Constraint", "Integer", "Real", "Options", "Boolean", "InstanceOf", "Callable", "PositiveGrid",
-    "IntegerGrid", "Splitter", "RandomState", "check_param", "validate_params",
+    "IntegerGrid", "Splitter", "RandomState", "ClassWeights", "check_param", "validate_params",
     "check_int", "check_real", "check_option", "check_bool", "check_positive_grid", "check_generator",
     "check_random_state",
-    "check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes",
+    "check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes", "duplicate_groups",
     "one_vs_rest", "ovr_targets", "relevance_targets",
     "SYMMETRY_RTOL", "PSD_RTOL", "check_kernel_matrix", "check_psd_spectrum", "check_cross_kernel",
     "check_kernel_values",
-    "DEGENERACY_TOL", "ISOLATED_FRACTION", "kernel_degeneracy", "warn_if_degenerate_kernel",
+    "DEGENERACY_TOL", "ISOLATED_FRACTION", "DIAGONAL_RTOL", "kernel_degeneracy", "warn_if_degenerate_kernel",
     "warn_degenerate_kernel", "warn_if_one_class", "warn_if_degenerate_model", "warn_if_degenerate_counts",
 ]

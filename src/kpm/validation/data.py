@@ -4,8 +4,9 @@
 the same data give bit-identical results (BLAS sums in a layout-dependent order);
 :func:`check_estimator_data` does the same for an estimator's ``fit``/``transform``, with
 scikit-learn's ``n_features_in_`` and ``feature_names_in_`` bookkeeping;
-:func:`check_sample_weight` checks the sample weights of a ``fit``, and
-:func:`check_weighted_classes` that its samples of positive weight hold two classes.
+:func:`check_sample_weight` checks the sample weights of a ``fit``,
+:func:`check_weighted_classes` that its samples of positive weight hold two classes, and
+:func:`duplicate_groups` finds identical samples.
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
-__all__ = ["check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes"]
+__all__ = ["check_samples", "check_estimator_data", "check_sample_weight", "check_weighted_classes", "duplicate_groups"]
+
+
+def duplicate_groups(X, *, always=False):
+    """Group index of each sample (identical inputs -- or kernel rows -- share one); None if none
+    (``always=True``: the indices even then). The groups are numbered in the sorted order of
+    their inputs, whatever the order of the samples."""
+    _, inv = np.unique(np.ascontiguousarray(X), axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    return None if inv.max() + 1 == len(inv) and not always else inv
 
 
 def check_samples(X, name="X", *, min_samples=1, ensure_2d=True):

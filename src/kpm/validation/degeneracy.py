@@ -18,6 +18,7 @@ from kpm.exceptions import DegenerateKernelWarning, DegenerateModelWarning
 __all__ = [
     "DEGENERACY_TOL",
     "ISOLATED_FRACTION",
+    "DIAGONAL_RTOL",
     "kernel_degeneracy",
     "warn_if_degenerate_kernel",
     "warn_degenerate_kernel",
@@ -30,6 +31,10 @@ DEGENERACY_TOL = float(np.sqrt(np.finfo(float).eps))
 #: share of samples numerically orthogonal to all others above which a kernel matrix
 #: counts as numerically the identity
 ISOLATED_FRACTION = 0.1
+#: a sample whose self-similarity ``k(x, x)`` is at or below this fraction of the largest lies
+#: below the rank cut of :mod:`kpm.spectral` (``RANK_RTOL``, the same value): no eigenvector
+#: above the cut resolves it
+DIAGONAL_RTOL = 1e-10
 
 
 def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
@@ -42,10 +47,14 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
       kernel values ``<= tol`` with every other sample (numerically orthogonal to all
       of them in feature space: the kernel width is too small for the data);
     * ``'constant'``: every normalised kernel value is within ``tol`` of 1 (all
-      feature vectors numerically parallel: the width is too large).
+      feature vectors numerically parallel: the width is too large);
+    * ``'scale'``: at least ``ISOLATED_FRACTION`` of them have a self-similarity
+      ``k(x, x)`` at or below ``DIAGONAL_RTOL`` times the largest (a polynomial kernel of
+      high degree: ``(1 + gamma |x|^2)^50`` spans 39 orders of magnitude on two moons, where
+      kernel PCR fitted the few points of largest norm and was near chance elsewhere).
 
-    Returns ``(kind, measure)`` -- the share of isolated samples, or the largest
-    ``1 - k_ij`` -- or None.
+    Returns ``(kind, measure)`` -- the share of isolated samples, the largest
+    ``1 - k_ij``, or the share of samples below the scale -- or None.
     """
     K = np.asarray(K)
     d = np.diag(K)
@@ -53,6 +62,9 @@ def kernel_degeneracy(K, *, tol=DEGENERACY_TOL, block_rows=512):
     m = len(idx)
     if m < 2:
         return None
+    small = float(np.mean(d[idx] <= DIAGONAL_RTOL * np.max(d[idx])))
+    if small >= ISOLATED_FRACTION:
+        return "scale", small
     every = m == len(d)
     # RBF, normalised kernels: nothing to scale. Their diagonal by the norm expansion is 1 to a
     # few eps (and must stay as computed: duplicated samples need bitwise equal rows), which
@@ -102,7 +114,15 @@ def warn_degenerate_kernel(diagnosis, where, *, stacklevel=3):
     """Issue the :class:`~kpm.exceptions.DegenerateKernelWarning` of a diagnosis of
     :func:`kernel_degeneracy` (``(kind, measure)``), naming the fix."""
     kind, measure = diagnosis
-    if kind == "identity":
+    if kind == "scale":
+        msg = (
+            f"{where}: the kernel's self-similarities k(x, x) span more than "
+            f"{-np.log10(DIAGONAL_RTOL):.0f} orders of magnitude: {measure:.0%} of the samples lie "
+            f"below {DIAGONAL_RTOL:.0e} of the largest, where the kernel matrix is numerically "
+            "zero, so the model is fitted to the few samples of largest norm. Lower the degree of "
+            "the polynomial kernel, scale the features, or normalise the kernel."
+        )
+    elif kind == "identity":
         msg = (
             f"{where}: the kernel matrix is numerically the identity: {measure:.0%} of the samples "
             f"have kernel values below {DEGENERACY_TOL:.1e} (relative to the diagonal) with every "

@@ -36,6 +36,7 @@ __all__ = [
     "IntegerGrid",
     "Splitter",
     "RandomState",
+    "ClassWeights",
     "check_param",
     "validate_params",
     "check_int",
@@ -261,6 +262,24 @@ class RandomState(Constraint):
 
     def describe(self):
         return "None, an integer in [0, 2**32 - 1] or a numpy RandomState"
+
+
+class ClassWeights(Constraint):
+    """A dict ``{label: weight}`` of finite non-negative weights (``class_weight``; a weight
+    multiplies the sample weights of its class, which must not be negative)."""
+
+    def accepts(self, value):
+        return isinstance(value, dict) and all(_is_real(w) and np.isfinite(w) and w >= 0 for w in value.values())
+
+    def describe(self):
+        return "a dict {label: weight} of finite non-negative weights"
+
+    def reject_reason(self, value, name):
+        if not isinstance(value, dict):
+            return None
+        bad = {k: w for k, w in value.items() if not (_is_real(w) and np.isfinite(w) and w >= 0)}
+        return (f"{name} must map each label to a finite non-negative weight (a class's sample "
+                f"weights are multiplied by it), got {bad!r}")
 
 
 def _describe_all(constraints):
