@@ -694,3 +694,11 @@ def test_kernel_degeneracy_scale_of_the_self_similarities():
     assert kernel_degeneracy(make_kernel("poly", degree=3, X=X)(X)) is None
     with pytest.warns(DegenerateKernelWarning, match="orders of magnitude"):
         warn_if_degenerate_kernel(K, "here")
+
+
+def test_class_labels_of_mixed_types_are_a_clear_error():
+    from kpm.validation import one_vs_rest
+
+    y = np.array(["a", 1, 0, 1, 0], dtype=object)  # a string among integer labels
+    with pytest.raises(ValueError, match=r"mixes labels of types that cannot be compared \(int, str\)"):
+        one_vs_rest(y, "Estimator")

@@ -20,8 +20,13 @@ __all__ = ["one_vs_rest", "ovr_targets", "relevance_targets"]
 def one_vs_rest(y, who):
     """``(classes, codes, Y)``: the classes, each sample's class code and the targets in
     {-1, +1} of the one-vs-rest problems (two classes: one problem, ``classes[1]`` positive)."""
-    check_classification_targets(y)
-    classes, codes = np.unique(y, return_inverse=True)
+    try:
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+    except TypeError:  # an object array of labels that cannot be ordered: mixed types
+        kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel()})
+        raise ValueError(f"y mixes labels of types that cannot be compared ({', '.join(kinds)}); "
+                         f"{who} needs class labels of one type") from None
     codes = np.asarray(codes).ravel()
     if len(classes) < 2:
         raise ValueError(f"y has only one class ({classes[0]!r}); {who} needs samples of at least 2 classes")
