@@ -52,6 +52,7 @@ from typing import Protocol
 
 import numpy as np
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.highs import new_highs
 from kpm.exceptions import LPSolverError
 from kpm.validation import check_sample_weight
@@ -666,10 +667,11 @@ class PathGrower:
     def step(self, D: int) -> bool:
         """Add the columns up to D and solve there; False when no solver solved it."""
         lp = self.lp
-        if lp.n_cols < D:
-            lp.add_columns(self._columns[:, lp.n_cols : D])
         try:
-            beta, b, obj, it = lp.solve()
+            with small_blas(D + 1):  # the simplex's (D + 1) x (D + 1) basis
+                if lp.n_cols < D:
+                    lp.add_columns(self._columns[:, lp.n_cols : D])
+                beta, b, obj, it = lp.solve()
         except LPSolverError as exc:
             if self._raise or not self.dims:
                 raise
