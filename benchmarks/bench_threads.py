@@ -194,7 +194,7 @@ def main(argv=None):
     import kpm
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    ap.add_argument("--sets", nargs="*", default=list(SETS), choices=SETS, help="the sets (none: the grid search only)")
     ap.add_argument("--repeats", type=int, default=3, help="fits per set and thread setting (default 3)")
     ap.add_argument("--background-load", type=int, default=0, metavar="N",
                     help="N processes spinning on the cores during the run (default 0)")

@@ -25,7 +25,7 @@ process) set one thread when the first enters and restore the user's count when 
 leaves, so that a region ending in one thread does not give another, still running, the
 user's threads back, nor leave the process at one thread. ``threadpoolctl``'s
 :class:`~threadpoolctl.ThreadpoolController` is made once (it scans the loaded libraries);
-entering and leaving a region costs tens of microseconds, so the regions are whole stages
+entering and leaving a region costs up to half a millisecond (measured), so the regions are whole stages
 and loops, never single calls.
 """
 

@@ -667,11 +667,10 @@ class PathGrower:
     def step(self, D: int) -> bool:
         """Add the columns up to D and solve there; False when no solver solved it."""
         lp = self.lp
+        if lp.n_cols < D:
+            lp.add_columns(self._columns[:, lp.n_cols : D])
         try:
-            with small_blas(D + 1):  # the simplex's (D + 1) x (D + 1) basis
-                if lp.n_cols < D:
-                    lp.add_columns(self._columns[:, lp.n_cols : D])
-                beta, b, obj, it = lp.solve()
+            beta, b, obj, it = lp.solve()
         except LPSolverError as exc:
             if self._raise or not self.dims:
                 raise
@@ -719,9 +718,10 @@ def grow_path(lp: PathSolver, columns, grid, *, n_samples=None, stop_at_zero=Tru
     along the grid until the floor (``stop_at_zero``) or a dimension no solver solved."""
     grower = PathGrower(lp, columns, n_samples=n_samples, stop_at_zero=stop_at_zero, zero_tol=zero_tol,
                         on_failure=on_failure)
-    for D in grid:
-        if not grower.step(int(D)) or grower.at_floor:
-            break
+    with small_blas(int(grid[-1]) + 1):  # the simplex's (D + 1) x (D + 1) bases
+        for D in grid:
+            if not grower.step(int(D)) or grower.at_floor:
+                break
     return grower.path(grid)
 
 

@@ -216,11 +216,11 @@ def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX
     solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed,
                         sample_weight=sample_weight)
     solutions, work = [], []
-    for D in grid:
-        before = solver.work
-        with small_blas(int(D) + 1):  # the solver's (D + 1) x (D + 1) systems
+    with small_blas(int(grid[-1]) + 1):  # the solver's (D + 1) x (D + 1) systems
+        for D in grid:
+            before = solver.work
             solutions.append(solver.solve(int(D)))
-        work.append(solver.work - before)
+            work.append(solver.work - before)
     return solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight)
 
 

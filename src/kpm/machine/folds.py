@@ -435,15 +435,15 @@ def svm_d_path(folds, C, grid, plan, *, early_stopping=False, stop_below=np.inf,
     progress = progress or Progress()
     paths = [make_path(f, C, plan) for f in folds]
     best, best_D, n_used = np.inf, None, len(grid)
-    for gi, D in enumerate(grid):
-        with small_blas(int(D) + 1):  # the Newton steps' (D + 1) x (D + 1) systems
+    with small_blas(int(grid[-1]) + 1):  # the Newton steps' (D + 1) x (D + 1) systems
+        for gi, D in enumerate(grid):
             total = sum(p.advance(D) for p in paths)
-        progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
-        if total < best:
-            best, best_D = total, int(D)
-        if early_stopping and D > 2 * best_D + 20 and best < stop_below:
-            n_used = gi + 1
-            break
+            progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
+            if total < best:
+                best, best_D = total, int(D)
+            if early_stopping and D > 2 * best_D + 20 and best < stop_below:
+                n_used = gi + 1
+                break
     progress(f"C={C:g}: the folds' paths along D done (D up to {int(grid[n_used - 1])}; best D={best_D})")
     return [p.curves(len(grid), n_used, f.where) for p, f in zip(paths, folds)]
 
