@@ -114,7 +114,8 @@ def kpm_fits(name, repeats, max_n=None):
             model, rec = timed(lambda: KernelProjectionMachine().fit(X, y), mode)
             rec.update(D=int(model.n_components_), C=None if model.C_ is None else float(model.C_))
             runs[mode].append(rec)
-            print(f"{name} ({len(y)} x {X.shape[1]}), {mode} threads ({rec['blas_threads']}): "
+            print(f"{name} ({len(y)} x {X.shape[1]}), {'default threads' if mode == 'default' else 'one thread'} "
+                  f"({rec['blas_threads']} BLAS): "
                   f"{rec['wall_s']:.2f} s, D={rec['D']} C={rec['C']} (load {rec['load_before']:.1f})", flush=True)
     med = {m: float(np.median([r["wall_s"] for r in runs[m]])) for m in MODES}
     return {"set": name, "n": len(y), "features": X.shape[1], "classes": len(np.unique(y)), "runs": runs,

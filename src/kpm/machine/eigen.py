@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import linalg
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
 from kpm.machine.engine import (
     FoldCurves,
@@ -40,7 +41,6 @@ from kpm.machine.engine import (
     path_width,
     predict_codes,
 )
-from kpm.blas_threads import small_blas
 from kpm.machine.folds import Fold
 from kpm.machine.progress import Progress
 from kpm.machine.weights import lp_weights
