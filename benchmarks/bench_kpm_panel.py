@@ -42,9 +42,17 @@ The panel (``--sets``; :data:`PANEL`):
   flip_y=0.05, random_state=0)`` and ``wide_150x120`` = ``make_classification(150, 120,
   n_informative=8, flip_y=0.05, random_state=0)``, the same splits.
 
-Every fit runs in a worker process with one BLAS thread, started once and warmed up (a small
-fit of each method, so that numba's compilation or cache loading is not timed); the worker
-is restarted after a fit that exceeded ``--time-limit`` (recorded as ``timeout``) or died.
+Every fit runs twice, in a worker process started once and warmed up (a small fit of each
+method, so that numba's compilation or cache loading is not timed): first at the **default
+threads** -- what a user gets: the worker starts without ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` (removed from its environment) and no thread
+limit is set around the fit, so that BLAS runs on its default threads and the library limits
+its own small work (:mod:`kpm.blas_threads`) -- then at **one thread**
+(``threadpoolctl.threadpool_limits(1)`` around the fit). The report gives both ratios per row,
+the default threads' first. The worker is restarted after a fit that exceeded
+``--time-limit`` (recorded as ``timeout``) or died. ``--background-load N`` runs N processes
+spinning on the cores (pure-Python busy loops, :mod:`kpm_reproduce.experiments.background_load`)
+for the whole run, stopped at its end (on an error or Ctrl-C too): the times of a busy machine.
 ``--kpm-max-n N`` skips the KPM on training sets larger than N (recorded as ``skipped``:
 its dense eigendecompositions of every fold take long at tens of thousands of samples). The
 1-minute load average is recorded before and after each fit: on a shared machine both
@@ -59,29 +67,23 @@ Usage::
 
     python benchmarks/bench_kpm_panel.py [--sets digits wine ...] [--sizes 2000 5000]
         [--widths median likelihood] [--realizations 1 2] [--splits 30] [--kpm-max-n 10000]
-        [--time-limit 1800] [--repeats 3] [--quick] [--resume] [--out docs/results]
+        [--time-limit 1800] [--repeats 3] [--background-load 2] [--quick] [--resume]
+        [--out docs/results]
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import json
+import multiprocessing
 import os
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
 
-# one BLAS/OpenMP thread for both competitors, set before numpy loads its BLAS (inherited by
-# the worker processes): on the shared 2-core machine a multithreaded OpenBLAS spins and
-# inflates the times many-fold
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import argparse  # noqa: E402
-import datetime as dt  # noqa: E402
-import json  # noqa: E402
-import multiprocessing  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from collections import Counter  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 TITLE = "The default KPM against the SVC grid a user runs: the panel"
 RESULTS_NAME = "kpm_panel"
@@ -112,6 +114,12 @@ N_SPLITS = 30
 PANEL = ("digits", "classification", *RAETSCH_REALIZATIONS, *SPLIT_SETS)
 WIDTHS = ("median", "paper", "likelihood")
 METHODS = ("kpm", "svc")
+#: The thread settings of every fit, in the order they run: the user's default threads (no
+#: environment variable, no limit) and one thread (``threadpool_limits(1)`` around the fit).
+DEFAULT_THREADS, ONE_THREAD = "default", "1"
+THREADS = (DEFAULT_THREADS, ONE_THREAD)
+#: The environment variables the worker starts without (the default threads are the libraries').
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 #: The targets the panel measures against (ratio = KPM time / SVC time; gap = KPM error -
 #: SVC error in points).
 TARGET_WORST_RATIO = 1.0
@@ -225,22 +233,42 @@ def _timed_fit(method, sigma, Xtr, ytr):
     return est, wall, cpu, caught
 
 
-def fit_one(name, split, width, method, n=None, data_dir=None, repeats=1):
+def _blas_threads():
+    """The largest thread count of the loaded BLAS libraries."""
+    from threadpoolctl import threadpool_info
+
+    return max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=None)
+
+
+def fit_one(name, split, width, method, n=None, data_dir=None, repeats=1, threads=DEFAULT_THREADS):
     """Prepare one split, fit one method on it (timed) and return its record.
+
+    ``threads``: :data:`DEFAULT_THREADS` (no limit: the process's threads) or
+    :data:`ONE_THREAD` (``threadpool_limits(1)`` around the fits); the record's
+    ``blas_threads`` is the BLAS threads the fit started with.
 
     With ``repeats`` > 1 the fit is run that many times (each a fresh estimator; the fits are
     deterministic) unless one takes longer than :data:`REPEAT_BELOW_S`, and the shortest
     wall and CPU times are kept: the run least disturbed by the machine's other work. The
     warnings and the model recorded are the first run's."""
+    import contextlib
+
+    from threadpoolctl import threadpool_limits
+
+    if threads not in THREADS:
+        raise ValueError(f"threads must be one of {THREADS}, got {threads!r}")
     Xtr, Xte, ytr, yte, sigma = prepare(name, split, width, n=n, data_dir=data_dir)
     load_before = os.getloadavg()[0]
-    est, wall, cpu, caught = _timed_fit(method, sigma, Xtr, ytr)
-    walls, cpus = [wall], [cpu]
-    while len(walls) < repeats and max(walls) <= REPEAT_BELOW_S:
-        _, wall, cpu, _ = _timed_fit(method, sigma, Xtr, ytr)
-        walls.append(wall)
-        cpus.append(cpu)
+    with threadpool_limits(limits=1) if threads == ONE_THREAD else contextlib.nullcontext():
+        blas = _blas_threads()
+        est, wall, cpu, caught = _timed_fit(method, sigma, Xtr, ytr)
+        walls, cpus = [wall], [cpu]
+        while len(walls) < repeats and max(walls) <= REPEAT_BELOW_S:
+            _, wall, cpu, _ = _timed_fit(method, sigma, Xtr, ytr)
+            walls.append(wall)
+            cpus.append(cpu)
     rec = {"status": "ok", "wall_s": min(walls), "cpu_s": min(cpus), "wall_runs": walls,
+           "threads": threads, "blas_threads": blas,
            "test_error": float(np.mean(est.predict(Xte) != yte)),
            "sigma": sigma, "n_train": len(ytr), "n_test": len(yte), "n_features": Xtr.shape[1],
            "n_classes": len(np.unique(ytr)), "load_before": load_before, "load_after": os.getloadavg()[0],
@@ -296,7 +324,11 @@ class FitWorker:
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(child,), daemon=True)
-        self._proc.start()
+        saved = {v: os.environ.pop(v) for v in THREAD_VARIABLES if v in os.environ}
+        try:  # the spawned interpreter gets the environment of this moment: the default threads
+            self._proc.start()
+        finally:
+            os.environ.update(saved)
         child.close()
         self.threads = self._conn.recv()["threads"]
 
@@ -356,8 +388,11 @@ def row_label(name, n):
     return name if n is None else f"{name} n={n}"
 
 
-def record_key(name, n, width, split, method):
-    return f"{row_label(name, n)}/{width}/{split}/{method}"
+def record_key(name, n, width, split, method, threads=DEFAULT_THREADS):
+    """The key of one fit's record: ``set/width/split/method``, then ``/1thread`` for the
+    fit at one thread."""
+    key = f"{row_label(name, n)}/{width}/{split}/{method}"
+    return key if threads == DEFAULT_THREADS else f"{key}/{threads}thread"
 
 
 # ----------------------------------------------------------------------------- summary
@@ -369,11 +404,11 @@ def growth_exponent(n_train, seconds):
     return float(np.polyfit(np.log(n_train), np.log(seconds), 1)[0])
 
 
-def summarise_rows(records, rows):
-    """One dict per row of the panel from the records of its fits."""
+def summarise_rows(records, rows, threads=DEFAULT_THREADS):
+    """One dict per row of the panel from the records of its fits at ``threads``."""
     out = []
     for name, n, width, splits in rows:
-        recs = {m: [records.get(record_key(name, n, width, s, m)) for s in splits] for m in METHODS}
+        recs = {m: [records.get(record_key(name, n, width, s, m, threads)) for s in splits] for m in METHODS}
         if any(r is None for rs in recs.values() for r in rs):
             continue  # not run (an interrupted run)
         row = {"set": name, "n": n, "label": row_label(name, n), "width": width, "splits": splits}
@@ -410,6 +445,19 @@ def summarise_rows(records, rows):
             row["ratio_at_least"] = kpm["wall_s_at_least"] / row["svc"]["wall_s"]
         out.append(row)
     return out
+
+
+def attach_one_thread(rows, one_rows):
+    """Each row (at the default threads) with its fits at one thread: ``row['one_thread']``
+    holds their ``kpm`` and ``svc`` entries and their ``ratio`` (or ``ratio_at_least``) and
+    ``cpu_ratio`` where they ran."""
+    one = {(r["label"], r["width"]): r for r in one_rows}
+    for row in rows:
+        o = one.get((row["label"], row["width"]))
+        if o is not None:
+            row["one_thread"] = {k: o[k] for k in ("kpm", "svc", "ratio", "ratio_at_least", "cpu_ratio", "gap")
+                                 if k in o}
+    return rows
 
 
 def summary(rows):
@@ -506,14 +554,21 @@ def _gap(row):
 
 
 def table_lines(rows):
-    lines = ["| set | n train | features | classes | width | σ | splits | KPM s | SVC s | ratio | CPU ratio | "
+    """The panel's table: per row the times and ratio at the default threads, then at one
+    thread (``row['one_thread']``, :func:`attach_one_thread`; – where not run), the CPU ratio
+    at the default threads, the errors and the D and C chosen at the default threads."""
+    lines = ["| set | n train | features | classes | width | σ | splits | KPM s, default threads | "
+             "SVC s, default threads | ratio, default threads | KPM s, 1 thread | SVC s, 1 thread | "
+             "ratio, 1 thread | CPU ratio, default threads | "
              "KPM error % | SVC error % | gap ± SE (points) | KPM D | KPM C | SVC C |",
-             "|" + "---|" * 17]
+             "|" + "---|" * 20]
     for r in rows:
         k, s = r["kpm"], r["svc"]
+        one = r.get("one_thread")
         cells = [r["label"], str(r.get("n_train", "–")), str(r.get("n_features", "–")),
                  str(r.get("n_classes", "–")), r["width"], f"{r['sigma']:.4g}" if "sigma" in r else "–",
                  _splits(r["splits"]), _seconds(k), _seconds(s), _ratio(r),
+                 *((_seconds(one["kpm"]), _seconds(one["svc"]), _ratio(one)) if one else ("–",) * 3),
                  f"{r['cpu_ratio']:.2f}" if "cpu_ratio" in r else "–",
                  f"{100 * k['test_error']:.2f}" if k["status"] == "ok" else "–",
                  f"{100 * s['test_error']:.2f}" if s["status"] == "ok" else "–",
@@ -590,15 +645,23 @@ def summary_lines(s):
 
 
 def split_lines(records, rows):
-    lines = ["| set | width | split | σ | n train | KPM s | KPM CPU s | SVC s | SVC CPU s | ratio | "
+    lines = ["| set | width | split | σ | n train | KPM s, default threads | KPM CPU s, default threads | "
+             "SVC s, default threads | SVC CPU s, default threads | ratio, default threads | "
+             "KPM s, 1 thread | SVC s, 1 thread | ratio, 1 thread | "
              "KPM error % | SVC error % | KPM D | KPM C | SVC C | load before / after (SVC · KPM) |",
-             "|" + "---|" * 16]
+             "|" + "---|" * 19]
     for name, n, width, splits in rows:
         for sp in splits:
             k = records.get(record_key(name, n, width, sp, "kpm"))
             s = records.get(record_key(name, n, width, sp, "svc"))
             if k is None or s is None:
                 continue
+            k1 = records.get(record_key(name, n, width, sp, "kpm", ONE_THREAD))
+            s1 = records.get(record_key(name, n, width, sp, "svc", ONE_THREAD))
+            one = ["–"] * 3
+            if k1 is not None and s1 is not None:
+                one = [_seconds(k1), _seconds(s1), f"{k1['wall_s'] / s1['wall_s']:.2f}"
+                       if k1["status"] == s1["status"] == "ok" else "–"]
             ok = [r for r in (s, k) if r["status"] == "ok"]  # in the order they ran
             ref = ok[0] if ok else {}
 
@@ -611,7 +674,7 @@ def split_lines(records, rows):
             lines.append("| " + " | ".join([
                 row_label(name, n), width, str(sp), f"{ref['sigma']:.4g}" if ref else "–",
                 str(ref.get("n_train", "–")), t(k, "wall_s"), t(k, "cpu_s") if k["status"] == "ok" else "–",
-                t(s, "wall_s"), t(s, "cpu_s") if s["status"] == "ok" else "–", ratio,
+                t(s, "wall_s"), t(s, "cpu_s") if s["status"] == "ok" else "–", ratio, *one,
                 f"{100 * k['test_error']:.2f}" if k["status"] == "ok" else "–",
                 f"{100 * s['test_error']:.2f}" if s["status"] == "ok" else "–",
                 str(k["D"]) if k["status"] == "ok" else "–",
@@ -632,8 +695,12 @@ def report_lines(result):
         "`GridSearchCV(SVC(kernel='rbf', gamma=1/(2 s^2)), {'C': np.logspace(-2, 3, 11)}, cv=5)` at "
         "the same Gaussian width s, on standardised features (a `StandardScaler` fitted on the "
         "training part). Times: the wall time of each method's `fit`, its whole model selection "
-        "plus the final fit, in a warmed-up worker process with one BLAS thread; per row the mean "
-        "over the splits, and ratio = KPM / SVC. Test errors: mean over the splits. The D and C chosen: "
+        "plus the final fit, in a warmed-up worker process, each fit twice: first at the default "
+        "threads (the worker started without OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and "
+        "MKL_NUM_THREADS, no thread limit around the fit: what a user gets), then at one thread "
+        "(`threadpool_limits(1)` around the fit); per row the mean over the splits, and ratio = "
+        "KPM / SVC at each: the default threads' ratio first, one thread's second. Test errors, D "
+        "and C: the fits at the default threads. The D and C chosen: "
         f"each split's, or past {LIST_UP_TO} splits their median [min–max] (the per-split table has them all). Widths: "
         "`median` = `kpm.median_sigma` of the standardised training set; `paper` = the widths of "
         "Blanchard et al. (2004); `likelihood` = the widths the relevant-dimension likelihood of "
@@ -641,7 +708,11 @@ def report_lines(result):
         "the median heuristics). The sets and splits are described in "
         "`benchmarks/bench_kpm_panel.py`; every fit is in `kpm_panel.json` beside this file.",
         "",
-        f"- Worker threads: {result['threads']}. Run wall time {result['wall_s'] / 60:.1f} min"
+        f"- Threads: the default threads' column ran on the worker's default BLAS threads "
+        f"{result['threads']}, the one-thread column on 1. Background load: "
+        + (f"{result['background_load']} process{'es' if result['background_load'] > 1 else ''} spinning on the cores (`--background-load`) for the whole run"
+           if result.get("background_load") else "none (`--background-load 0`)")
+        + f". Run wall time {result['wall_s'] / 60:.1f} min"
         + (f" (summed over the resumed runs; the last kept {result['resumed']} finished fits)"
            if result["resumed"] else "") + ".",
     ]
@@ -659,7 +730,10 @@ def report_lines(result):
         lines.append(f"- Each fit was run {cfg['repeats']} times, one after the other, and its shortest wall "
                      f"and CPU times kept (`--repeats`; a fit longer than {REPEAT_BELOW_S:g} s ran once): "
                      "the run least disturbed by the machine's other work.")
-    lines += ["", "## Summary", "", *summary_lines(s), "", "## The panel", "", *table_lines(rows)]
+    lines += ["", "## Summary", "", "### At the default threads", "", *summary_lines(s)]
+    if result.get("summary_one_thread"):
+        lines += ["", "### At one thread", "", *summary_lines(result["summary_one_thread"])]
+    lines += ["", "## The panel", "", *table_lines(rows)]
     errors = [(r["label"], r["width"], m, e) for r in rows for m in METHODS for e in r[m]["errors"]]
     if errors:
         lines += ["", "Failed fits:", ""] + [f"- {lab} ({w}), {m}: `{e}`" for lab, w, m, e in errors]
@@ -702,6 +776,9 @@ def main(argv=None):
                     help="run each fit this many times and keep its shortest time (the run least "
                          f"disturbed by other work on the machine); fits longer than {REPEAT_BELOW_S:g} s "
                          "run once (default 1)")
+    ap.add_argument("--background-load", type=int, default=0, metavar="N",
+                    help="run N processes spinning on the cores (pure-Python busy loops) during the "
+                         "whole run, stopped at its end (default 0)")
     ap.add_argument("--quick", action="store_true",
                     help=f"smoke test: sizes {' '.join(map(str, QUICK_SIZES))} (unless --sizes), one "
                          "split and realization 1 (unless --splits / --realizations are given)")
@@ -719,9 +796,9 @@ def main(argv=None):
         args.splits = 1 if args.quick else N_SPLITS
     sizes = args.sizes or list(SIZES)
     for name, v, lo in (("--splits", args.splits, 1), ("--kpm-max-n", args.kpm_max_n, 1),
-                        ("--time-limit", args.time_limit, 1e-9)):
+                        ("--time-limit", args.time_limit, 1e-9), ("--background-load", args.background_load, 0)):
         if v is not None and v < lo:
-            ap.error(f"{name} must be positive, got {v:g}")
+            ap.error(f"{name} must be at least {lo:g}, got {v:g}")
     if any(n < 10 for n in sizes):
         ap.error(f"--sizes must be at least 10, got {sizes}")
     if args.realizations is not None and any(r < 1 for r in args.realizations):
@@ -733,6 +810,9 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = args.out / f"{RESULTS_NAME}.json", args.out / f"{RESULTS_NAME}.md"
     earlier = json.loads(json_path.read_text()) if args.resume and json_path.exists() else {}
+    if earlier.get("config", {}).get("threads") != list(THREADS) or earlier["config"].get(
+            "background_load", 0) != args.background_load:
+        earlier = {}  # a run of other thread settings or load: its times do not belong here
     records = {k: r for k, r in earlier.get("records", {}).items() if r["status"] == "ok"}
     if earlier:
         print(f"resuming: {len(records)} finished fits from {json_path}", flush=True)
@@ -740,21 +820,27 @@ def main(argv=None):
     earlier_s = earlier.get("wall_s", 0.0) if resumed else 0.0
     config = {"sets": args.sets, "sizes": sizes, "widths": args.widths, "realizations": args.realizations,
               "splits": args.splits, "kpm_max_n": args.kpm_max_n, "time_limit": args.time_limit,
-              "quick": args.quick, "C_grid": C_GRID.tolist(), "repeats": args.repeats}
+              "quick": args.quick, "C_grid": C_GRID.tolist(), "repeats": args.repeats, "threads": list(THREADS),
+              "background_load": args.background_load}
     command = command_line(None if argv is None else ["bench_kpm_panel.py", *argv])
     result = {"title": TITLE, "command": command, "code": code_version(), "machine": machine(),
               "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "config": config, "plan": rows, "threads": earlier.get("threads") if resumed else None,
-              "resumed": resumed, "records": records}
+              "resumed": resumed, "records": records, "background_load": args.background_load}
+
+    from kpm_reproduce.experiments.background_load import BackgroundLoad
 
     worker = FitWorker()
+    load = BackgroundLoad(args.background_load)
     t0 = time.perf_counter()
     try:
+        load.start()
+        result["background_pids"] = load.pids
         for name, n, width, splits in rows:
             for sp in splits:
                 n_train = None
-                for method in ("svc", "kpm"):
-                    key = record_key(name, n, width, sp, method)
+                for threads, method in [(t, m) for t in THREADS for m in ("svc", "kpm")]:
+                    key = record_key(name, n, width, sp, method, threads)
                     if key in records:
                         n_train = records[key]["n_train"]
                         continue
@@ -767,25 +853,30 @@ def main(argv=None):
                             print(f"{key}: skipped (n_train {n_train})", flush=True)
                             continue
                     job = {"name": name, "split": sp, "width": width, "method": method, "n": n,
-                           "data_dir": args.data_dir, "repeats": args.repeats}
+                           "data_dir": args.data_dir, "repeats": args.repeats, "threads": threads}
                     rec = worker.run(job, args.time_limit)
                     result["threads"] = result["threads"] or worker.threads
                     records[key] = rec
                     n_train = rec.get("n_train", n_train)
                     if rec["status"] == "ok":
                         extra = f" D={rec['D']}" if method == "kpm" else ""
-                        print(f"{key}: {rec['wall_s']:.2f} s, error {100 * rec['test_error']:.2f} %{extra} "
-                              f"C={rec['C']} (load {rec['load_before']:.1f})", flush=True)
+                        print(f"{key}: {rec['wall_s']:.2f} s on {rec['blas_threads']} BLAS threads, error "
+                              f"{100 * rec['test_error']:.2f} %{extra} C={rec['C']} (load {rec['load_before']:.1f})",
+                              flush=True)
                     else:
                         print(f"{key}: {rec['status']} {rec.get('error', '')}", flush=True)
                     result["wall_s"] = earlier_s + time.perf_counter() - t0
                     write_report(json_path, result)
     finally:
         worker.close()
+        load.stop()
     result["wall_s"] = earlier_s + time.perf_counter() - t0
-    result["rows"] = summarise_rows(records, rows)
+    one_rows = summarise_rows(records, rows, ONE_THREAD)
+    result["rows"] = attach_one_thread(summarise_rows(records, rows), one_rows)
     result["summary"] = summary(result["rows"])
-    print("\n".join(summary_lines(result["summary"])))
+    result["summary_one_thread"] = summary(one_rows)
+    print("At the default threads:", *summary_lines(result["summary"]), "At one thread:",
+          *summary_lines(result["summary_one_thread"]), sep="\n")
     write_report(json_path, result, md_path, report_lines(result))
     return result
 

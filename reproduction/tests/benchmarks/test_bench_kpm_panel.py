@@ -24,8 +24,9 @@ def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path, monkeypatch):
     text = (tmp_path / "kpm_panel.md").read_text()
     assert "with kpm 0.1.0, commit 0123456789, on " in text.splitlines()[2]
     recs = result["records"]
-    assert set(recs) == {f"{s}/median/0/{m}" for s in ("wine", "classification n=150", "classification n=300",
-                                                       "classification n=450") for m in ("kpm", "svc")}
+    assert set(recs) == {f"{s}/median/0/{m}{t}" for s in ("wine", "classification n=150", "classification n=300",
+                                                          "classification n=450") for m in ("kpm", "svc")
+                         for t in ("", "/1thread")}
     assert [(r["label"], r["n_train"]) for r in result["rows"]] == [
         ("wine", 124), ("classification n=150", 105), ("classification n=300", 210),
         ("classification n=450", 315)]
@@ -49,8 +50,12 @@ def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path, monkeypatch):
     row = result["rows"][0]
     assert row["ratio"] == pytest.approx(k["wall_s"] / s["wall_s"])
     assert row["gap"] == pytest.approx(100 * (k["test_error"] - s["test_error"]))
+    k1, s1 = recs["wine/median/0/kpm/1thread"], recs["wine/median/0/svc/1thread"]
+    assert row["one_thread"]["ratio"] == pytest.approx(k1["wall_s"] / s1["wall_s"])
+    assert (k1["test_error"], k1["D"], k1["C"]) == (k["test_error"], k["D"], k["C"])  # the same fit
     assert (f"| wine | 124 | 13 | 3 | median | {sigma:.4g} | 0 | {k['wall_s']:.2f} | {s['wall_s']:.2f} | "
-            f"{row['ratio']:.2f} | {k['cpu_s'] / s['cpu_s']:.2f} | {100 * k['test_error']:.2f} | "
+            f"{row['ratio']:.2f} | {k1['wall_s']:.2f} | {s1['wall_s']:.2f} | {row['one_thread']['ratio']:.2f} | "
+            f"{k['cpu_s'] / s['cpu_s']:.2f} | {100 * k['test_error']:.2f} | "
             f"{100 * s['test_error']:.2f} | {row['gap']:+.2f} | {kpm.n_components_} | {kpm.C_:.3g} | "
             f"{svc.best_params_['C']:.3g} |") in text
 
@@ -96,7 +101,7 @@ def test_panel_report_holds_the_numbers_of_direct_fits(tmp_path, monkeypatch):
 
     # --resume keeps every finished fit and runs only what is missing (the skipped KPM again)
     again = bench.main([*argv, "--resume"])
-    assert again["resumed"] == 7 and again["threads"] == result["threads"]
+    assert again["resumed"] == 14 and again["threads"] == result["threads"]
     assert again["wall_s"] > result["wall_s"]  # summed over the runs
     assert again["records"]["wine/median/0/kpm"] == k
     assert again["records"]["classification n=450/median/0/kpm"] == big
@@ -147,7 +152,10 @@ def test_a_fit_over_the_time_limit_is_stopped_and_the_worker_restarted():
         assert worker.run(job, time_limit=0.2) == {"status": "timeout", "wall_s": 0.2}
         rec = worker.run({"name": "wine", "split": 1, "width": "median", "method": "svc"})
         assert rec["status"] == "ok" and rec["n_train"] == 124
-        assert worker.threads["openblas"] == 1
+        # the worker starts at the default threads, whatever this process's environment says
+        assert rec["threads"] == "default" and rec["blas_threads"] == worker.threads["openblas"]
+        one = worker.run({"name": "wine", "split": 1, "width": "median", "method": "svc", "threads": "1"})
+        assert one["threads"] == "1" and one["blas_threads"] == 1
     finally:
         worker.close()
 
@@ -168,6 +176,38 @@ def test_repeats_keep_the_shortest_time_of_the_same_fit(tmp_path):
     assert (again["test_error"], again["D"], again["C"]) == (single["test_error"], single["D"], single["C"])
     assert single["wall_runs"] == [single["wall_s"]]
     assert "Each fit was run 3 times" in (tmp_path / "kpm_panel.md").read_text()
+
+
+@pytest.mark.slow
+def test_both_thread_columns_and_the_background_load_gone_after_the_run(tmp_path, monkeypatch):
+    """A tiny run under one busy process: every fit at the default threads (the worker started
+    without the thread variables, which this process sets to 1) and at one thread, both ratios
+    in the report (the default threads' first), and the busy process gone after the run."""
+    import os
+
+    import bench_kpm_panel as bench
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    result = bench.main(["--quick", "--sets", "wine", "--repeats", "1", "--background-load", "1",
+                         "--out", str(tmp_path)])
+    recs = result["records"]
+    assert sorted(recs) == ["wine/median/0/kpm", "wine/median/0/kpm/1thread", "wine/median/0/svc",
+                            "wine/median/0/svc/1thread"]
+    default = result["threads"]["openblas"]
+    # OpenBLAS's default: the cores it may use (not the OPENBLAS_NUM_THREADS=1 of this process)
+    assert default > 1 if len(os.sched_getaffinity(0)) > 1 else default == 1
+    for m in ("kpm", "svc"):
+        assert recs[f"wine/median/0/{m}"]["blas_threads"] == default
+        assert recs[f"wine/median/0/{m}/1thread"]["blas_threads"] == 1
+    assert len(result["background_pids"]) == 1
+    for pid in result["background_pids"]:
+        assert not os.path.exists(f"/proc/{pid}")  # stopped and reaped
+    text = (tmp_path / "kpm_panel.md").read_text()
+    assert ("| KPM s, default threads | SVC s, default threads | ratio, default threads | KPM s, 1 thread | "
+            "SVC s, 1 thread | ratio, 1 thread |") in text
+    assert "Background load: 1 process spinning on the cores" in text
+    assert f"default BLAS threads {result['threads']}" in text
+    assert text.index("### At the default threads") < text.index("### At one thread")
 
 
 def test_a_row_of_several_splits_gives_its_gap_with_the_standard_error():

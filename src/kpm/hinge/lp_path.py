@@ -52,6 +52,7 @@ from typing import Protocol
 
 import numpy as np
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.highs import new_highs
 from kpm.exceptions import LPSolverError
 from kpm.validation import check_sample_weight
@@ -717,9 +718,10 @@ def grow_path(lp: PathSolver, columns, grid, *, n_samples=None, stop_at_zero=Tru
     along the grid until the floor (``stop_at_zero``) or a dimension no solver solved."""
     grower = PathGrower(lp, columns, n_samples=n_samples, stop_at_zero=stop_at_zero, zero_tol=zero_tol,
                         on_failure=on_failure)
-    for D in grid:
-        if not grower.step(int(D)) or grower.at_floor:
-            break
+    with small_blas(int(grid[-1]) + 1):  # the simplex's (D + 1) x (D + 1) bases
+        for D in grid:
+            if not grower.step(int(D)) or grower.at_floor:
+                break
     return grower.path(grid)
 
 

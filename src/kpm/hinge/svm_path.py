@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.lp_path import HingePath
 from kpm.hinge.squared_hinge import SquaredHingeSVM
 
@@ -215,10 +216,11 @@ def svm_path(Phi, sqrt_lam, y, C, grid, *, loss="hinge", tol=TOL, max_sweeps=MAX
     solver = svm_solver(Phi, y, C, loss=loss, tol=tol, max_sweeps=max_sweeps, seed=seed,
                         sample_weight=sample_weight)
     solutions, work = [], []
-    for D in grid:
-        before = solver.work
-        solutions.append(solver.solve(int(D)))
-        work.append(solver.work - before)
+    with small_blas(int(grid[-1]) + 1):  # the solver's (D + 1) x (D + 1) systems
+        for D in grid:
+            before = solver.work
+            solutions.append(solver.solve(int(D)))
+            work.append(solver.work - before)
     return solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight)
 
 
@@ -230,12 +232,13 @@ def solved_path(solver, sqrt_lam, grid, solutions, work, sample_weight=None):
     coef = np.zeros((len(grid), m))
     intercept = np.zeros(len(grid))
     objective = np.zeros(len(grid))
-    for k, (D, (w, b)) in enumerate(zip(grid, solutions)):
-        D = int(D)
-        coef[k, :D] = sqrt_lam[:D] * w
-        intercept[k] = b
-        hinge = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b))
-        objective[k] = hinge.sum() if sample_weight is None else hinge @ sample_weight
+    with small_blas(m + 1):  # one matrix-vector product per D
+        for k, (D, (w, b)) in enumerate(zip(grid, solutions)):
+            D = int(D)
+            coef[k, :D] = sqrt_lam[:D] * w
+            intercept[k] = b
+            hinge = np.maximum(0.0, 1.0 - solver.y * (solver.Phi[:, :D] @ w + b))
+            objective[k] = hinge.sum() if sample_weight is None else hinge @ sample_weight
     n_samples = len(solver.y) if sample_weight is None else float(np.sum(sample_weight))
     return HingePath(dims=np.asarray(grid), coef=coef, intercept=intercept, objective=objective,
                      n_samples=n_samples, iterations=np.asarray(work, dtype=np.int64))
@@ -253,9 +256,10 @@ def svm_c_path(Phi, y, Cs, *, loss="hinge", tol=TOL, max_sweeps=C_PATH_MAX_SWEEP
                         sample_weight=sample_weight)
     m = solver.Phi.shape[1]
     W, b = np.zeros((len(Cs), m)), np.zeros(len(Cs))
-    for k, C in enumerate(Cs):
-        solver.set_C(C)
-        W[k], b[k] = solver.solve(m)
+    with small_blas(m + 1):  # the solver's (m + 1) x (m + 1) systems
+        for k, C in enumerate(Cs):
+            solver.set_C(C)
+            W[k], b[k] = solver.solve(m)
     return W, b
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import linalg
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.lp_path import HingeLP, PathGrower, hinge_lp_path
 from kpm.machine.engine import (
     FoldCurves,
@@ -410,19 +411,20 @@ def cv_lockstep(folds, early_stopping=True, progress=None):
     steps = [_LockstepFold(folds, k) for k in range(folds.n_folds)]
     progress(f"cross-validation: the {folds.n_folds} folds' LP paths along D, together")
     best, best_D, n_used, failures = np.inf, None, len(grid), []
-    for gi, D in enumerate(grid):
-        for k, fold in enumerate(steps):
-            failures += fold.advance(D, f"fold {k}")
-        if failures:  # the CV curve is defined on the solved grid points only
-            n_used = gi
-            break
-        total = sum(fold.record(Y, codes) for fold in steps)
-        progress(f"D={int(D)}: pooled CV errors {total:g}", level=2)
-        if total < best:
-            best, best_D = total, int(D)
-        if all(fold.frozen for fold in steps) or (early_stopping and D > 2 * best_D + 20):
-            n_used = gi + 1
-            break
+    with small_blas(int(grid[-1]) + 1):  # the simplex's (D + 1) x (D + 1) bases
+        for gi, D in enumerate(grid):
+            for k, fold in enumerate(steps):
+                failures += fold.advance(D, f"fold {k}")
+            if failures:  # the CV curve is defined on the solved grid points only
+                n_used = gi
+                break
+            total = sum(fold.record(Y, codes) for fold in steps)
+            progress(f"D={int(D)}: pooled CV errors {total:g}", level=2)
+            if total < best:
+                best, best_D = total, int(D)
+            if all(fold.frozen for fold in steps) or (early_stopping and D > 2 * best_D + 20):
+                n_used = gi + 1
+                break
     curves = [
         fold.curves(len(grid), n_used, [f for f in failures if f["path"] == f"fold {k}"])
         for k, fold in enumerate(steps)

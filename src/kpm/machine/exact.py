@@ -281,7 +281,11 @@ class KernelProjectionMachine(BaseKPM):
     random_state : int, RandomState or None
         Seeds the CV shuffling and the partial eigensolvers.
     n_jobs : int, optional
-        Parallel jobs over the CV folds (joblib).
+        Parallel jobs over the K CV folds (:class:`sklearn.utils.parallel.Parallel`: None is
+        one job unless a ``joblib.parallel_backend`` context says otherwise, -1 every core).
+        The leave-one-out error (``cv='auto'`` where it applies) has no folds and no jobs.
+        Whatever the jobs, the small dense work of the fit runs on one BLAS thread
+        (:mod:`kpm.blas_threads`).
     verbose : int, default=0
         Progress lines on stderr: 1 for the phases of the fit and each cross-validation
         fold, 2 also for each D of the folds' paths.

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 
+from kpm.blas_threads import small_blas
 from kpm.hinge.svm_path import solved_path, svm_c_path, svm_solver
 from kpm.machine.engine import FoldCurves, clipped_risk, misclassified, pad, predict_codes
 from kpm.machine.formulation import C_PATIENCE, LOO_C_PATIENCE, TWO_STAGE_MAX_SWEEPS
@@ -192,7 +193,10 @@ def validation_total(splits, sample_weight=None):
 
 
 def _parallel(n_jobs, prefer):
-    from joblib import Parallel
+    """scikit-learn's :class:`~sklearn.utils.parallel.Parallel` (its configuration travels to
+    the workers): ``n_jobs=None`` is one job unless a ``joblib.parallel_backend`` context says
+    otherwise; loky's worker processes run on ``cores // n_jobs`` BLAS threads each."""
+    from sklearn.utils.parallel import Parallel
 
     return Parallel(n_jobs=n_jobs, prefer=prefer)
 
@@ -201,7 +205,7 @@ def cross_validate(job, n_folds, *, n_jobs=None, prefer=None, progress=None):
     """``[job(k) for k in range(n_folds)]`` in joblib workers (``prefer``: 'threads' or
     processes), each job's seconds recorded in its :class:`~kpm.machine.engine.FoldCurves`
     (``progress``: a :class:`~kpm.machine.progress.Progress`, told when a fold is done)."""
-    from joblib import delayed
+    from sklearn.utils.parallel import delayed
 
     progress = progress or Progress()
     progress(f"cross-validation: {n_folds} folds")
@@ -409,12 +413,13 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=Fo
     paths = [make_path(f, Cs[-1], plan) for f in folds]
     curve = np.full(len(Cs), np.nan)
     best, worse = np.inf, 0
-    for j in range(len(Cs) - 1, -1, -1):
-        total = sum(p.errors_at_C(Cs[j]) for p in paths)
-        curve[j] = total / n_samples
-        best, worse = (total, 0) if total <= best else (best, worse + 1)
-        if patience is not None and worse >= patience:
-            break
+    with small_blas(max(p.c_dim for p in paths) + 1):  # the Newton steps' (D + 1) x (D + 1) systems
+        for j in range(len(Cs) - 1, -1, -1):
+            total = sum(p.errors_at_C(Cs[j]) for p in paths)
+            curve[j] = total / n_samples
+            best, worse = (total, 0) if total <= best else (best, worse + 1)
+            if patience is not None and worse >= patience:
+                break
     return curve
 
 
@@ -430,14 +435,15 @@ def svm_d_path(folds, C, grid, plan, *, early_stopping=False, stop_below=np.inf,
     progress = progress or Progress()
     paths = [make_path(f, C, plan) for f in folds]
     best, best_D, n_used = np.inf, None, len(grid)
-    for gi, D in enumerate(grid):
-        total = sum(p.advance(D) for p in paths)
-        progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
-        if total < best:
-            best, best_D = total, int(D)
-        if early_stopping and D > 2 * best_D + 20 and best < stop_below:
-            n_used = gi + 1
-            break
+    with small_blas(int(grid[-1]) + 1):  # the Newton steps' (D + 1) x (D + 1) systems
+        for gi, D in enumerate(grid):
+            total = sum(p.advance(D) for p in paths)
+            progress(f"C={C:g}: D={int(D)}, pooled CV errors {total:g}", level=2)
+            if total < best:
+                best, best_D = total, int(D)
+            if early_stopping and D > 2 * best_D + 20 and best < stop_below:
+                n_used = gi + 1
+                break
     progress(f"C={C:g}: the folds' paths along D done (D up to {int(grid[n_used - 1])}; best D={best_D})")
     return [p.curves(len(grid), n_used, f.where) for p, f in zip(paths, folds)]
 
@@ -456,7 +462,7 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
     per C kept, the folds' :class:`~kpm.machine.engine.FoldCurves`. ``n_samples``: the
     denominator of the pooled CV errors (:func:`validation_total`).
     """
-    from joblib import delayed
+    from sklearn.utils.parallel import delayed
 
     progress = progress or Progress()
     progress(f"cross-validation: the bases of {n_folds} folds")

@@ -192,7 +192,10 @@ class NystroemKPM(BaseKPM):
         D_best + 20, D_best the CV minimiser so far (``'auto'``: True). The papers' LP always
         solves every D of the grid up to the floor of the training risk.
     n_jobs : int, optional
-        Folds run in parallel in joblib threads (HiGHS and BLAS release the GIL).
+        Folds run in parallel in joblib threads (HiGHS and BLAS release the GIL;
+        :class:`sklearn.utils.parallel.Parallel`, None: one job unless a
+        ``joblib.parallel_backend`` context says otherwise). The small dense work of each
+        fold runs on one BLAS thread (:mod:`kpm.blas_threads`).
     memory_budget : int, optional
         Bytes of kernel values (an ``rows × m`` block with its temporaries, and the ``m ×
         m`` landmark Gram matrix) held at any time. Default:

@@ -43,8 +43,8 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 
+from kpm.blas_threads import one_blas_thread
 from kpm.validation import check_bool, check_int, check_option, check_real
 
 __all__ = [
@@ -481,19 +481,14 @@ def _random_orthonormal(rs, n, k):
 
 
 def _one_thread():
-    """Run small LAPACK calls (QR of a tall block, eigh of the projected matrix) on one thread.
+    """Run small LAPACK calls (QR of a tall block, eigh of the projected matrix) on one thread
+    (:func:`kpm.blas_threads.one_blas_thread`).
 
     They are too small to gain from threads, and a multi-threaded OpenBLAS busy-waits badly
     when the machine's cores are shared (measured: a 5000 x 60 QR 36x slower with 2 threads
     than with 1 on a loaded 2-core machine). The big products ``K @ V`` keep all threads.
     """
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
-
-
-_CONTROLLER = None
+    return one_blas_thread()
 
 
 def _orthonormalize_against(W, B, rs, *, passes=2):
