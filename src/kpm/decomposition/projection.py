@@ -24,7 +24,7 @@ The way back: a point ``y`` of the coordinate space is the feature-space point
 ``phi_bar + sum_k y_k V^k`` (``V^k`` the unit principal directions), an expansion on the
 training points (on the landmarks, for the Nyström variant); :meth:`KernelProjection.inverse_transform`
 returns an approximate pre-image, an input point whose image is closest to it
-(:mod:`kpm.denoising.preimage`: the fixed-point iteration, gradient descent, the MDS
+(:mod:`kpm.preimage`: the fixed-point iteration, gradient descent, the MDS
 pre-image of Kwok & Tsang 2004, or the learned map of Bakır et al. 2004).
 """
 
@@ -39,7 +39,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
 from kpm.config import get_config
-from kpm.denoising.preimage import (
+from kpm.kernels import check_kernel_budget
+from kpm.preimage import (
     DIFFERENTIABLE_KERNELS,
     PREIMAGE_METHODS,
     PreimageInfo,
@@ -48,8 +49,7 @@ from kpm.denoising.preimage import (
     preimage_objective,
     solve_preimages,
 )
-from kpm.denoising.selection import noise_variance_bound
-from kpm.kernels import check_kernel_budget
+from kpm.preimage.noise import noise_variance_bound
 from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
 from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
 from kpm.spectral.basis import (
@@ -184,9 +184,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         exact to about :math:`\epsilon^2 \lambda_1` (:doc:`/user_guide/feature_map`).
     preimage : {'auto', 'fixed-point', 'gradient', 'mds', 'learned'}, default='auto'
         How :meth:`inverse_transform` maps coordinates back to input space
-        (:mod:`kpm.denoising.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
+        (:mod:`kpm.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
         (Schölkopf et al. 1999), ``'gradient'``: L-BFGS on the pre-image objective (any kernel
-        of ``kpm.denoising.preimage.DIFFERENTIABLE_KERNELS``), both started from the MDS
+        of ``kpm.preimage.DIFFERENTIABLE_KERNELS``), both started from the MDS
         pre-image unless :meth:`inverse_transform` is given ``init``; ``'mds'``: the
         non-iterative pre-image of Kwok & Tsang (2004); ``'learned'``: the kernel ridge
         map from coordinates to inputs of Bakır, Weston & Schölkopf (2004), fitted by
@@ -199,7 +199,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Ridge parameter of the learned map (``preimage='learned'``). ``'auto'``: the value
         of smallest closed-form leave-one-out error on the training points, on a grid from
         ``1e-8`` to ``1e2`` times the mean diagonal of the kernel matrix of the coordinates
-        (:func:`kpm.denoising.preimage.fit_learned_preimage`). It was 1.0 before version 0.2.
+        (:func:`kpm.preimage.learned.fit_learned_preimage`). It was 1.0 before version 0.2.
     preimage_max_iter : int, default=500
         Iteration cap of the iterative pre-images.
     preimage_tol : float > 0, default=1e-6
@@ -209,7 +209,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Nearest expansion points the MDS pre-image is placed among.
     preimage_restart : {'nearest', 'best'}, default='nearest'
         Restart rule of the fixed-point iteration when its denominator vanishes
-        (:func:`kpm.denoising.preimage.gaussian_fixed_point`).
+        (:func:`kpm.preimage.solvers.gaussian_fixed_point`).
 
     Attributes
     ----------
@@ -225,7 +225,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     preimage_ : str or None
         The pre-image method of :meth:`inverse_transform` (``preimage='auto'`` resolved);
         None when there is none (a precomputed kernel, a callable kernel without ``'learned'``).
-    preimage_map_ : kpm.denoising.preimage.LearnedPreimage or None
+    preimage_map_ : kpm.preimage.LearnedPreimage or None
         The learned pre-image map (``preimage='learned'``), else None.
     preimage_alpha_ : float or None
         The ridge parameter of the learned map (``preimage_alpha='auto'`` resolved), else None.
@@ -901,7 +901,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         :math:`P_j = \bar\phi + \sum_k Y_{jk} V^k = \sum_i c_{ji}\, \phi(p_i)` (:math:`c` =
         ``coefs``, :math:`p` = ``points``), the
         points being the training inputs (the landmarks, on the Nyström variant): the
-        targets of the pre-image solvers of :mod:`kpm.denoising.preimage`, for calling them
+        targets of the pre-image solvers of :mod:`kpm.preimage`, for calling them
         with settings of one's own.
 
         Parameters
@@ -951,7 +951,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Returns
         -------
         Z : ndarray (n_samples, n_features)
-        info : kpm.denoising.preimage.PreimageInfo
+        info : kpm.preimage.PreimageInfo
             Only with ``return_info=True``: iterations, convergence and the objective
             :math:`\|\phi(z) - P\|^2` of each pre-image.
         """

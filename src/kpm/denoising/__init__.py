@@ -2,13 +2,13 @@
 
 * :mod:`kpm.denoising.denoise` -- :class:`KernelPCADenoiser` (kernel PCA projection followed
   by :meth:`kpm.KernelProjection.inverse_transform`) and :class:`LinearPCADenoiser`;
-* :mod:`kpm.denoising.preimage` -- approximate pre-images of feature-space expansions
-  (the fixed-point iteration for Gaussian kernels, gradient descent for any
-  differentiable kernel, the MDS pre-image of Kwok & Tsang 2004) and the learned
-  pre-image map of Bakır, Weston & Schölkopf (2004).
+* :mod:`kpm.denoising.selection` -- the number of components chosen from the data
+  (``n_components='auto'``).
+
+The pre-image solvers are in :mod:`kpm.preimage` (re-exported here).
 """
 
-from kpm.denoising.preimage import (
+from kpm.preimage import (
     PreimageInfo,
     LearnedPreimage,
     fit_learned_preimage,
