@@ -5,30 +5,9 @@
 * :mod:`kpm.denoising.selection` -- the number of components chosen from the data
   (``n_components='auto'``).
 
-The pre-image solvers are in :mod:`kpm.preimage` (re-exported here).
+The pre-image solvers are in :mod:`kpm.preimage`.
 """
 
-from kpm.preimage import (
-    PreimageInfo,
-    LearnedPreimage,
-    fit_learned_preimage,
-    gaussian_fixed_point,
-    gradient_preimage,
-    mds_preimage,
-    preimage_objective,
-    solve_preimages,
-)
 from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 
-__all__ = [
-    "KernelPCADenoiser",
-    "LinearPCADenoiser",
-    "PreimageInfo",
-    "LearnedPreimage",
-    "fit_learned_preimage",
-    "gaussian_fixed_point",
-    "gradient_preimage",
-    "mds_preimage",
-    "preimage_objective",
-    "solve_preimages",
-]
+__all__ = ["KernelPCADenoiser", "LinearPCADenoiser"]

@@ -61,9 +61,9 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from kpm.preimage.noise import heldout_folds, linear_heldout_errors, noise_variance_bound, subsample
+from kpm.preimage.noise import heldout_folds, linear_heldout_errors, subsample
 
-__all__ = ["ComponentSelection", "noise_variance_bound", "select_components"]
+__all__ = ["ComponentSelection", "select_components"]
 
 
 @dataclass(frozen=True)
