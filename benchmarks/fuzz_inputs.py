@@ -371,7 +371,7 @@ def _function_targets():
     from kpm import machine as scale
     from kpm import validation as V
     from kpm.decomposition import pca_l1
-    from kpm.denoising import preimage
+    from kpm import preimage
     from kpm.machine import selection
     from kpm_reproduce import splice
 

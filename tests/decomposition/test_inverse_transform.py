@@ -10,7 +10,7 @@ from sklearn.decomposition import KernelPCA
 
 from kpm import RelevantDimension, config_context
 from kpm.decomposition.projection import KernelProjection
-from kpm.denoising.preimage import mds_preimage, preimage_objective
+from kpm.preimage import mds_preimage, preimage_objective
 from kpm.exceptions import KernelMemoryError
 from kpm.kernels import make_kernel
 from kpm.spectral.eigensolvers import center_gram

@@ -7,7 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 from kpm.kernels import make_kernel
-from kpm.denoising.preimage import preimage_objective
+from kpm.preimage import preimage_objective
 from helpers import denoising_family
 
 @parametrize_with_checks(
@@ -200,7 +200,7 @@ def test_bad_input():
 @pytest.mark.parametrize("safeguard", [False, True])
 def test_fixed_point_never_increases_the_denoising_objective(safeguard):
     """The paper's plain iteration (safeguard=False) on real denoising targets, test set."""
-    from kpm.denoising.preimage import gaussian_fixed_point
+    from kpm.preimage import gaussian_fixed_point
 
     rng = np.random.default_rng(8)
     _, X = _circle(rng, 200, 0.15)

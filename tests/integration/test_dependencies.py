@@ -1,5 +1,6 @@
 """The library stands alone: numerical dependencies only; Dask and matplotlib are extras."""
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -63,3 +64,93 @@ for call in (lambda: plot_selection_curve(m),
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install 'kpm[plot]'" in out and "pip install 'kpm[dask]'" in out, out
+
+
+def _part(module):
+    """The part of kpm that a dotted module name belongs to: ``kpm.<part>...`` -> part."""
+    names = module.split(".")
+    return names[1] if names[0] == "kpm" and len(names) > 1 else None
+
+
+def _imported_modules(path, module):
+    """Every module imported anywhere in the file (function-local imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                yield ".".join(base + ([node.module] if node.module else []))
+            else:
+                yield node.module
+                yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def package_graph():
+    """Edges between the parts of kpm (subpackages and top-level modules), from the imports
+    of every module: ``{part: {imported part: [file, ...]}}``."""
+    src = ROOT / "src"
+    graph = {}
+    for path in sorted((src / "kpm").rglob("*.py")):
+        module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        part = _part(module)
+        if part is None:  # kpm/__init__.py: the lazy exports name every part
+            continue
+        graph.setdefault(part, {})
+        for imported in _imported_modules(path, module):
+            other = _part(imported)
+            if other is not None and other != part:
+                graph[part].setdefault(other, []).append(str(path.relative_to(ROOT)))
+    return graph
+
+
+def find_cycle(graph):
+    """A cycle of the directed graph as a list of nodes (first == last), or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for succ in sorted(graph.get(node, ())):
+            if state.get(succ) == "open":
+                return path[path.index(succ):] + [succ]
+            if succ not in state:
+                found = visit(succ, path + [succ])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def test_find_cycle_sees_a_function_local_import(tmp_path):
+    """The checker itself: a cycle made by an import inside a function is found."""
+    pkg = tmp_path / "kpm"
+    for name, text in {"a/__init__.py": "from kpm.b.x import f\n",
+                       "b/__init__.py": "",
+                       "b/x.py": "def f():\n    from kpm.a import g\n    return g\n"}.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    edges = {"a": set(), "b": set()}
+    for part, module, path in (("a", "kpm.a", pkg / "a/__init__.py"), ("b", "kpm.b.x", pkg / "b/x.py")):
+        edges[part] |= {_part(m) for m in _imported_modules(path, module)} - {part}
+    assert find_cycle(edges) == ["a", "b", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_subpackages_import_one_another_one_way():
+    """No cycle between kpm's subpackages (and top-level modules), counting every import of
+    every module wherever it stands, so that none is hidden inside a function."""
+    graph = package_graph()
+    assert {"decomposition", "denoising", "preimage", "spectral"} <= set(graph)
+    assert "preimage" in graph["decomposition"] and "decomposition" in graph["denoising"]
+    cycle = find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle) + ": " + "; ".join(
+        f"{a} -> {b} in {sorted(set(graph[a][b]))}" for a, b in zip(cycle, cycle[1:]))

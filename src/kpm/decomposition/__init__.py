@@ -3,7 +3,10 @@
 * :mod:`kpm.decomposition.projection` -- :class:`KernelProjection`: coordinates of the
   mapped points in the span of the mapped training points (Kwak 2013, the nonlinear
   projection trick; Schölkopf, Smola & Müller 1998), so that any linear method runs in
-  kernel space;
+  kernel space; it delegates to :mod:`kpm.decomposition.solvers` (the eigensolver and the
+  dense, matrix-free and Nyström fits), :mod:`kpm.decomposition.components` (the number of
+  components, the relevant dimension) and :mod:`kpm.decomposition.preimaging` (the way
+  back to input space, with the solvers of :mod:`kpm.preimage`);
 * :mod:`kpm.decomposition.pca_l1` -- :class:`PCAL1` and :class:`KernelPCAL1` (Kwak 2008, 2013).
 """
 

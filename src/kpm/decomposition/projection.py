@@ -24,41 +24,23 @@ The way back: a point ``y`` of the coordinate space is the feature-space point
 ``phi_bar + sum_k y_k V^k`` (``V^k`` the unit principal directions), an expansion on the
 training points (on the landmarks, for the Nyström variant); :meth:`KernelProjection.inverse_transform`
 returns an approximate pre-image, an input point whose image is closest to it
-(:mod:`kpm.denoising.preimage`: the fixed-point iteration, gradient descent, the MDS
+(:mod:`kpm.preimage`: the fixed-point iteration, gradient descent, the MDS
 pre-image of Kwok & Tsang 2004, or the learned map of Bakır et al. 2004).
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
-from kpm.config import get_config
-from kpm.denoising.preimage import (
-    DIFFERENTIABLE_KERNELS,
-    PREIMAGE_METHODS,
-    PreimageInfo,
-    default_preimage,
-    fit_learned_preimage,
-    preimage_objective,
-    solve_preimages,
-)
-from kpm.denoising.selection import noise_variance_bound
-from kpm.kernels import check_kernel_budget
-from kpm.spectral.operator import DEFAULT_EIGEN_TOL, matrix_free_basis
-from kpm.spectral.landmarks import LANDMARK_RULES, select_landmarks
-from kpm.spectral.basis import (
-    EIGEN_SOLVERS,
-    RANK_RTOL,
-    eigen_basis,
-    nystroem_basis,
-    resolve_solver,
-)
+from kpm.decomposition.components import relevant_dimension
+from kpm.decomposition.preimaging import Preimager, fit_learned_map, resolve_preimage
+from kpm.decomposition.solvers import PROJECTION_SOLVERS, SpectralFitter, choose_solver, landmark_kernel
+from kpm.preimage import PREIMAGE_METHODS
+from kpm.spectral.basis import RANK_RTOL
+from kpm.spectral.landmarks import LANDMARK_RULES
 from kpm.validation import (
     Boolean,
     Integer,
@@ -69,15 +51,10 @@ from kpm.validation import (
     check_bool,
     check_kernel_matrix,
     check_param,
-    check_samples,
     validate_params,
-    warn_if_degenerate_kernel,
 )
 
 __all__ = ["KernelProjection", "fit_coordinates"]
-
-_EIGEN_SOLVERS = (*EIGEN_SOLVERS, "nystroem")
-_DEFAULT_LANDMARKS = 1000
 
 
 class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
@@ -184,9 +161,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         exact to about :math:`\epsilon^2 \lambda_1` (:doc:`/user_guide/feature_map`).
     preimage : {'auto', 'fixed-point', 'gradient', 'mds', 'learned'}, default='auto'
         How :meth:`inverse_transform` maps coordinates back to input space
-        (:mod:`kpm.denoising.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
+        (:mod:`kpm.preimage`). ``'fixed-point'``: the Gaussian kernel's iteration
         (Schölkopf et al. 1999), ``'gradient'``: L-BFGS on the pre-image objective (any kernel
-        of ``kpm.denoising.preimage.DIFFERENTIABLE_KERNELS``), both started from the MDS
+        of ``kpm.preimage.DIFFERENTIABLE_KERNELS``), both started from the MDS
         pre-image unless :meth:`inverse_transform` is given ``init``; ``'mds'``: the
         non-iterative pre-image of Kwok & Tsang (2004); ``'learned'``: the kernel ridge
         map from coordinates to inputs of Bakır, Weston & Schölkopf (2004), fitted by
@@ -199,7 +176,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Ridge parameter of the learned map (``preimage='learned'``). ``'auto'``: the value
         of smallest closed-form leave-one-out error on the training points, on a grid from
         ``1e-8`` to ``1e2`` times the mean diagonal of the kernel matrix of the coordinates
-        (:func:`kpm.denoising.preimage.fit_learned_preimage`). It was 1.0 before version 0.2.
+        (:func:`kpm.preimage.learned.fit_learned_preimage`). It was 1.0 before version 0.2.
     preimage_max_iter : int, default=500
         Iteration cap of the iterative pre-images.
     preimage_tol : float > 0, default=1e-6
@@ -209,7 +186,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Nearest expansion points the MDS pre-image is placed among.
     preimage_restart : {'nearest', 'best'}, default='nearest'
         Restart rule of the fixed-point iteration when its denominator vanishes
-        (:func:`kpm.denoising.preimage.gaussian_fixed_point`).
+        (:func:`kpm.preimage.solvers.gaussian_fixed_point`).
 
     Attributes
     ----------
@@ -225,7 +202,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     preimage_ : str or None
         The pre-image method of :meth:`inverse_transform` (``preimage='auto'`` resolved);
         None when there is none (a precomputed kernel, a callable kernel without ``'learned'``).
-    preimage_map_ : kpm.denoising.preimage.LearnedPreimage or None
+    preimage_map_ : kpm.preimage.LearnedPreimage or None
         The learned pre-image map (``preimage='learned'``), else None.
     preimage_alpha_ : float or None
         The ridge parameter of the learned map (``preimage_alpha='auto'`` resolved), else None.
@@ -366,7 +343,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         "rank_tol": [Real(0, 1, "left")],
         "residual": [Boolean()],
         "whiten": [Boolean()],
-        "eigen_solver": [Options(*_EIGEN_SOLVERS)],
+        "eigen_solver": [Options(*PROJECTION_SOLVERS)],
         "n_landmarks": [Integer(1), None],
         "landmarks": [Options(*LANDMARK_RULES)],
         "random_state": [RandomState()],
@@ -399,7 +376,6 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 f"eigen_tol is the tolerance of the iterative solvers ('arpack', 'randomized', "
                 f"'matrix-free', or 'auto' choosing one); eigen_solver={self.eigen_solver!r} has none"
             )
-        self._params = params
         nystroem = self.eigen_solver == "nystroem" or (
             self.eigen_solver == "auto" and self.n_landmarks is not None
         )
@@ -409,66 +385,6 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                 "n_landmarks or eigen_solver='nystroem'"
             )
         return params
-
-    def _can_go_matrix_free(self):
-        """Whether the fitted kernel can be evaluated block by block by the matrix-free
-        solver (a built-in kernel on feature vectors other than the indefinite sigmoid)."""
-        k = self.kernel_
-        return not (k.is_precomputed or k.raw_input or k.user_defined or k.name == "sigmoid")
-
-    def _solver(self, n):
-        if self.eigen_solver == "nystroem" or (
-            self.eigen_solver == "auto" and self.n_landmarks is not None
-        ):
-            return "nystroem"
-        nc = self._params["n_components"]
-        fraction = isinstance(nc, float)
-        if self.eigen_solver == "auto":
-            solver = resolve_solver("auto", n, None if fraction else nc, grow=fraction,
-                                    matrix_free=self._can_go_matrix_free())
-            if solver == "matrix-free" and nc is None:  # over the budget: this raises
-                check_kernel_budget(n, n, f"the {n} x {n} kernel matrix",
-                                    "n_components=None asks for its whole spectrum: give an integer or float "
-                                    "n_components (the matrix-free solver then computes the leading eigenpairs "
-                                    "without the matrix) or n_landmarks (Nyström).")
-            return solver
-        if self.eigen_solver == "matrix-free" and nc is None:
-            raise ValueError(
-                "eigen_solver='matrix-free' computes leading eigenpairs: give an integer or float "
-                "n_components, got None"
-            )
-        if nc is None and self.eigen_solver in ("arpack", "randomized"):
-            raise ValueError(
-                f"eigen_solver={self.eigen_solver!r} computes a few leading eigenpairs: give an "
-                "integer or float n_components, or use eigen_solver='dense' for the full rank"
-            )
-        return self.eigen_solver
-
-    def _check_preimage(self):
-        """``preimage_``: the pre-image method (``'auto'`` resolved), or None."""
-        kernel = self.kernel_
-        method = self.preimage
-        if kernel.is_precomputed or kernel.raw_input:
-            if method not in ("auto",):
-                what = "a precomputed kernel matrix" if kernel.is_precomputed else "non-numeric input"
-                raise ValueError(
-                    f"preimage={method!r}: pre-images are points of a numeric input space, and "
-                    f"{what} has none; use preimage='auto' (no inverse_transform)"
-                )
-            return None
-        if method == "auto":
-            return default_preimage(kernel)
-        if method == "fixed-point" and kernel.name != "rbf":
-            raise ValueError(
-                f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
-                "needs preimage='gradient' or 'mds' (poly, sigmoid, imq, linear) or 'learned'"
-            )
-        if method in ("gradient", "mds") and kernel.name not in DIFFERENTIABLE_KERNELS:
-            raise ValueError(
-                f"preimage={method!r} needs one of the kernels {DIFFERENTIABLE_KERNELS}, got "
-                f"{kernel.name!r}; use preimage='learned'"
-            )
-        return method
 
     # -------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -504,22 +420,13 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         """
         return fit_coordinates(self, X, y)
 
-    def _relevant_dimension(self, X, y):
-        """``n_components='rde'``: the relevant dimension of (X, y), by
-        :class:`kpm.RelevantDimension` with this estimator's kernel."""
-        from kpm.relevance.dimension import RelevantDimension
-
-        if y is None:
-            raise ValueError(
-                "n_components='rde' is the relevant dimension of labelled data: fit(X, y) needs y"
-            )
-        rd = RelevantDimension(kernel=self.kernel_, random_state=self.random_state)
-        return int(rd.fit(X, y).n_components_)
-
     def _fit(self, X, y=None, where="KernelProjection"):
+        """Fit on X (labels y for ``n_components='rde'``), naming ``where`` in warnings;
+        returns the training coordinates (n, n_components_) and the diagonal of the
+        decomposed kernel matrix (for the residual)."""
         X = validate_kernel_input(self, X, reset=True, min_samples=2)
         n = X.shape[0]
-        self._check_params(n)
+        nc = self._check_params(n)["n_components"]
         self.kernel_ = self._make_kernel(X)
         precomputed = self.kernel_.is_precomputed
         what = user_matrix_name(self.kernel_)
@@ -530,254 +437,46 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
                     "not provide"
                 )
             X = check_kernel_matrix(X, f"the {what}", psd=False)
-        self.preimage_ = self._check_preimage()
-        if self._params["n_components"] == "rde":
-            self._params["n_components"] = self._relevant_dimension(X, y)
-            self._rde = True
-        else:
-            self._rde = False
-        solver = self._solver(n)
+        self.preimage_ = resolve_preimage(self.kernel_, self.preimage)
+        rde = nc == "rde"
+        if rde:
+            nc = relevant_dimension(self.kernel_, X, y, self.random_state)
+        solver = choose_solver(self.eigen_solver, self.n_landmarks, nc, n, self.kernel_)
         self.eigen_solver_ = solver
         self.X_fit_ = None if precomputed else X
-        self.ritz_residuals_ = self.eigen_solver_info_ = None
-        self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
+        fitter = SpectralFitter(self.kernel_, nc, rde=rde, centered=self.centered, rank_tol=self.rank_tol,
+                                eigen_tol=self.eigen_tol, random_state=self.random_state,
+                                n_landmarks=self.n_landmarks, landmarks=self.landmarks, residual=self.residual)
         if solver == "nystroem":
-            Yt, diag_c = self._fit_nystroem(X, precomputed, what, where)
+            result = fitter.nystroem(X, what, where)
         elif solver == "matrix-free":
-            self.landmark_indices_ = None
-            self.nystroem_offset_ = None
-            Yt, diag_c = self._fit_matrix_free(X, where)
+            result = fitter.matrix_free(X, where)
         else:
-            self.landmark_indices_ = None
-            self.nystroem_offset_ = None
-            Yt, diag_c = self._fit_dense(X, precomputed, what, solver, where)
-        self.explained_variance_ratio_ = self.eigenvalues_ / self._basis_.trace
+            result = fitter.dense(X, solver, what, where)
+        self._set_spectrum(result)
+        self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
         if self.preimage_ == "learned":
-            self._fit_learned(X, Yt)
-        return Yt, diag_c
+            self.preimage_map_ = fit_learned_map(result.coordinates, X, self.kernel_, self.preimage_alpha,
+                                                 self.landmark_indices_)
+            self.preimage_alpha_ = self.preimage_map_.alpha
+            self.preimage_loo_error_ = self.preimage_map_.loo_error
+        return result.coordinates, result.diag_c
 
-    def _fit_dense(self, X, precomputed, what, solver, where):
-        """Fit on the kernel matrix (formed, or given precomputed)."""
-        n = X.shape[0]
-        K = X if precomputed else self.kernel_(X)
-        if what is not None and not precomputed:
-            K = check_kernel_matrix(K, f"the {what}", psd=False)
-        warn_if_degenerate_kernel(K, where, stacklevel=5)
-        # diagonal of the decomposed matrix (for float n_components and the residual), from
-        # the column means that centring computes anyway (one pass less over K)
-        diag = np.diag(K).copy()
-        nc = self._params["n_components"]
-        fraction = isinstance(nc, float)
-        # the matrix decomposed, in errors about a user-supplied one
-        name = None if what is None else f"the {'centred ' if self.centered else ''}{what}"
-        rs = check_random_state(self.random_state)
-        if fraction and solver != "dense":
-            # trace(H K H) = trace(K) - 1^T K 1 / n
-            mass = float(diag.sum()) - (n * float(K.mean()) if self.centered else 0.0)
-            basis = self._grow_partial(
-                lambda k: self._basis(K, k, solver, rs, name, copy=True), nc, mass, n)
-        else:
-            # K is the estimator's own array here (kernel_ or check_kernel_matrix made it):
-            # centred in place
-            basis = self._basis(K, None if fraction else nc, solver, rs, name,
-                                copy=False)
-        diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
-        del K
-        self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
-        self.kernel_mean_ = basis.total_mean if self.centered else 0.0
-        k = self._n_kept(
-            basis,
-            f"{'centred ' if self.centered else ''}kernel matrix (eigenvalues above "
-            f"rank_tol={self.rank_tol:g} times the largest)",
-        )
-        self._basis_ = basis = basis.truncate(k)
-        w, U = basis.eigenvalues, basis.eigenvectors
-        self.eigenvalues_ = w
-        self.eigenvectors_ = U
-        self.dual_coef_ = U / np.sqrt(w)
-        self.n_components_ = k
-        return basis.coordinates(), diag_c
-
-    def _fit_matrix_free(self, X, where):
-        """Fit by :func:`kpm.spectral.operator.matrix_free_basis` (no n x n matrix)."""
-        if self.kernel_.is_precomputed:
-            raise ValueError(
-                "eigen_solver='matrix-free' evaluates the kernel on feature vectors; a precomputed "
-                "kernel matrix is already formed: use eigen_solver='dense', 'arpack' or 'randomized'"
-            )
-        n = X.shape[0]
-        rs = check_random_state(self.random_state)
-        # the degenerate-kernel diagnosis on a sample of at most 1000 points (and within the
-        # memory budget)
-        size = min(n, 1000, max(2, int(np.sqrt(get_config()["max_kernel_bytes"] / 8))))
-        sample = X if size == n else X[np.sort(rs.choice(n, size, replace=False))]
-        warn_if_degenerate_kernel(self.kernel_(sample), f"{where} (a sample of the kernel matrix)",
-                                  stacklevel=5)
-        nc = self._params["n_components"]
-
-        def solve(k):
-            basis, info = matrix_free_basis(self.kernel_, X, k, center=self.centered,
-                                            eigen_tol=self._eigen_tol(), rtol=self.rank_tol,
-                                            random_state=rs)
-            solve.info = info
-            return basis
-
-        if isinstance(nc, float):
-            basis = self._grow_partial(solve, nc, None, n)
-        else:
-            basis = solve(nc)
-        info = solve.info
-        diag = self.kernel_.diag(X)
-        diag_c = diag - 2.0 * basis.col_means + basis.total_mean if self.centered else diag
-        self.kernel_col_means_ = basis.col_means if self.centered else np.zeros(n)
-        self.kernel_mean_ = basis.total_mean if self.centered else 0.0
-        k = self._n_kept(basis, f"{'centred ' if self.centered else ''}kernel matrix "
-                         f"(eigenvalues above rank_tol={self.rank_tol:g} times the largest)")
-        self._basis_ = basis = basis.truncate(k)
-        self.ritz_residuals_ = info["residuals"][:k]
-        self.eigen_solver_info_ = info
+    def _set_spectrum(self, result):
+        """The fitted attributes of the eigendecomposition, from a :class:`SpectralFit`."""
+        basis = self._basis_ = result.basis
         self.eigenvalues_ = basis.eigenvalues
         self.eigenvectors_ = basis.eigenvectors
-        self.dual_coef_ = basis.eigenvectors / np.sqrt(basis.eigenvalues)
-        self.n_components_ = k
-        return basis.coordinates(), diag_c
-
-    def _basis(self, K, n_components, solver, rs, name, copy):
-        """:func:`kpm.spectral.eigen_basis` with this estimator's settings."""
-        return eigen_basis(K, n_components, center=self.centered, solver=solver, random_state=rs,
-                           rtol=self.rank_tol, copy=copy, name=name, eigen_tol=self._eigen_tol())
-
-    def _eigen_tol(self):
-        """The iterative solvers' tolerance: ``eigen_tol``, by default ``DEFAULT_EIGEN_TOL``."""
-        return DEFAULT_EIGEN_TOL if self.eigen_tol is None else self.eigen_tol
-
-    def _n_kept(self, basis, matrix):
-        """Set ``rank_`` (the basis's rank: eigenvalues above ``rank_tol`` times the largest and
-        above the rounding level) and return the number of components kept by
-        ``n_components`` (None: the rank; an int, at most the rank -- the relevant dimension
-        is capped at the rank; a float: the fewest leading eigenvalues whose shares of the
-        basis's trace sum to at least that fraction, at most the rank). ``matrix`` names the
-        matrix in errors."""
-        w = basis.eigenvalues
-        rank = basis.rank
-        if rank == 0:
-            w_max = float(w[0]) if w.size else 0.0
-            what = (
-                "all training samples are identical in feature space (kernel PCA needs at least "
-                "two distinct ones)"
-                if self.centered
-                else "every training sample has a zero feature vector"
-            )
-            raise ValueError(
-                f"the {'centred ' if self.centered else ''}kernel matrix has rank 0: its largest "
-                f"eigenvalue {w_max:.3g} is at the rounding level {basis.floor:.3g} of its entries, "
-                f"so {what}"
-            )
-        self.rank_ = rank
-        nc = self._params["n_components"]
-        if nc is None:
-            return rank
-        if isinstance(nc, int):
-            if nc > rank:
-                if self._rde:
-                    return rank
-                raise ValueError(f"n_components={nc} is larger than the rank {rank} of the {matrix}")
-            return nc
-        # the same arithmetic as explained_variance_ratio_: its cumulative sum reaches nc at D
-        csum = np.cumsum(np.clip(w[:rank] / basis.trace, 0.0, None))
-        return int(min(np.searchsorted(csum, nc, side="left") + 1, rank))
-
-    @staticmethod
-    def _grow_partial(solve, frac, mass, n):
-        """Partial eigenpairs (``solve(k)``, a basis) until they hold ``frac`` of the trace
-        (float n_components); ``mass``: the trace, default the basis's."""
-        k = min(n - 2, 32)
-        while True:
-            basis = solve(k)
-            w = basis.eigenvalues
-            total = basis.trace if mass is None else mass
-            if np.sum(np.clip(w, 0, None)) >= frac * total or k >= n - 2 or basis.rank < len(w):
-                return basis
-            k = min(n - 2, 2 * k)
-
-    def _fit_nystroem(self, X, precomputed, what, where):
-        n = X.shape[0]
-        m = min(n, self.n_landmarks if self.n_landmarks is not None else _DEFAULT_LANDMARKS)
-        rs = check_random_state(self.random_state)
-        idx = select_landmarks(X, m, self.landmarks, rs, kernel=self.kernel_)
-        self.landmark_indices_ = idx
-        self.kernel_col_means_ = None
-        self.kernel_mean_ = None
-        if precomputed:
-            Kmm = X[np.ix_(idx, idx)]
-        else:
-            Kmm = self.kernel_(X[idx])
-            if what is not None:
-                Kmm = check_kernel_matrix(Kmm, f"the landmark block of the {what}", psd=False)
-        warn_if_degenerate_kernel(Kmm, f"{where} (landmark kernel matrix)", stacklevel=5)
-        Kxz = self._landmark_kernel(X, precomputed, idx)
-        basis = nystroem_basis(Kmm, Kxz, center=self.centered, rtol=self.rank_tol, landmark_indices=idx,
-                               name=None if what is None else f"the landmark block of the {what}")
-        k = self._n_kept(basis, f"Nyström approximation of the kernel matrix ({m} landmarks)")
-        self._basis_ = basis = basis.truncate(k)
-        ny = basis.nystroem
-        M, fbar, V = ny.landmark_map, ny.feature_mean, ny.rotation
-        self.eigenvalues_ = basis.eigenvalues
-        self.eigenvectors_ = basis.eigenvectors
-        self.dual_coef_ = M @ V
-        self.nystroem_offset_ = fbar @ V
-        self.n_components_ = k
-        self._nystroem_fbar_sq = float(fbar @ fbar)
-        self._nystroem_fbar_M = M @ fbar  # for ||f(x) - fbar||^2 terms
-        self._nystroem_M = M
-        diag_c = None
-        if self.residual:
-            Fx = Kxz @ M  # uncentred landmark features
-            F = Fx - fbar
-            dk = self.kernel_.diag(X)
-            diag_c = np.maximum(dk - np.einsum("ij,ij->i", Fx, Fx), 0.0) + np.einsum(
-                "ij,ij->i", F, F
-            )
-        return basis.coordinates(), diag_c
-
-    def _fit_learned(self, X, Yt):
-        """The learned pre-image map from the training coordinates (the landmarks' on the
-        Nyström variant) to the inputs."""
-        if self.landmark_indices_ is not None:
-            Yt, X = Yt[self.landmark_indices_], X[self.landmark_indices_]
-        self.preimage_map_ = fit_learned_preimage(Yt, X, self.kernel_, alpha=self.preimage_alpha)
-        self.preimage_alpha_ = self.preimage_map_.alpha
-        self.preimage_loo_error_ = loo = self.preimage_map_.loo_error
-        # A pre-image z of a noisy point x = c + n (noise variance sigma^2 per feature) has
-        # E||z - c||^2 >= E||z - x||^2 - d sigma^2 (Stein's identity, divergence >= 0): a map
-        # whose held-out error exceeds 2 sigma^2 per feature is further from the clean points
-        # than the input. sigma^2 is bounded above by linear PCA's held-out residual variance
-        # and the leave-one-out error is optimistic, so the warning errs on the silent side.
-        # A map that misses held-out points by half their variance is useless whatever the
-        # noise (the constant map at the mean misses them by all of it).
-        bound = noise_variance_bound(X, random_state=0)
-        variance = float(np.mean(np.var(X, axis=0)))
-        if loo > 2.0 * bound or loo > 0.5 * variance:
-            what = (f"more than twice the largest noise variance consistent with the data "
-                    f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
-                    f"from the clean points than the inputs themselves"
-                    if loo > 2.0 * bound else
-                    f"more than half the variance of the data ({variance:.3g}): it explains less "
-                    f"than half of unseen points")
-            warnings.warn(
-                f"the learned pre-image map recovers held-out training points with a mean squared "
-                f"error of {loo:.3g} per feature (leave-one-out, alpha={self.preimage_alpha_:.3g}), "
-                f"{what}; use preimage='auto' (or 'mds'), fewer components, or keep the inputs",
-                UserWarning, stacklevel=4)
-
-    def _landmark_kernel(self, X, precomputed, idx):
-        if precomputed:
-            return X[:, idx]
-        Z = self.X_fit_[idx]
-        out = np.empty((X.shape[0], len(idx)))
-        for rows, block in self.kernel_.blocks(X, Z):
-            out[rows] = block
-        return out
+        self.dual_coef_ = result.dual_coef
+        self.n_components_ = result.n_components
+        self.rank_ = result.rank
+        self.kernel_col_means_ = result.col_means
+        self.kernel_mean_ = result.mean
+        self.ritz_residuals_ = result.ritz_residuals
+        self.eigen_solver_info_ = result.solver_info
+        self.landmark_indices_ = result.landmark_indices
+        self.nystroem_offset_ = result.nystroem_offset
+        self.explained_variance_ratio_ = self.eigenvalues_ / basis.trace
 
     # -------------------------------------------------------------- transform
     def _finish(self, Yt, diag_c):
@@ -809,18 +508,18 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         """
         check_is_fitted(self, "eigenvalues_")
         X = validate_kernel_input(self, X, reset=False)
-        precomputed = self.kernel_.is_precomputed
         if self.landmark_indices_ is not None:
-            Kz = self._landmark_kernel(X, precomputed, self.landmark_indices_)
+            Kz = landmark_kernel(self.kernel_, X, self.X_fit_, self.landmark_indices_)
             Yt = Kz @ self.dual_coef_ - self.nystroem_offset_
             diag_c = None
             if self.residual:
-                Fx = Kz @ self._nystroem_M
+                ny = self._basis_.nystroem
+                M, fbar = ny.landmark_map, ny.feature_mean
+                Fx = Kz @ M
                 dk = self.kernel_.diag(X)
-                fbar_sq = self._nystroem_fbar_sq
                 f_sq = np.einsum("ij,ij->i", Fx, Fx)
-                f_fbar = Kz @ self._nystroem_fbar_M
-                diag_c = np.maximum(dk - f_sq, 0.0) + f_sq - 2.0 * f_fbar + fbar_sq
+                f_fbar = Kz @ (M @ fbar)  # for ||f(x) - fbar||^2
+                diag_c = np.maximum(dk - f_sq, 0.0) + f_sq - 2.0 * f_fbar + float(fbar @ fbar)
             return self._finish(Yt, diag_c)
 
         basis = self._basis_
@@ -829,7 +528,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         row_means = np.empty(X.shape[0]) if self.residual else None
         blocks = (
             [(slice(0, X.shape[0]), X)]
-            if precomputed
+            if self.kernel_.is_precomputed
             else self.kernel_.blocks(X, self.X_fit_)
         )
         for rows, Kb in blocks:
@@ -843,57 +542,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         return self._finish(Yt, diag_c)
 
     # ------------------------------------------------------ inverse transform
-    def _check_coordinates(self, Y):
-        """Validated coordinates of :meth:`transform`'s form -> the unwhitened leading
-        coordinates (m, n_components_) (a residual column is dropped)."""
-        Y = check_samples(Y, "Y", min_samples=0)
-        width = self._n_features_out
-        if Y.shape[1] != width:
-            raise ValueError(
-                f"Y has {Y.shape[1]} columns, but this KernelProjection maps to {width} coordinates "
-                f"({self.n_components_} components{' and the residual' if self.residual else ''})"
-            )
-        Y = Y[:, : self.n_components_]
-        return Y * np.sqrt(self.eigenvalues_) if self.whiten else Y
-
-    def _expansion_points(self):
-        """The expansion points: the training inputs, or the landmarks (Nyström)."""
-        if self.landmark_indices_ is not None:
-            return self.X_fit_[self.landmark_indices_]
-        return self.X_fit_
-
-    def _expansion(self, Y, points, landmark_features=None, dots=False):
-        """The feature-space points of the (unwhitened) coordinates Y as expansions on
-        ``points``: coefficients (m, p), squared norms (m,) and, with ``dots``, the dot
-        products with the expansion points' images (m, p).
-
-        Exact and matrix-free bases: ``P = phi_bar + sum_k y_k V^k`` with
-        ``V^k = sum_i dual_coef_[i, k] (phi(x_i) - phi_bar)``; ``<P, phi(x_i)>`` follows from
-        the training coordinates without kernel values. Nyström: ``P = sum_l w_l e_l`` in the
-        orthonormal landmark basis ``e_l = sum_j M[j, l] phi(z_j)``, ``w = fbar + V y``;
-        ``landmark_features`` are ``K(Z, Z) M``, the landmarks' own features.
-        """
-        if self.landmark_indices_ is not None:
-            ny = self._basis_.nystroem
-            W = ny.feature_mean + Y @ ny.rotation.T
-            coefs = W @ ny.landmark_map.T
-            sq = np.einsum("ij,ij->i", W, W)
-            D = W @ landmark_features.T if dots else None
-            return coefs, sq, D
-        A = self.dual_coef_
-        coefs = Y @ A.T
-        sq = np.einsum("ij,ij->i", Y, Y)
-        D = Y @ (self.eigenvectors_ * np.sqrt(self.eigenvalues_)).T if dots else None
-        if self.centered:
-            n = A.shape[0]
-            # <phi_bar, V^k> and the mean's weight 1/n (1 - sum_i sum_k y_k A[i, k])
-            mean_dot_v = A.T @ (self.kernel_col_means_ - self.kernel_mean_)
-            coefs += ((1.0 - coefs.sum(axis=1)) / n)[:, None]
-            along = Y @ mean_dot_v
-            sq += self.kernel_mean_ + 2.0 * along
-            if dots:
-                D += self.kernel_col_means_[None, :] + along[:, None]
-        return coefs, sq, D
+    def _preimager(self):
+        return Preimager(self, self._basis_, self._n_features_out)
 
     def expansion(self, Y):
         r"""The feature-space points with coordinates Y, as expansions on the training points.
@@ -901,7 +551,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         :math:`P_j = \bar\phi + \sum_k Y_{jk} V^k = \sum_i c_{ji}\, \phi(p_i)` (:math:`c` =
         ``coefs``, :math:`p` = ``points``), the
         points being the training inputs (the landmarks, on the Nyström variant): the
-        targets of the pre-image solvers of :mod:`kpm.denoising.preimage`, for calling them
+        targets of the pre-image solvers of :mod:`kpm.preimage`, for calling them
         with settings of one's own.
 
         Parameters
@@ -921,10 +571,9 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             raise ValueError(
                 "the expansion points are the training inputs, which a precomputed kernel does not have"
             )
-        Y = self._check_coordinates(Y)
-        points = self._expansion_points()
-        coefs, sq, _ = self._expansion(Y, points)
-        return coefs, points, sq
+        preimager = self._preimager()
+        coefs, sq, _ = preimager.expansion(preimager.coordinates(Y))
+        return coefs, preimager.points(), sq
 
     def inverse_transform(self, Y, *, init=None, return_info=False):
         r"""Approximate pre-images: input points whose images are closest to the feature-space
@@ -951,73 +600,18 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Returns
         -------
         Z : ndarray (n_samples, n_features)
-        info : kpm.denoising.preimage.PreimageInfo
+        info : kpm.preimage.PreimageInfo
             Only with ``return_info=True``: iterations, convergence and the objective
             :math:`\|\phi(z) - P\|^2` of each pre-image.
         """
         check_is_fitted(self, "eigenvalues_")
         return_info = check_bool(return_info, "return_info")
-        self._check_preimage_available()
-        Y = self._check_coordinates(Y)
-        m, d = Y.shape[0], self.n_features_in_
-        init = self._check_preimage_init(init, m, d)
-        Z = np.empty((m, d))
-        info = PreimageInfo(n_iter=np.zeros(m, dtype=int), converged=np.ones(m, dtype=bool), objective=np.empty(m))
-        if m > 0:
-            self._solve_preimage_blocks(Y, init, Z, info, return_info)
+        preimager = self._preimager()
+        preimager.check_available()
+        Y = preimager.coordinates(Y)
+        init = preimager.check_init(init, Y.shape[0], self.n_features_in_)
+        Z, info = preimager.solve(Y, init, return_info)
         return (Z, info) if return_info else Z
-
-    def _check_preimage_available(self):
-        """An error naming why this fit has no pre-images (``preimage_`` is None)."""
-        if self.preimage_ is not None:
-            return
-        why = (
-            "pre-images are points of a numeric input space, which a precomputed kernel "
-            "matrix does not have"
-            if self.kernel_.is_precomputed
-            else "pre-images need input vectors and a kernel with a pre-image method"
-            if self.kernel_.raw_input
-            else f"the {self.kernel_.name} kernel has no fixed-point, gradient or MDS "
-            "pre-image; refit with preimage='learned'"
-        )
-        raise ValueError(f"inverse_transform is not available: {why}")
-
-    def _check_preimage_init(self, init, m, d):
-        """``init`` of :meth:`inverse_transform`, checked: None, or (m, d) starting points of
-        an iterative method."""
-        if init is None:
-            return None
-        if self.preimage_ in ("mds", "learned"):
-            raise ValueError(f"init is the start of the iterative pre-images; preimage={self.preimage_!r} has none")
-        init = check_samples(init, "init", min_samples=0)
-        if init.shape != (m, d):
-            raise ValueError(f"init must have shape (n_samples, n_features) = ({m}, {d}), got {init.shape}")
-        return init
-
-    def _solve_preimage_blocks(self, Y, init, Z, info, return_info):
-        """Fill ``Z`` and ``info`` with the pre-images of the rows of ``Y``, in blocks of rows
-        within ``kpm.get_config()['block_bytes']``."""
-        method, m, d = self.preimage_, Y.shape[0], self.n_features_in_
-        points = self._expansion_points()
-        want_dots = method == "mds" or (init is None and method != "learned")
-        features = None
-        if want_dots and self.landmark_indices_ is not None:
-            features = self.kernel_(points) @ self._basis_.nystroem.landmark_map
-        step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(points.shape[0], d))))
-        for a in range(0, m, step):
-            rows = slice(a, min(a + step, m))
-            if method == "learned":
-                Z[rows] = self.preimage_map_.predict(Y[rows])
-                if return_info:
-                    coefs, sq, _ = self._expansion(Y[rows], points)
-                    info.objective[rows] = preimage_objective(Z[rows], coefs, points, self.kernel_, ctc=sq)
-                continue
-            coefs, sq, D = self._expansion(Y[rows], points, features, dots=want_dots)
-            Z[rows], block = solve_preimages(
-                coefs, points, self.kernel_, method=method, init=None if init is None else init[rows],
-                ctc=sq, dots=D, n_neighbors=self.preimage_neighbors, max_iter=self.preimage_max_iter,
-                tol=self.preimage_tol, restart=self.preimage_restart)
-            info.n_iter[rows], info.converged[rows], info.objective[rows] = block.n_iter, block.converged, block.objective
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

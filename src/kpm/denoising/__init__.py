@@ -2,33 +2,12 @@
 
 * :mod:`kpm.denoising.denoise` -- :class:`KernelPCADenoiser` (kernel PCA projection followed
   by :meth:`kpm.KernelProjection.inverse_transform`) and :class:`LinearPCADenoiser`;
-* :mod:`kpm.denoising.preimage` -- approximate pre-images of feature-space expansions
-  (the fixed-point iteration for Gaussian kernels, gradient descent for any
-  differentiable kernel, the MDS pre-image of Kwok & Tsang 2004) and the learned
-  pre-image map of Bakır, Weston & Schölkopf (2004).
+* :mod:`kpm.denoising.selection` -- the number of components chosen from the data
+  (``n_components='auto'``).
+
+The pre-image solvers are in :mod:`kpm.preimage`.
 """
 
-from kpm.denoising.preimage import (
-    PreimageInfo,
-    LearnedPreimage,
-    fit_learned_preimage,
-    gaussian_fixed_point,
-    gradient_preimage,
-    mds_preimage,
-    preimage_objective,
-    solve_preimages,
-)
 from kpm.denoising.denoise import KernelPCADenoiser, LinearPCADenoiser
 
-__all__ = [
-    "KernelPCADenoiser",
-    "LinearPCADenoiser",
-    "PreimageInfo",
-    "LearnedPreimage",
-    "fit_learned_preimage",
-    "gaussian_fixed_point",
-    "gradient_preimage",
-    "mds_preimage",
-    "preimage_objective",
-    "solve_preimages",
-]
+__all__ = ["KernelPCADenoiser", "LinearPCADenoiser"]

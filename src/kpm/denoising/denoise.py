@@ -13,12 +13,12 @@ approximate pre-image ``z`` of the projection (Schölkopf et al. 1999, §IV-A, �
 
 :class:`KernelPCADenoiser` is :meth:`kpm.KernelProjection.transform` followed by
 :meth:`kpm.KernelProjection.inverse_transform` (one implementation of pre-images, in
-:mod:`kpm.denoising.preimage`), with the iterative pre-images started at the noisy point.
+:mod:`kpm.preimage.solvers`), with the iterative pre-images started at the noisy point.
 Pre-image methods: ``'fixed-point'`` (Gaussian kernel only; the paper's iteration,
-:func:`kpm.denoising.preimage.gaussian_fixed_point`), ``'gradient'`` (L-BFGS with analytic
+:func:`kpm.preimage.solvers.gaussian_fixed_point`), ``'gradient'`` (L-BFGS with analytic
 gradients for rbf, poly, sigmoid, imq and linear;
-:func:`kpm.denoising.preimage.gradient_preimage`), ``'mds'`` (the non-iterative pre-image of
-Kwok & Tsang 2004, :func:`kpm.denoising.preimage.mds_preimage`) and ``'learned'`` (a kernel
+:func:`kpm.preimage.solvers.gradient_preimage`), ``'mds'`` (the non-iterative pre-image of
+Kwok & Tsang 2004, :func:`kpm.preimage.solvers.mds_preimage`) and ``'learned'`` (a kernel
 ridge regression from kernel PCA features back to inputs, Bakır et al. 2004: the map
 scikit-learn's :class:`~sklearn.decomposition.KernelPCA` fits with
 ``fit_inverse_transform=True``). ``'auto'`` is the fixed point for the Gaussian kernel and
@@ -40,8 +40,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import check_n_components, raw_input_kernel
-from kpm.denoising.preimage import PREIMAGE_METHODS, PreimageInfo
+from kpm.decomposition.projection import KernelProjection, fit_coordinates
 from kpm.denoising.selection import select_components
+from kpm.preimage import PREIMAGE_METHODS, PreimageInfo
 from kpm.spectral.basis import EIGEN_SOLVERS, numerical_rank
 from kpm.validation import Integer, Options, RandomState, Real, validate_params
 from kpm.validation import check_bool, check_estimator_data, check_int
@@ -127,7 +128,7 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     alpha : float >= 0 or 'auto', default=1.0
         Ridge parameter of the learned inverse (``preimage='learned'`` only); ``'auto'``:
         chosen by its closed-form leave-one-out error on the training points (see
-        :func:`kpm.denoising.preimage.fit_learned_preimage`). The leave-one-out error measures
+        :func:`kpm.preimage.learned.fit_learned_preimage`). The leave-one-out error measures
         how well the map recovers a training point from its coordinates, not how well it
         denoises: when the kept coordinates determine the point (few input features, e.g. a
         curve in R^3 with 8 components), the best such map returns about the noisy input,
@@ -170,7 +171,7 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     --------
     LinearPCADenoiser : The linear PCA baseline.
     kpm.KernelProjection : The kernel PCA coordinates and their pre-images.
-    kpm.denoising.preimage.gaussian_fixed_point : The fixed-point pre-image iteration.
+    kpm.preimage.solvers.gaussian_fixed_point : The fixed-point pre-image iteration.
     sklearn.decomposition.KernelPCA : Kernel PCA with a learned pre-image map
         (``preimage='learned'`` fits the same map).
 
@@ -264,9 +265,6 @@ class KernelPCADenoiser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             With ``n_components='auto'``, when the cross-validation does not expect the
             denoiser to improve on the noisy input, or cannot estimate the noise level.
         """
-        # imported here: kpm.decomposition.projection imports the solvers of this package
-        from kpm.decomposition.projection import KernelProjection, fit_coordinates
-
         if raw_input_kernel(self.kernel) is not None:
             raise ValueError(
                 f"kernel {self.kernel!r} takes non-numeric input (e.g. strings): denoising needs "

@@ -59,10 +59,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 from sklearn.utils import check_random_state
 
-__all__ = ["ComponentSelection", "noise_variance_bound", "select_components"]
+from kpm.preimage.noise import heldout_folds, linear_heldout_errors, subsample
+
+__all__ = ["ComponentSelection", "select_components"]
 
 
 @dataclass(frozen=True)
@@ -104,35 +105,6 @@ class ComponentSelection:
     message: str | None = None
 
 
-def _folds(X, n_folds, rng):
-    """Fold labels with duplicated rows in the same fold (a held-out point must not be in
-    the training folds)."""
-    _, inverse = np.unique(X, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    groups = rng.permutation(inverse.max() + 1)
-    return groups[inverse] % n_folds
-
-
-def _linear_errors(X, labels, n_folds):
-    """``E_lin(q)``: held-out reconstruction error per feature of linear PCA with q
-    directions, for q = 0 up to ``min(d - 1, rank of the smallest training fold)``."""
-    n, d = X.shape
-    per_fold = []
-    for f in range(n_folds):
-        test = labels == f
-        if not test.any():
-            continue
-        train = X[~test]
-        mean = train.mean(axis=0)
-        _, _, Vt = linalg.svd(train - mean, full_matrices=False, check_finite=False)
-        R = X[test] - mean
-        C = R @ Vt.T  # coordinates of the held-out points on every direction of the fold
-        captured = np.concatenate([[0.0], np.cumsum(np.sum(C * C, axis=0))])
-        per_fold.append(np.sum(R * R) - captured[:d])
-    k = min(len(e) for e in per_fold)
-    return np.sum([e[:k] for e in per_fold], axis=0) / (n * d)
-
-
 def _noise_level(E_lin, d, plateau, gap):
     """``(sigma^2, q_lin)`` from the linear held-out errors, or ``(nan, None)``."""
     q = np.arange(len(E_lin))
@@ -148,42 +120,6 @@ def _noise_level(E_lin, d, plateau, gap):
     if (E_lin[q_lin - 1] - E_lin[q_lin]) * d < gap * sigma2:
         return float("nan"), None
     return sigma2, q_lin
-
-
-def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
-    """An upper bound on the noise variance per feature: ``min_q s(q)``, the smallest
-    held-out residual variance per residual dimension of linear PCA (step 1 of the module
-    docstring).
-
-    Every ``s(q)`` is at least ``sigma^2`` in expectation (signal left out only adds to it),
-    whatever the data; the bound is tight when the signal lies in a linear subspace of
-    dimension below d - 1, and is the variance of the weakest direction of the data when
-    they fill their input space.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    n_folds : int, default=5
-    max_points : int, default=1000
-        At most this many points (a random subset) are used.
-    random_state : int or RandomState, default=0
-
-    Returns
-    -------
-    float
-    """
-    rng = check_random_state(random_state)
-    X = _subset(X, max_points, rng)
-    d = X.shape[1]
-    E_lin = _linear_errors(X, _folds(X, n_folds, rng), n_folds)
-    return float(np.min(E_lin * d / (d - np.arange(len(E_lin)))))
-
-
-def _subset(X, max_points, rng):
-    """At most ``max_points`` rows of X, drawn at random (in their order)."""
-    if X.shape[0] <= max_points:
-        return X
-    return X[np.sort(rng.choice(X.shape[0], max_points, replace=False))]
 
 
 def _grid(q_max):
@@ -223,10 +159,10 @@ def select_components(X, make_projection, *, n_folds=5, max_points=1000, max_tes
     ComponentSelection
     """
     rng = check_random_state(random_state)
-    X = _subset(X, max_points, rng)
+    X = subsample(X, max_points, rng)
     d = X.shape[1]
-    labels = _folds(X, n_folds, rng)
-    E_lin = _linear_errors(X, labels, n_folds)
+    labels = heldout_folds(X, n_folds, rng)
+    E_lin = linear_heldout_errors(X, labels, n_folds)
     sigma2, q_lin = _noise_level(E_lin, d, plateau, gap)
     unidentified = ComponentSelection(None, message=(
         "the noise level of the data cannot be estimated (linear PCA of held-out training "

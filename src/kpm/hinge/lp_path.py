@@ -28,8 +28,8 @@ far below their ranks).
 Two solvers (``solver=``): ``'highs'`` keeps one HiGHS model per path
 (:class:`IncrementalHingeLP`); ``'simplex'`` is the specialised simplex of
 :mod:`kpm.hinge.simplex` (pivots on the kinks of the hinge loss, p x p basis,
-compiled pivot loop), 2-4x faster than HiGHS on the paths of
-``benchmarks/bench_kpm.py``; ``'auto'`` (the default) runs
+compiled pivot loop), faster than HiGHS on the paths of ``benchmarks/bench_kpm.py``
+(``docs/results/notes/code_measurements.md``); ``'auto'`` (the default) runs
 the specialised simplex and, should it report numerical trouble, solves the path
 again with HiGHS from that D on (:class:`HingeLP`; ``fallbacks`` counts it).
 

@@ -49,16 +49,8 @@ __all__ = ["BaseKPM", "SELECTION_PARAMETERS", "UNDERFIT_GAP", "UNDERFIT_ERRORS_P
 
 #: The underfit check of the penalty and slope rules (:meth:`BaseKPM._warn_underfit`): a
 #: model of the path at most ``2 D + 5`` dimensions has a training error lower by at least
-#: this much (and at most half the chosen model's) ...
-#:
-#: Measured on 1352 slope and penalty fits of the fuzz harness's easy problems (both KPM
-#: estimators): it warns on 404 of the 425 fits whose test error is above that of
-#: selection='cv' by more than 0.1, and on 5 of the 814 within 0.02 of it (on 108 fits of
-#: moons, twonorm, ringnorm, breast cancer, wine and iris: 13 of 21, and 0 of 71). The fits it
-#: misses fit their training data (0 to 8 % error) and generalise badly; the training risks
-#: cannot tell them from good fits (the same test on the clipped risk caught 6 more and
-#: warned on 31 more of the 814 good fuzz fits; a test of a training set separated a few
-#: dimensions on warned on 4 to 7 of the 71 good real-data fits).
+#: this much (and at most half the chosen model's; how often it warns on fits that
+#: generalise well and badly: ``docs/results/notes/code_measurements.md``) ...
 UNDERFIT_GAP = 0.1
 #: ... and by at least this many training samples per dimension added.
 UNDERFIT_ERRORS_PER_DIM = 3

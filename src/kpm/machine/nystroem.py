@@ -81,11 +81,8 @@ __all__ = ["NystroemKPM", "CLIENT_SOLVER_OPTIONS", "LANDMARK_RESIDUAL_WARN", "RE
 
 #: A fit whose landmarks' span leaves out more than this share of the training data's variance
 #: in feature space (``landmark_residual_``) warns: most of the data's variation is then out of
-#: reach of every D, and the landmarks, not D, limit the model. Measured with 1000 uniform
-#: landmarks at the median width: 0.02-0.03 on twonorm, on ``make_classification`` (20
-#: features) and on the standardised digits; 0.31 on 5000 points of 500-dimensional Gaussian
-#: noise; with 8 or 12 landmarks of 30 points in 500 dimensions, 0.64-0.81 (test errors up to
-#: 0.33 where an SVC on the exact kernel has 0.03).
+#: reach of every D, and the landmarks, not D, limit the model (the shares measured on
+#: benchmark data and noise: ``docs/results/notes/code_measurements.md``).
 LANDMARK_RESIDUAL_WARN = 0.5
 
 #: Training rows (a uniform draw) on which ``landmark_residual_`` is estimated.

@@ -32,7 +32,7 @@ __all__ = [
 
 def construct_single(kernel, Xs, alpha, m, *, max_iter, tol, n_restarts, rng):
     """Iterated one-term pre-images of the residual, optimal ``beta`` after each step."""
-    from kpm.denoising.preimage import gaussian_fixed_point
+    from kpm.preimage.solvers import gaussian_fixed_point
 
     gamma = kernel.gamma
     K_ss = kernel(Xs)

@@ -22,7 +22,7 @@ are in :doc:`/user_guide/reduced_sets`.
     vectors), then optimal coefficients on the selected patterns.
 ``'construct'``
     Reduced-set construction for the Gaussian kernel: each new ``z_j`` is the fixed-point
-    pre-image (:func:`kpm.denoising.preimage.gaussian_fixed_point`) of the current residual,
+    pre-image (:func:`kpm.preimage.solvers.gaussian_fixed_point`) of the current residual,
     then all coefficients are recomputed optimally; optionally a joint L-BFGS descent over
     ``(z, beta)`` (``gradient_maxiter``).
 ``'burges'``
@@ -276,7 +276,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         L-BFGS (``'burges'``).
     preimage_tol : float > 0, default=1e-6
         Step tolerance of the fixed-point pre-image iteration in kernel widths
-        (``'construct'``, see :func:`kpm.denoising.preimage.gaussian_fixed_point`);
+        (``'construct'``, see :func:`kpm.preimage.solvers.gaussian_fixed_point`);
         construction stops early if :math:`\|\Psi - \Psi'\|^2 \le 10^{-12} \|\Psi\|^2`.
     n_restarts : int, default=3
         Fixed-point starts per constructed vector (``'construct'``).

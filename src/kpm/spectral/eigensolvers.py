@@ -124,35 +124,10 @@ def choose_solver(n, k, *, grow=False):
     ``k=None``: the whole spectrum (``'dense'``). ``grow=True``: a leading part of
     unknown size, grown until it holds a given fraction of the spectrum: ``'dense'`` up
     to n = 2000 (one LAPACK call is cheaper than a few partial ones there), else
-    ``'randomized'``.
-
-    Measured on one core (RBF kernel matrices, k = 50, process CPU seconds), with
-    ARPACK's products as ``A @ v`` (BLAS ``dgemv``):
-
-    ====  =====  ======  ==========
-    n     dense  arpack  randomized
-    ====  =====  ======  ==========
-    1000  0.083  0.032   0.149
-    2000  0.709  0.187   0.252
-    3000  --     0.445   0.465
-    4000  --     0.741   0.702
-    5000  --     1.15    0.95
-    ====  =====  ======  ==========
-
-    ARPACK's products are now BLAS ``dsymv`` on one triangle of the matrix (half the memory
-    traffic; :func:`arpack_eigh`), which moved the crossover past every n measured: on a
-    loaded 2-core machine, eigensolver alone, wall seconds, ARPACK (``dsymv``) against the
-    block Krylov solver: n = 5000, 2.3 vs 3.8 (one BLAS thread) and 3.4-4.2 vs 4.7-4.9
-    (two); n = 10000, 10.0 vs 17.3 (one thread). At small n (20-dimensional data, one BLAS
-    thread, process CPU seconds, medians; ARPACK's products ``A @ v`` at n = 500, 0.016 with
-    ``dsymv``): n = 500, ARPACK 0.018, ``eigh`` ``subset_by_index`` 0.022 (``evr``) and
-    0.021 (``evx``), block Krylov 0.15-0.20 (a 2% gap after the 50th eigenvalue: its basis
-    grows to 357 columns); n = 1000, ARPACK 0.04-0.06, ``evr`` 0.10, ``evx`` 0.09, block
-    Krylov 0.18. ARPACK's ``ncv`` (default 2k + 1) was no lever: 1.5k-1.8k changed its time
-    by -10% to +10% over 27 matrices at n = 500 (4% less on average, mostly at k = 100).
-    So ARPACK for up to ``_ARPACK_MAX_K`` components at every n; the block Krylov solver for more components, and for kernel
-    matrices known only by their products (:func:`kpm.spectral.operator_basis`), where
-    its block products are BLAS-3.
+    ``'randomized'``. Otherwise ``'dense'`` for k >= n - 1, n <= 300 or k > n // 5,
+    ``'arpack'`` up to 100 components (``_ARPACK_MAX_K``), and the block Krylov solver
+    (``'randomized'``) for more. The timings behind these crossovers are in
+    ``docs/results/notes/code_measurements.md``.
     """
     if grow:
         return "dense" if n <= _DENSE_ONE_THREAD_MAX_N else "randomized"
@@ -300,11 +275,8 @@ def arpack_eigh(A, matmat, n, k, *, random_state=None, tol=0.0):
     ``tol``: ARPACK's relative tolerance (0 = machine precision). With the symmetric
     matrix ``A`` (float64, contiguous) of order n >= 1000 the matrix-vector products are
     BLAS ``dsymv``, which reads one triangle of ``A``: half the memory traffic of
-    ``A @ v``, measured 1.5x (n = 2000) to 2.6x (n = 5000) faster on one core. Below,
-    ``A @ v``: ``dsymv`` measured 1.3-1.4x faster there too (n = 300-1000), but its other
-    rounding moved a Kernel Projection Machine hinge path on duplicated inputs (flare_solar,
-    n = 666) off the floor it reaches with ``A @ v``, so small orders keep the products
-    they had.
+    ``A @ v``. Below, ``A @ v``, whose rounding small orders keep (measurements:
+    ``docs/results/notes/code_measurements.md``).
     """
     v0 = check_random_state(random_state).uniform(-1, 1, n)
     matvec = _symmetric_matvec(A) if n >= _SYMV_MIN_N else None
@@ -560,12 +532,9 @@ def block_krylov_eigh(
     k : int
         Number of leading eigenpairs.
     block_size : int, optional
-        Block size b (default ``ceil(k/3)`` clipped to [8, 64], at most n). Measured on
-        a 5000 x 5000 RBF matrix, k = 50: blocks of 10-20 need 20-16 products and are
-        the fastest; ``b > k`` (the usual randomized-SVD choice) needs fewer products but
-        each costs much more, and so does the re-orthogonalisation. A product with a
-        skinny block streams the whole matrix from memory once (about 28 ms for
-        5000 x 5000 on one core) plus about 1.2 ms per column.
+        Block size b (default ``ceil(k/3)`` clipped to [8, 64], at most n): small blocks
+        beat ``b > k`` (the usual randomized-SVD choice), whose fewer products each cost
+        much more (measurements: ``docs/results/notes/code_measurements.md``).
     rtol : float, default=1e-10
         Relative residual tolerance.
     max_basis : int, optional

@@ -5,14 +5,9 @@ from scipy.optimize import check_grad
 from kpm import config_context
 from kpm.exceptions import KernelMemoryError
 from kpm.kernels import make_kernel
-from kpm.denoising.preimage import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
-from kpm.denoising.preimage import (
-    LEARNED_ALPHA_GRID,
-    LearnedPreimage,
-    fit_learned_preimage,
-    mds_preimage,
-    solve_preimages,
-)
+from kpm.preimage.solvers import _value_grad, gaussian_fixed_point, gradient_preimage, preimage_objective
+from kpm.preimage.learned import LEARNED_ALPHA_GRID, LearnedPreimage, fit_learned_preimage
+from kpm.preimage.solvers import mds_preimage, solve_preimages
 
 
 @pytest.fixture

@@ -1,0 +1,230 @@
+"""The way back from :class:`kpm.KernelProjection`'s coordinates to input space.
+
+A point ``y`` of the coordinate space is the feature-space point ``phi_bar + sum_k y_k V^k``
+(``V^k`` the unit principal directions), an expansion on the training points (on the
+landmarks, for the Nyström variant). Its pre-image is an input point whose image is closest
+to it, found by a solver of :mod:`kpm.preimage` (Schölkopf et al. 1999; Kwok & Tsang 2004) or
+given by the learned map (Bakır, Weston & Schölkopf 2004).
+
+* :func:`resolve_preimage` -- the ``preimage`` parameter checked against the kernel and
+  ``'auto'`` resolved (``preimage_``);
+* :func:`fit_learned_map` -- the learned map of :meth:`kpm.KernelProjection.fit`, with a
+  warning when it misses held-out points by more than the noise;
+* :class:`Preimager` -- the expansions of a fitted projection's coordinates and their
+  pre-images, solved in blocks (:meth:`kpm.KernelProjection.inverse_transform`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from kpm.config import get_config
+from kpm.preimage import (
+    DIFFERENTIABLE_KERNELS,
+    PreimageInfo,
+    default_preimage,
+    fit_learned_preimage,
+    preimage_objective,
+    solve_preimages,
+)
+from kpm.preimage.noise import noise_variance_bound
+from kpm.validation import check_samples
+
+__all__ = ["Preimager", "fit_learned_map", "resolve_preimage"]
+
+
+def resolve_preimage(kernel, method):
+    """``preimage_``: the pre-image method ``method`` (``'auto'`` resolved) for the fitted
+    ``kernel``, or None (no pre-images); an error for a method the kernel cannot use."""
+    if kernel.is_precomputed or kernel.raw_input:
+        if method not in ("auto",):
+            what = "a precomputed kernel matrix" if kernel.is_precomputed else "non-numeric input"
+            raise ValueError(
+                f"preimage={method!r}: pre-images are points of a numeric input space, and "
+                f"{what} has none; use preimage='auto' (no inverse_transform)"
+            )
+        return None
+    if method == "auto":
+        return default_preimage(kernel)
+    if method == "fixed-point" and kernel.name != "rbf":
+        raise ValueError(
+            f"preimage='fixed-point' is the Gaussian-kernel iteration; kernel {kernel.name!r} "
+            "needs preimage='gradient' or 'mds' (poly, sigmoid, imq, linear) or 'learned'"
+        )
+    if method in ("gradient", "mds") and kernel.name not in DIFFERENTIABLE_KERNELS:
+        raise ValueError(
+            f"preimage={method!r} needs one of the kernels {DIFFERENTIABLE_KERNELS}, got "
+            f"{kernel.name!r}; use preimage='learned'"
+        )
+    return method
+
+
+def fit_learned_map(Yt, X, kernel, alpha, landmark_indices):
+    """The learned pre-image map (:func:`kpm.preimage.learned.fit_learned_preimage`) from the
+    training coordinates ``Yt`` (the landmarks' on the Nyström variant) to the inputs X.
+
+    Warns (``UserWarning``, at the caller of ``fit``) when its leave-one-out error exceeds
+    twice :func:`kpm.preimage.noise.noise_variance_bound` of X or half the variance of X.
+    """
+    if landmark_indices is not None:
+        Yt, X = Yt[landmark_indices], X[landmark_indices]
+    learned = fit_learned_preimage(Yt, X, kernel, alpha=alpha)
+    loo = learned.loo_error
+    # A pre-image z of a noisy point x = c + n (noise variance sigma^2 per feature) has
+    # E||z - c||^2 >= E||z - x||^2 - d sigma^2 (Stein's identity, divergence >= 0): a map
+    # whose held-out error exceeds 2 sigma^2 per feature is further from the clean points
+    # than the input. sigma^2 is bounded above by linear PCA's held-out residual variance
+    # and the leave-one-out error is optimistic, so the warning errs on the silent side.
+    # A map that misses held-out points by half their variance is useless whatever the
+    # noise (the constant map at the mean misses them by all of it).
+    bound = noise_variance_bound(X, random_state=0)
+    variance = float(np.mean(np.var(X, axis=0)))
+    if loo > 2.0 * bound or loo > 0.5 * variance:
+        what = (f"more than twice the largest noise variance consistent with the data "
+                f"({bound:.3g}, from linear PCA of held-out points): its pre-images are further "
+                f"from the clean points than the inputs themselves"
+                if loo > 2.0 * bound else
+                f"more than half the variance of the data ({variance:.3g}): it explains less "
+                f"than half of unseen points")
+        warnings.warn(
+            f"the learned pre-image map recovers held-out training points with a mean squared "
+            f"error of {loo:.3g} per feature (leave-one-out, alpha={learned.alpha:.3g}), "
+            f"{what}; use preimage='auto' (or 'mds'), fewer components, or keep the inputs",
+            UserWarning, stacklevel=4)
+    return learned
+
+
+class Preimager:
+    """Expansions and pre-images of the coordinates of a fitted :class:`kpm.KernelProjection`.
+
+    Parameters
+    ----------
+    projection : KernelProjection
+        Fitted, with training inputs (``X_fit_`` not None).
+    basis : kpm.spectral.basis.EigenBasis
+        Its eigen basis (the landmark map of the Nyström variant).
+    width : int
+        The number of columns of its coordinates (with the residual).
+    """
+
+    def __init__(self, projection, basis, width):
+        self.kp = projection
+        self.basis = basis
+        self.width = width
+
+    def check_available(self):
+        """An error naming why this fit has no pre-images (``preimage_`` is None)."""
+        kp = self.kp
+        if kp.preimage_ is not None:
+            return
+        why = (
+            "pre-images are points of a numeric input space, which a precomputed kernel "
+            "matrix does not have"
+            if kp.kernel_.is_precomputed
+            else "pre-images need input vectors and a kernel with a pre-image method"
+            if kp.kernel_.raw_input
+            else f"the {kp.kernel_.name} kernel has no fixed-point, gradient or MDS "
+            "pre-image; refit with preimage='learned'"
+        )
+        raise ValueError(f"inverse_transform is not available: {why}")
+
+    def coordinates(self, Y):
+        """Validated coordinates of ``transform``'s form -> the unwhitened leading
+        coordinates (m, n_components_) (a residual column is dropped)."""
+        kp = self.kp
+        Y = check_samples(Y, "Y", min_samples=0)
+        if Y.shape[1] != self.width:
+            raise ValueError(
+                f"Y has {Y.shape[1]} columns, but this KernelProjection maps to {self.width} coordinates "
+                f"({kp.n_components_} components{' and the residual' if kp.residual else ''})"
+            )
+        Y = Y[:, : kp.n_components_]
+        return Y * np.sqrt(kp.eigenvalues_) if kp.whiten else Y
+
+    def points(self):
+        """The expansion points: the training inputs, or the landmarks (Nyström)."""
+        kp = self.kp
+        if kp.landmark_indices_ is not None:
+            return kp.X_fit_[kp.landmark_indices_]
+        return kp.X_fit_
+
+    def expansion(self, Y, landmark_features=None, dots=False):
+        """The feature-space points of the (unwhitened) coordinates Y as expansions on
+        :meth:`points`: coefficients (m, p), squared norms (m,) and, with ``dots``, the dot
+        products with the expansion points' images (m, p).
+
+        Exact and matrix-free bases: ``P = phi_bar + sum_k y_k V^k`` with
+        ``V^k = sum_i dual_coef_[i, k] (phi(x_i) - phi_bar)``; ``<P, phi(x_i)>`` follows from
+        the training coordinates without kernel values. Nyström: ``P = sum_l w_l e_l`` in the
+        orthonormal landmark basis ``e_l = sum_j M[j, l] phi(z_j)``, ``w = fbar + V y``;
+        ``landmark_features`` are ``K(Z, Z) M``, the landmarks' own features.
+        """
+        kp = self.kp
+        if kp.landmark_indices_ is not None:
+            ny = self.basis.nystroem
+            W = ny.feature_mean + Y @ ny.rotation.T
+            coefs = W @ ny.landmark_map.T
+            sq = np.einsum("ij,ij->i", W, W)
+            D = W @ landmark_features.T if dots else None
+            return coefs, sq, D
+        A = kp.dual_coef_
+        coefs = Y @ A.T
+        sq = np.einsum("ij,ij->i", Y, Y)
+        D = Y @ (kp.eigenvectors_ * np.sqrt(kp.eigenvalues_)).T if dots else None
+        if kp.centered:
+            n = A.shape[0]
+            # <phi_bar, V^k> and the mean's weight 1/n (1 - sum_i sum_k y_k A[i, k])
+            mean_dot_v = A.T @ (kp.kernel_col_means_ - kp.kernel_mean_)
+            coefs += ((1.0 - coefs.sum(axis=1)) / n)[:, None]
+            along = Y @ mean_dot_v
+            sq += kp.kernel_mean_ + 2.0 * along
+            if dots:
+                D += kp.kernel_col_means_[None, :] + along[:, None]
+        return coefs, sq, D
+
+    def check_init(self, init, m, d):
+        """``init`` of ``inverse_transform``, checked: None, or (m, d) starting points of an
+        iterative method."""
+        if init is None:
+            return None
+        method = self.kp.preimage_
+        if method in ("mds", "learned"):
+            raise ValueError(f"init is the start of the iterative pre-images; preimage={method!r} has none")
+        init = check_samples(init, "init", min_samples=0)
+        if init.shape != (m, d):
+            raise ValueError(f"init must have shape (n_samples, n_features) = ({m}, {d}), got {init.shape}")
+        return init
+
+    def solve(self, Y, init, return_info):
+        """The pre-images ``Z`` (m, d) of the unwhitened coordinates Y and their
+        :class:`kpm.preimage.PreimageInfo` (the learned map's objectives only with
+        ``return_info``), in blocks of rows within ``kpm.get_config()['block_bytes']``."""
+        kp = self.kp
+        method, m, d = kp.preimage_, Y.shape[0], kp.n_features_in_
+        Z = np.empty((m, d))
+        info = PreimageInfo(n_iter=np.zeros(m, dtype=int), converged=np.ones(m, dtype=bool), objective=np.empty(m))
+        if m == 0:
+            return Z, info
+        points = self.points()
+        want_dots = method == "mds" or (init is None and method != "learned")
+        features = None
+        if want_dots and kp.landmark_indices_ is not None:
+            features = kp.kernel_(points) @ self.basis.nystroem.landmark_map
+        step = max(1, int(get_config()["block_bytes"] // (8 * 4 * max(points.shape[0], d))))
+        for a in range(0, m, step):
+            rows = slice(a, min(a + step, m))
+            if method == "learned":
+                Z[rows] = kp.preimage_map_.predict(Y[rows])
+                if return_info:
+                    coefs, sq, _ = self.expansion(Y[rows])
+                    info.objective[rows] = preimage_objective(Z[rows], coefs, points, kp.kernel_, ctc=sq)
+                continue
+            coefs, sq, D = self.expansion(Y[rows], features, dots=want_dots)
+            Z[rows], block = solve_preimages(
+                coefs, points, kp.kernel_, method=method, init=None if init is None else init[rows],
+                ctc=sq, dots=D, n_neighbors=kp.preimage_neighbors, max_iter=kp.preimage_max_iter,
+                tol=kp.preimage_tol, restart=kp.preimage_restart)
+            info.n_iter[rows], info.converged[rows], info.objective[rows] = block.n_iter, block.converged, block.objective
+        return Z, info

@@ -1,0 +1,87 @@
+"""The noise level of data, from linear PCA of held-out points (Tipping & Bishop 1999).
+
+Under the model ``x = c + n`` (``n`` isotropic noise of variance ``sigma^2`` per input
+feature), linear PCA fitted on K - 1 folds reconstructs the held-out fold from its first q
+directions with error ``E_lin(q)`` per feature; the held-out residual variance per residual
+dimension ``s(q) = E_lin(q) d / (d - q)`` is at least ``sigma^2`` for every q. The learned
+pre-image map of :class:`kpm.KernelProjection` is judged against this bound, and
+:mod:`kpm.denoising.selection` identifies ``sigma^2`` from its plateau.
+
+References
+----------
+M. E. Tipping, C. M. Bishop, "Probabilistic principal component analysis", J. R. Stat. Soc.
+B 61(3), 1999.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+from sklearn.utils import check_random_state
+
+__all__ = ["heldout_folds", "linear_heldout_errors", "noise_variance_bound", "subsample"]
+
+
+def heldout_folds(X, n_folds, rng):
+    """Fold labels with duplicated rows in the same fold (a held-out point must not be in
+    the training folds)."""
+    _, inverse = np.unique(X, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    groups = rng.permutation(inverse.max() + 1)
+    return groups[inverse] % n_folds
+
+
+def linear_heldout_errors(X, labels, n_folds):
+    """``E_lin(q)``: held-out reconstruction error per feature of linear PCA with q
+    directions, for q = 0 up to ``min(d - 1, rank of the smallest training fold)``."""
+    n, d = X.shape
+    per_fold = []
+    for f in range(n_folds):
+        test = labels == f
+        if not test.any():
+            continue
+        train = X[~test]
+        mean = train.mean(axis=0)
+        _, _, Vt = linalg.svd(train - mean, full_matrices=False, check_finite=False)
+        R = X[test] - mean
+        C = R @ Vt.T  # coordinates of the held-out points on every direction of the fold
+        captured = np.concatenate([[0.0], np.cumsum(np.sum(C * C, axis=0))])
+        per_fold.append(np.sum(R * R) - captured[:d])
+    k = min(len(e) for e in per_fold)
+    return np.sum([e[:k] for e in per_fold], axis=0) / (n * d)
+
+
+def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
+    """An upper bound on the noise variance per feature: ``min_q s(q)``, the smallest
+    held-out residual variance per residual dimension of linear PCA (step 1 of
+    :mod:`kpm.denoising.selection`).
+
+    Every ``s(q)`` is at least ``sigma^2`` in expectation (signal left out only adds to it),
+    whatever the data; the bound is tight when the signal lies in a linear subspace of
+    dimension below d - 1, and is the variance of the weakest direction of the data when
+    they fill their input space.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    n_folds : int, default=5
+    max_points : int, default=1000
+        At most this many points (a random subset) are used.
+    random_state : int or RandomState, default=0
+
+    Returns
+    -------
+    float
+    """
+    rng = check_random_state(random_state)
+    X = subsample(X, max_points, rng)
+    d = X.shape[1]
+    E_lin = linear_heldout_errors(X, heldout_folds(X, n_folds, rng), n_folds)
+    return float(np.min(E_lin * d / (d - np.arange(len(E_lin)))))
+
+
+def subsample(X, max_points, rng):
+    """At most ``max_points`` rows of X, drawn at random (in their order)."""
+    if X.shape[0] <= max_points:
+        return X
+    return X[np.sort(rng.choice(X.shape[0], max_points, replace=False))]
