@@ -295,3 +295,43 @@ def test_loo_margins_through_the_points_out_of_the_margin_are_the_direct_ones():
         assert solver._arrow_gram() is not None  # the columns were found orthogonal: the Woodbury way
         solver._arrow = None  # as for columns that are not orthogonal: the direct leverages
         np.testing.assert_allclose(through_out, solver.loo_margins(), rtol=1e-9, atol=1e-9)
+
+
+def test_the_svd_solves_agree_with_the_cholesky_ones():
+    # the fallbacks where the formed matrix's Cholesky factor fails to rounding
+    from kpm.hinge.squared_hinge import _columns_leverage, _points_leverage, _ridge_solve, _svd_leverage
+
+    rng = np.random.default_rng(0)
+    for n, d in ((40, 8), (6, 15)):
+        F, g = rng.normal(size=(n, d)), rng.normal(size=d)
+        ref = _points_leverage(F, 3.0) if n <= d else _columns_leverage(F, 3.0)
+        np.testing.assert_allclose(_svd_leverage(F, 3.0), ref, rtol=1e-10)
+        np.testing.assert_allclose(_ridge_solve(F, 3.0, g), np.linalg.solve(np.eye(d) + 3.0 * F.T @ F, g), rtol=1e-10)
+
+
+def test_default_kpm_with_an_unscaled_polynomial_kernel():
+    # every point outside the margin at the warm start (a polynomial kernel of degree 3 on
+    # blobs of scale 6): the Newton step on no point crashed in LAPACK ("shape(c,0)==shape(b,0)");
+    # it is the gradient itself (the Hessian is the identity there)
+    from sklearn.datasets import make_blobs
+    from sklearn.svm import SVC
+
+    from kpm import KernelProjectionMachine
+
+    rng = np.random.RandomState(2)
+    X, y = make_blobs(1700, centers=rng.uniform(-6, 6, (3, 10)), cluster_std=1.3, random_state=2)
+    m = KernelProjectionMachine(kernel="poly").fit(X[:200], y[:200])
+    svc = SVC(kernel="poly", degree=3, gamma=1.0, coef0=1.0).fit(X[:200], y[:200])
+    assert np.mean(m.predict(X[200:]) != y[200:]) <= np.mean(svc.predict(X[200:]) != y[200:]) + 0.02
+
+
+def test_polynomial_kernel_of_high_degree_warns_instead_of_failing():
+    # degree 50: k(x, x) spans tens of orders of magnitude; the Newton system's Cholesky factor
+    # failed to rounding (LinAlgError); the SVD solves it, and the kernel's degeneracy is named
+    from kpm import DegenerateKernelWarning, KernelProjectionMachine
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (200, 5))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with pytest.warns(DegenerateKernelWarning):
+        KernelProjectionMachine(kernel="poly", degree=50).fit(X, y)

@@ -240,7 +240,10 @@ class SquaredHingeSVM:
         if complement_cheaper(len(rows), len(m) - len(rows), d):
             one_minus_h = self._complement_leverage(F, np.flatnonzero(m >= 1.0), d)
         if one_minus_h is None:
-            one_minus_h = _points_leverage(F, C2) if len(rows) <= d + 1 else _columns_leverage(F, C2)
+            try:
+                one_minus_h = _points_leverage(F, C2) if len(rows) <= d + 1 else _columns_leverage(F, C2)
+            except linalg.LinAlgError:  # the formed matrix's factor failed to rounding
+                one_minus_h = _svd_leverage(F, C2)
         if groups is not None:
             return m - self.y * _group_shift(groups, rows, 1.0 - one_minus_h, self.y[rows] * (1.0 - m[rows]))
         out = m.copy()
@@ -272,18 +275,27 @@ class SquaredHingeSVM:
         factor of the ``(d + 1) x (d + 1)`` matrix (its ``A_I^T A_I`` kept and updated between
         steps)."""
         C2 = 2.0 * self.C
+        if len(rows) == 0:  # no point in the loss: the Hessian is the identity
+            return grad.copy()
         if complement_cheaper(len(rows), len(self.y) - len(rows), d):
             step = self._complement_solve(grad, active, rows, F, d)
             if step is not None:
                 return step
-        if len(rows) < d + 1:
-            F = self._weighted(rows, F)
-            M = F @ F.T
-            M[np.diag_indices_from(M)] += 1.0 / C2
-            return grad - F.T @ _cholesky_solve(M, F @ grad)
-        H = C2 * self._gram_of(active, d)
-        H[np.diag_indices_from(H)] += 1.0
-        return _cholesky_solve(H, grad)
+        try:
+            if len(rows) < d + 1:
+                Fw = self._weighted(rows, F)
+                M = Fw @ Fw.T
+                M[np.diag_indices_from(M)] += 1.0 / C2
+                return grad - Fw.T @ _cholesky_solve(M, Fw @ grad)
+            H = C2 * self._gram_of(active, d)
+            H[np.diag_indices_from(H)] += 1.0
+            return _cholesky_solve(H, grad)
+        except linalg.LinAlgError:
+            # features of very different scales (e.g. a polynomial kernel of high degree):
+            # the Gram matrix's rounding swamps the identity and the factor fails, though
+            # Id + 2C A^T A is positive definite; its singular vectors solve it stably
+            self._active = None  # the kept Gram matrix is not to be updated from
+            return _ridge_solve(self._weighted(rows, F), C2, grad)
 
     def _arrow_gram(self):
         """``(g, c, e)``: the Gram matrix ``[Phi, B]^T W [Phi, B]`` of all points (``W`` the
@@ -429,6 +441,22 @@ def _columns_leverage(F, C2):
     M[np.diag_indices_from(M)] += 1.0
     Z = linalg.solve_triangular(_cholesky(M), F.T, trans="T", lower=False, check_finite=False)
     return 1.0 - C2 * (Z * Z).sum(axis=0)
+
+
+def _svd_leverage(F, C2):
+    """``1 - h`` of the rows of ``F``, ``h_i = C2 f_i^T (Id + C2 F^T F)^{-1} f_i``, from the
+    singular value decomposition ``F = U S V^T``: ``h_i = sum_j U_ij^2 C2 s_j^2 / (1 + C2
+    s_j^2)``; stable where the Cholesky factor of the formed matrix fails to rounding."""
+    U, sv, _ = linalg.svd(F, full_matrices=False, check_finite=False)
+    return 1.0 - (U * U) @ (C2 * sv**2 / (1.0 + C2 * sv**2))
+
+
+def _ridge_solve(F, C2, g):
+    """``(Id + C2 F^T F)^{-1} g`` by the singular value decomposition of ``F``: stable where the
+    Cholesky factor of the formed matrix fails to rounding."""
+    _, sv, Vt = linalg.svd(F, full_matrices=False, check_finite=False)
+    proj = Vt @ g
+    return g - Vt.T @ (proj * (C2 * sv**2 / (1.0 + C2 * sv**2)))
 
 
 def _cholesky(M):
