@@ -142,6 +142,22 @@ def test_cold_restarts_have_a_time_limit():
     assert lp.restarts == 2
 
 
+def test_warm_runs_have_the_time_limit_too():
+    # a warm HiGHS run on a degenerate path once ran for more than ten minutes (an unseeded
+    # KPM fit of breast_cancer, formulation='paper'): without a time_limit, each warm run is
+    # bounded by restart_time_limit as the cold re-solves are, and one that hits it is
+    # solved again from scratch
+    from kpm.hinge.lp_path import IncrementalHingeLP
+
+    Z, y = _problem(n=200, m=60, seed=5)
+    lp = IncrementalHingeLP(y, restart_time_limit=1e-9)
+    lp.add_columns(Z[:, :20])
+    assert lp._h.getOptionValue("time_limit")[1] == pytest.approx(1e-9)
+    with pytest.raises(LPSolverError, match="'Time limit reached' / 'Time limit reached'"):
+        lp.solve()
+    assert lp.restarts == 2
+
+
 def test_time_limit_failure_lists_every_attempt():
     Z, y = _problem(n=200, m=60, seed=5)
     with pytest.raises(LPSolverError, match="Time limit"):

@@ -232,9 +232,11 @@ class IncrementalHingeLP:
     time_limit, iteration_limit : optional
         HiGHS limits (hitting one raises :class:`LPSolverError`).
     restart_time_limit : float, default=60
-        Time limit (seconds) of each cold re-solve after a failed warm start (or
-        ``time_limit`` when smaller): on nearly separable, badly conditioned paths
-        HiGHS can otherwise run for hours; hitting it raises :class:`LPSolverError`.
+        Time limit (seconds) of each HiGHS run when ``time_limit`` is not given (else the
+        smaller of the two): on nearly separable, badly conditioned paths HiGHS can
+        otherwise run for hours. A warm start that hits it is solved again from scratch
+        (the cold re-solves, under the same limit); a cold re-solve that hits it raises
+        :class:`LPSolverError`.
     """
 
     def __init__(self, y, *, weights=None, strategy="primal", time_limit=None, iteration_limit=None,
@@ -269,10 +271,7 @@ class IncrementalHingeLP:
         h.setOptionValue("simplex_strategy", strategy)
         if solver is not None:
             h.setOptionValue("solver", solver)
-        if time_limit is None:
-            time_limit = self._time_limit
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
+        h.setOptionValue("time_limit", float(self._cold_time_limit() if time_limit is None else time_limit))
         if self._iteration_limit is not None:
             h.setOptionValue("simplex_iteration_limit", int(self._iteration_limit))
         # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
@@ -319,13 +318,13 @@ class IncrementalHingeLP:
             self.candidates.append((x[self.n + 1 :].copy(), float(x[self.n])))
 
     def _cold_time_limit(self):
-        """The time limit of a run from no basis: ``restart_time_limit``, or ``time_limit``."""
+        """The time limit of a run: ``restart_time_limit``, or ``time_limit`` when smaller."""
         if self._time_limit is None:
             return self._restart_time_limit
         return min(self._restart_time_limit, float(self._time_limit))
 
     def _reset_time_limit(self, h):
-        h.setOptionValue("time_limit", self._inf if self._time_limit is None else float(self._time_limit))
+        h.setOptionValue("time_limit", self._cold_time_limit())
 
     def solve(self, cold=False):
         """Optimise; return ``(beta, b, objective, iterations)``.
