@@ -262,7 +262,7 @@ class IncrementalHingeLP:
         self.candidates = []  # points of the failed runs of the last solve
         self._h = self._new_model(presolve="off", strategy=strat)
 
-    def _new_model(self, presolve, strategy, solver=None, time_limit=None):
+    def _new_model(self, presolve, strategy, solver=None):
         """A fresh HiGHS model holding the xi, b columns, the rows and the columns so far."""
         n, y, inf = self.n, self.y, self._inf
         h = new_highs()
@@ -271,7 +271,7 @@ class IncrementalHingeLP:
         h.setOptionValue("simplex_strategy", strategy)
         if solver is not None:
             h.setOptionValue("solver", solver)
-        h.setOptionValue("time_limit", float(self._cold_time_limit() if time_limit is None else time_limit))
+        h.setOptionValue("time_limit", self._run_time_limit())
         if self._iteration_limit is not None:
             h.setOptionValue("simplex_iteration_limit", int(self._iteration_limit))
         # columns 0..n-1: xi (cost 1, >= 0); column n: b (free)
@@ -317,28 +317,21 @@ class IncrementalHingeLP:
         if x.shape == (self.n + 1 + self.n_cols,) and np.all(np.isfinite(x)):
             self.candidates.append((x[self.n + 1 :].copy(), float(x[self.n])))
 
-    def _cold_time_limit(self):
-        """The time limit of a run: ``restart_time_limit``, or ``time_limit`` when smaller."""
+    def _run_time_limit(self):
+        """The time limit of every run: ``restart_time_limit``, or ``time_limit`` when smaller."""
         if self._time_limit is None:
             return self._restart_time_limit
         return min(self._restart_time_limit, float(self._time_limit))
 
-    def _reset_time_limit(self, h):
-        h.setOptionValue("time_limit", self._cold_time_limit())
-
     def solve(self, cold=False):
         """Optimise; return ``(beta, b, objective, iterations)``.
 
-        ``cold``: this run starts from no basis (all columns added at once), and is
-        bounded like the cold restarts.
+        ``cold``: this run starts from no basis (all columns added at once); every run,
+        warm or cold, is bounded by the same time limit (``restart_time_limit``).
         """
         h, hs = self._h, self._highspy
         self.candidates = []
-        if cold:
-            h.setOptionValue("time_limit", self._cold_time_limit())
         h.run()
-        if cold:
-            self._reset_time_limit(h)
         optimal = hs.HighsModelStatus.kOptimal
         if h.getModelStatus() != optimal:
             self._keep_candidate(h)
@@ -350,10 +343,9 @@ class IncrementalHingeLP:
             failed = [h.modelStatusToString(h.getModelStatus())]
             for solver in ("simplex", "ipm"):
                 self.restarts += 1
-                h = self._new_model(presolve="on", strategy=1, solver=solver, time_limit=self._cold_time_limit())
+                h = self._new_model(presolve="on", strategy=1, solver=solver)
                 h.run()
                 if h.getModelStatus() == optimal:
-                    self._reset_time_limit(h)
                     h.setOptionValue("presolve", "off")
                     h.setOptionValue("solver", "choose")
                     h.setOptionValue("simplex_strategy", self._strat)
