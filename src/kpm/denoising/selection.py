@@ -61,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from kpm.preimage.noise import heldout_folds, linear_heldout_errors, subsample
+from kpm.preimage.noise import heldout_linear_pca, residual_variances
 
 __all__ = ["ComponentSelection", "select_components"]
 
@@ -107,8 +107,7 @@ class ComponentSelection:
 
 def _noise_level(E_lin, d, plateau, gap):
     """``(sigma^2, q_lin)`` from the linear held-out errors, or ``(nan, None)``."""
-    q = np.arange(len(E_lin))
-    s = E_lin * d / (d - q)
+    s = residual_variances(E_lin, d)
     best = float(np.min(s))
     if not best > 0.0:
         return float("nan"), None
@@ -159,10 +158,8 @@ def select_components(X, make_projection, *, n_folds=5, max_points=1000, max_tes
     ComponentSelection
     """
     rng = check_random_state(random_state)
-    X = subsample(X, max_points, rng)
+    X, labels, E_lin = heldout_linear_pca(X, n_folds, max_points, rng)
     d = X.shape[1]
-    labels = heldout_folds(X, n_folds, rng)
-    E_lin = linear_heldout_errors(X, labels, n_folds)
     sigma2, q_lin = _noise_level(E_lin, d, plateau, gap)
     unidentified = ComponentSelection(None, message=(
         "the noise level of the data cannot be estimated (linear PCA of held-out training "

@@ -19,14 +19,16 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils import check_random_state
 
-__all__ = ["heldout_folds", "linear_heldout_errors", "noise_variance_bound", "subsample"]
+from kpm.validation import duplicate_groups
+
+__all__ = ["heldout_folds", "linear_heldout_errors", "heldout_linear_pca", "residual_variances",
+           "noise_variance_bound", "subsample"]
 
 
 def heldout_folds(X, n_folds, rng):
     """Fold labels with duplicated rows in the same fold (a held-out point must not be in
     the training folds)."""
-    _, inverse = np.unique(X, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
+    inverse = duplicate_groups(X, always=True)
     groups = rng.permutation(inverse.max() + 1)
     return groups[inverse] % n_folds
 
@@ -51,6 +53,20 @@ def linear_heldout_errors(X, labels, n_folds):
     return np.sum([e[:k] for e in per_fold], axis=0) / (n * d)
 
 
+def heldout_linear_pca(X, n_folds, max_points, rng):
+    """``(X, labels, E_lin)``: at most ``max_points`` rows of X (:func:`subsample`), their fold
+    labels (:func:`heldout_folds`) and the held-out errors of linear PCA on those folds
+    (:func:`linear_heldout_errors`), drawn from ``rng`` in that order."""
+    X = subsample(X, max_points, rng)
+    labels = heldout_folds(X, n_folds, rng)
+    return X, labels, linear_heldout_errors(X, labels, n_folds)
+
+
+def residual_variances(E_lin, d):
+    """``s(q) = E_lin(q) d / (d - q)``: the held-out residual variance per residual dimension."""
+    return E_lin * d / (d - np.arange(len(E_lin)))
+
+
 def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
     """An upper bound on the noise variance per feature: ``min_q s(q)``, the smallest
     held-out residual variance per residual dimension of linear PCA (step 1 of
@@ -73,11 +89,8 @@ def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
     -------
     float
     """
-    rng = check_random_state(random_state)
-    X = subsample(X, max_points, rng)
-    d = X.shape[1]
-    E_lin = linear_heldout_errors(X, heldout_folds(X, n_folds, rng), n_folds)
-    return float(np.min(E_lin * d / (d - np.arange(len(E_lin)))))
+    X, _, E_lin = heldout_linear_pca(X, n_folds, max_points, check_random_state(random_state))
+    return float(np.min(residual_variances(E_lin, X.shape[1])))
 
 
 def subsample(X, max_points, rng):
