@@ -61,7 +61,7 @@ def test_the_woodbury_and_the_cholesky_steps_agree():
         active = np.zeros(200, bool)
         active[rows] = True
         F = solver._features(rows, 60)
-        step = solver._newton_solve(grad, active, rows, F, 60)
+        step = solver._newton_solve(grad, active, rows, 60)
         H = np.eye(61) + 10.0 * F.T @ F
         np.testing.assert_allclose(H @ step, grad, atol=1e-9)
 
@@ -99,7 +99,7 @@ def test_weighted_newton_is_the_repeated_problem(n, D, C):
     active[rows] = True
     F = solver._features(rows, D)
     grad = np.ones(D + 1)
-    step = solver._newton_solve(grad, active, rows, F, D)
+    step = solver._newton_solve(grad, active, rows, D)
     H = np.eye(D + 1) + 2 * C * F.T @ (w[rows, None] * F)
     np.testing.assert_allclose(H @ step, grad, atol=1e-8)
 
@@ -179,7 +179,7 @@ def test_the_step_through_the_points_out_of_the_loss_solves_the_newton_system(we
     assert complement_cheaper(len(rows), n_out, d)
     F = solver._features(rows, d)
     grad = np.random.default_rng(9).normal(size=d + 1)
-    step = solver._complement_solve(grad, active, rows, F, d)
+    step = solver._complement_solve(grad, active, rows, d)
     Fw = F if w is None else F * np.sqrt(w[rows])[:, None]
     H = np.eye(d + 1) + 0.6 * Fw.T @ Fw
     np.testing.assert_allclose(H @ step, grad, atol=1e-10 * np.abs(grad).max())

@@ -36,6 +36,8 @@ copies of the point.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 from scipy import linalg
@@ -175,14 +177,15 @@ class SquaredHingeSVM:
         for _ in range(self.max_iter):
             active = m < 1.0
             rows = np.flatnonzero(active)
-            F = self._features(rows, d)
             residual = self.y[rows] * (1.0 - m[rows])
             if self.sample_weight is not None:
                 residual = residual * self.sample_weight[rows]
-            grad = theta - 2.0 * self.C * (F.T @ residual)
-            if np.linalg.norm(grad) <= self.tol * (1.0 + np.linalg.norm(theta)):
+            grad = theta.copy()
+            grad[:d] -= 2.0 * self.C * (self.Phi[rows, :d].T @ residual)
+            grad[d] -= 2.0 * self.C * self.B * residual.sum()
+            if _norm(grad) <= self.tol * (1.0 + _norm(theta)):
                 break
-            step = -self._newton_solve(grad, active, rows, F, d)
+            step = -self._newton_solve(grad, active, rows, d)
             q = self._margins(step, d)
             t = self._line_search(theta, step, m, q)
             theta = theta + t * step
@@ -261,13 +264,13 @@ class SquaredHingeSVM:
         if parts is None:
             return None
         h0, U, Y, factor = parts
-        h = (F.T * h0.solve(F.T)).sum(axis=0)
+        h = h0.quadratic_forms(F)
         if U is not None:
             Z = linalg.solve_triangular(factor, (F @ Y).T, trans="T", lower=False, check_finite=False)
             h += (Z * Z).sum(axis=0)
         return 1.0 - 2.0 * self.C * h
 
-    def _newton_solve(self, grad, active, rows, F, d):
+    def _newton_solve(self, grad, active, rows, d):
         """``(Id + 2C A_I^T A_I)^{-1} grad``: with fewer points in the loss than columns by the
         Woodbury identity (an ``|I| x |I|`` system); where the points out of the loss are
         fewer (by :func:`complement_cheaper`'s count) and the columns orthogonal, by the
@@ -278,24 +281,24 @@ class SquaredHingeSVM:
         if len(rows) == 0:  # no point in the loss: the Hessian is the identity
             return grad.copy()
         if complement_cheaper(len(rows), len(self.y) - len(rows), d):
-            step = self._complement_solve(grad, active, rows, F, d)
+            step = self._complement_solve(grad, active, rows, d)
             if step is not None:
                 return step
         try:
             if len(rows) < d + 1:
-                Fw = self._weighted(rows, F)
+                Fw = self._weighted(rows, self._features(rows, d))
                 M = Fw @ Fw.T
-                M[np.diag_indices_from(M)] += 1.0 / C2
+                _add_to_diagonal(M, 1.0 / C2)
                 return grad - Fw.T @ _cholesky_solve(M, Fw @ grad)
             H = C2 * self._gram_of(active, d)
-            H[np.diag_indices_from(H)] += 1.0
+            _add_to_diagonal(H, 1.0)
             return _cholesky_solve(H, grad)
         except linalg.LinAlgError:
             # features of very different scales (e.g. a polynomial kernel of high degree):
             # the Gram matrix's rounding swamps the identity and the factor fails, though
             # Id + 2C A^T A is positive definite; its singular vectors solve it stably
             self._active = None  # the kept Gram matrix is not to be updated from
-            return _ridge_solve(self._weighted(rows, F), C2, grad)
+            return _ridge_solve(self._weighted(rows, self._features(rows, d)), C2, grad)
 
     def _arrow_gram(self):
         """``(g, c, e)``: the Gram matrix ``[Phi, B]^T W [Phi, B]`` of all points (``W`` the
@@ -306,7 +309,7 @@ class SquaredHingeSVM:
             self._arrow = arrow_gram(self.Phi, self._line_weights, self.B)
         return self._arrow
 
-    def _complement_solve(self, grad, active, rows, F, d):
+    def _complement_solve(self, grad, active, rows, d):
         """The Newton step through the points *out* of the loss: with ``G`` the Gram matrix of
         all points (diagonal but for the constant, :meth:`_arrow_gram`) and ``U`` the features
         of the points out, ``A_I^T A_I = G - U^T U``, so that the Woodbury identity solves the
@@ -320,15 +323,25 @@ class SquaredHingeSVM:
         if U is None:
             return h0.solve(grad)
         C2 = 2.0 * self.C
-        Fw = self._weighted(rows, F)
 
         def solve(r):
             z = h0.solve(r)
             return z + Y @ lapack.dpotrs(factor, U @ z, lower=False)[0]
 
         x = solve(grad)
-        residual = x + C2 * (Fw.T @ (Fw @ x)) - grad
+        residual = x + C2 * self._active_gram_product(active, x, d) - grad
         return x - solve(residual)
+
+    def _active_gram_product(self, active, x, d):
+        """``A_I^T W A_I x`` for the points ``active`` (``I``), through the whole feature
+        matrix (zero weight off ``I``): no copy of the active rows, the complement's points
+        being few."""
+        v = self.Phi[:, :d] @ x[:d] + self.B * x[d]
+        v *= np.where(active, self._line_weights, 0.0)
+        out = np.empty(d + 1)
+        out[:d] = self.Phi[:, :d].T @ v
+        out[d] = self.B * v.sum()
+        return out
 
     def _complement(self, out, d):
         """``(h0, U, Y, factor)``, the Woodbury identity through the points ``out`` of the
@@ -349,7 +362,7 @@ class SquaredHingeSVM:
         Y = h0.solve(U.T)
         M = U @ Y
         M *= -1.0
-        M[np.diag_indices_from(M)] += 1.0 / C2
+        _add_to_diagonal(M, 1.0 / C2)
         try:
             factor = _cholesky(M)
         except linalg.LinAlgError:
@@ -409,6 +422,13 @@ class _ArrowInverse:
         x_top = (top - np.multiply.outer(self.b, x_last)) / (self.a if R.ndim == 1 else self.a[:, None])
         return np.concatenate([x_top, np.asarray(x_last)[None]], axis=0)
 
+    def quadratic_forms(self, F):
+        """``f^T M^{-1} f`` for each row ``f`` of ``F`` (k, d + 1): with ``f = (u, c)``, ``u^T
+        diag(a)^{-1} u + (c - b^T diag(a)^{-1} u)^2 / s``, ``s`` the Schur complement."""
+        top = F[:, :-1]
+        last = F[:, -1] - top @ (self.b / self.a)
+        return (top * top) @ (1.0 / self.a) + last * last / self.schur
+
 
 def _group_shift(groups, rows, h, residuals):
     """Per point, ``f - f^{(-G)}`` on its group G (:meth:`SquaredHingeSVM.loo_margins`):
@@ -426,7 +446,7 @@ def _points_leverage(F, C2):
     margin), fewer than their columns: ``1 - h = diag(S^{-1}) / 2C`` with ``S = F F^T + Id /
     2C``, the row sums of squares of the inverse of its Cholesky factor."""
     S = F @ F.T
-    S[np.diag_indices_from(S)] += 1.0 / C2
+    _add_to_diagonal(S, 1.0 / C2)
     inverse, info = lapack.dtrtri(_cholesky(S), lower=False)
     if info != 0:
         raise linalg.LinAlgError(f"trtri failed (info {info})")
@@ -438,7 +458,7 @@ def _columns_leverage(F, C2):
     """``1 - h`` of the rows of ``F``, more than their columns: ``h_i = 2C |R^{-T} f_i|^2``
     with ``Id + 2C F^T F = R^T R``."""
     M = C2 * (F.T @ F)
-    M[np.diag_indices_from(M)] += 1.0
+    _add_to_diagonal(M, 1.0)
     Z = linalg.solve_triangular(_cholesky(M), F.T, trans="T", lower=False, check_finite=False)
     return 1.0 - C2 * (Z * Z).sum(axis=0)
 
@@ -457,6 +477,18 @@ def _ridge_solve(F, C2, g):
     _, sv, Vt = linalg.svd(F, full_matrices=False, check_finite=False)
     proj = Vt @ g
     return g - Vt.T @ (proj * (C2 * sv**2 / (1.0 + C2 * sv**2)))
+
+
+def _norm(v):
+    """The Euclidean norm of a vector (``numpy.linalg.norm``'s arithmetic, without its
+    dispatch)."""
+    return math.sqrt(float(v @ v))
+
+
+def _add_to_diagonal(M, value):
+    """``M += value * Id`` in place (the diagonal as a view: no index arrays)."""
+    diagonal = np.einsum("ii->i", M)
+    diagonal += value
 
 
 def _cholesky(M):
