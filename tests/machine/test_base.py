@@ -150,7 +150,7 @@ def test_a_dimension_chosen_at_max_components_warns(cls):
     y = (np.sin(2 * X[:, 0]) > 0).astype(int)
     kw = {"n_landmarks": 100} if cls is NystroemKPM else {}
     with pytest.warns(UserWarning, match=rf"{cls.__name__}: the selected D = 10 is the largest D considered "
-                                         r"\(max_components\)"):
+                                         r"\(max_components=10\)"):
         m = cls(max_components=10, random_state=0, **kw).fit(X, y)
     assert m.n_components_ == 10
     with warnings.catch_warnings(record=True) as record:

@@ -1,5 +1,7 @@
 """KernelProjectionMachine: scikit-learn conformance, accuracy, selection rules, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris, make_moons
@@ -11,22 +13,16 @@ from kpm import KernelProjectionMachine
 from kpm.machine.selection import select_cv, select_penalty, slope_heuristic
 
 
-def _expected_failures(est):
-    if est.max_components is not None:
-        reason = ("the check's 16 samples are 4 distinct points: the kernel matrix has rank 4, "
-                  "and an explicit max_components above the rank raises ValueError")
-        return {"check_sample_weights_shape": reason, "check_sample_weights_not_overwritten": reason}
-    return {}
-
-
 @parametrize_with_checks(
     [
         KernelProjectionMachine(random_state=0),  # the default: the SVM in S_D, C and D by leave-one-out
         KernelProjectionMachine(cv=5, random_state=0),  # the same SVM, C and D by 5 Rayleigh-Ritz folds
         KernelProjectionMachine(max_components=6, cv=3, random_state=0, formulation="paper"),
         KernelProjectionMachine(selection="slope", random_state=0, formulation="paper"),
+        # a cap that binds: the checks' data have kernel matrices of rank 4 (16 samples, 4
+        # distinct), where max_components=5 stops at the rank
+        KernelProjectionMachine(max_components=5, random_state=0),
     ],
-    expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -175,8 +171,8 @@ def test_bad_input(moons):
     Xn[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         KernelProjectionMachine(selection=3, formulation="paper").fit(Xn, y)
-    with pytest.raises(ValueError, match="rank"):
-        KernelProjectionMachine(kernel="linear", max_components=5, formulation="paper").fit(X, y)  # rank 2
+    # max_components above the rank stops at the rank (test_max_components_above_the_rank...)
+    assert KernelProjectionMachine(kernel="linear", max_components=5, formulation="paper").fit(X, y).n_components_ <= 2
     with pytest.raises(ValueError, match="larger than"):
         KernelProjectionMachine(kernel="linear", selection=4, formulation="paper").fit(X, y)
     with pytest.raises(ValueError, match="selection"):
@@ -232,6 +228,32 @@ def test_duplicated_samples_get_identical_eigen_rows(moons):
     np.testing.assert_array_equal(sub.V[:40], sub.V[len(X) :])
     m = KernelProjectionMachine(sigma=0.5, max_components=40, random_state=0, formulation="paper").fit(Xd, yd)
     assert np.mean(m.predict(Xt) != yt) < 0.13
+
+
+def test_a_capped_d_no_better_than_the_majority_class_warns():
+    """XOR in 5 dimensions needs more than 5 directions of the Gaussian basis: at
+    max_components=5 every D's leave-one-out error is the majority class's, and the one
+    chosen, the cap, is no better than it -- said, naming the cap (test error 0.49 on 1,500
+    fresh points, the default KPM 0.13)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (1700, 5))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with pytest.warns(UserWarning, match=r"the selected D = 5 is the largest D considered \(max_components=5\)"):
+        capped = KernelProjectionMachine(max_components=5, random_state=0).fit(X[:200], y[:200])
+    assert np.mean(capped.predict(X[200:]) != y[200:]) > 0.4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        default = KernelProjectionMachine(random_state=0).fit(X[:200], y[:200])
+    assert np.mean(default.predict(X[200:]) != y[200:]) < 0.2
+
+
+def test_max_components_above_the_rank_stops_at_the_rank():
+    """As scikit-learn's KernelPCA caps its components: a linear kernel on 2 features has
+    rank 2, and max_components=6 considers D = 1, 2; a fixed D above the rank is an error."""
+    X, y = make_moons(200, noise=0.3, random_state=0)
+    m = KernelProjectionMachine(kernel="linear", max_components=6, random_state=0).fit(X, y)
+    assert m.n_components_ <= 2
+    assert set(m.selection_curve_["D"]) <= {1, 2}
 
 
 def test_fixed_D_below_max_dim(moons):

@@ -249,23 +249,31 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        self._warn_edge(family)
+        self._warn_edge(family, data)
         self._warn_degenerate(family, data)
 
-    def _warn_edge(self, family):
+    def _warn_edge(self, family, data):
         """A dimension chosen at the end of a grid that stops below the rank -- by
         cross-validation, only where the CV error there is below that of every smaller D (the
-        error still falling; not a choice of the one-standard-error rule among equals)."""
+        error still falling; not a choice of the one-standard-error rule among equals), or
+        where it is no better than predicting the majority class (within one standard error
+        of that rule's error: the capped grid held no useful model)."""
         kp = family.paths[self._model_member]
         if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
             curves = self._curves
             rows = curves.kernel == self._model_member
             e, D = curves.cv_error[rows], curves.D[rows]
-            if np.isfinite(e).any() and not e[D == self.n_components_][0] < np.nanmin(e[D < self.n_components_]):
-                return
+            if np.isfinite(e).any():
+                chosen = float(e[D == self.n_components_][0])
+                falling = len(e) > 1 and chosen < np.nanmin(e[D < self.n_components_])
+                if not falling and not _no_better_than_majority(chosen, data.codes, data.weights):
+                    return
+            advice = (f"(max_components={self.max_components}): a larger D may fit better. Raise "
+                      "max_components to consider it." if self.max_components is not None else
+                      "(the default's largest D for this many samples): a larger D may fit better. Set "
+                      "max_components above it to consider it.")
             warnings.warn(
-                f"{self._name}: the selected D = {self.n_components_} is the largest D considered "
-                f"(max_components): a larger D may fit better. Raise max_components to consider it.",
+                f"{self._name}: the selected D = {self.n_components_} is the largest D considered {advice}",
                 UserWarning,
                 stacklevel=4,
             )
@@ -376,3 +384,12 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         the largest one-vs-rest score otherwise (ties to the first class)."""
         F = self.decision_function(X)
         return self.classes_[predict_codes(F[:, None] if F.ndim == 1 else F)]
+
+
+def _no_better_than_majority(error, codes, weights=None):
+    """Whether a CV error rate is within one standard error of the majority class's (the
+    rule predicting the most frequent class, by weight with sample weights)."""
+    counts = np.bincount(codes, weights=weights)
+    majority = 1.0 - counts.max() / counts.sum()
+    n = len(codes)
+    return error >= majority - np.sqrt(max(majority * (1.0 - majority), 1.0 / n) / n)

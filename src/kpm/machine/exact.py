@@ -189,7 +189,8 @@ class KernelProjectionMachine(BaseKPM):
     slope_factor : float, default=2.0
         Factor of the slope heuristic (Birgé-Massart's 2).
     max_components : int, optional
-        Largest D considered. Default: the numerical rank of the kernel matrix (eigenvalues
+        Largest D considered (a value above the numerical rank of the kernel matrix stops at
+        the rank). Default: the numerical rank of the kernel matrix (eigenvalues
         above ``kpm.spectral.RANK_RTOL`` :math:`\times\, \lambda_1`; beyond it the eigenvectors are
         rounding noise) for the papers' LP, and the rank capped at
         :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'`` -- but for the
@@ -699,25 +700,20 @@ class KernelProjectionMachine(BaseKPM):
         return basis, grid, capped and rule.fixed_dim is None
 
     def _largest_dim(self, basis, n_comp):
-        """The largest D considered: ``max_components``, which must not pass the rank
-        (a partial decomposition up to a fixed D below it tells the rank up to D only)."""
+        """The largest D considered: ``max_components``, capped at the rank (beyond it the
+        eigenvectors are rounding noise), as scikit-learn's ``KernelPCA`` caps its
+        components; the rank where it is None."""
         if self.max_components is None:
             return basis.rank
-        if self.max_components > basis.rank and (n_comp is None or n_comp >= self.max_components):
-            centred = "centred " if self.centered else ""
-            raise ValueError(
-                f"max_components={self.max_components} is larger than the rank {basis.rank} of the "
-                f"{centred}kernel matrix"
-            )
-        return self.max_components
+        return min(self.max_components, basis.rank)
 
     def _check_fixed_dim(self, d, largest, rank):
-        what = "max_components" if self.max_components is not None else "the rank of the kernel matrix"
-        if d > largest:
-            raise ValueError(f"selection={self.selection} (a fixed D) is larger than {what} = {largest}")
         if d > rank:
             raise ValueError(f"selection={self.selection} (a fixed D) is larger than the rank {rank} "
                              f"of the {'centred ' if self.centered else ''}kernel matrix")
+        if d > largest:
+            raise ValueError(f"selection={self.selection} (a fixed D) is larger than "
+                             f"max_components = {self.max_components}")
 
     def _grid(self, largest, formulation):
         g = self.n_components_grid
