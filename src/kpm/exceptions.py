@@ -37,5 +37,6 @@ class DegenerateModelWarning(UserWarning):
 
 class ReferenceModelWarning(UserWarning):
     """A cheap reference fitted on the same kernel (kernel ridge regression, with its
-    ``alpha`` by leave-one-out) is clearly more accurate than the fitted model; the message
-    names it and its parameters."""
+    ``alpha`` by leave-one-out) is clearly more accurate than the fitted model, or, in
+    :func:`kpm.select_kernel`, another candidate kernel is (by the leave-one-out error of
+    kernel PCR); the message names it and its parameters."""

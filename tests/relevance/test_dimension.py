@@ -422,3 +422,35 @@ def test_null_space_noise_counts_rows_repeated_once():
     assert rep.n_components_ == once.n_components_ < 30
     # the same curve: every s_i^2 is 4 times as large
     np.testing.assert_allclose(rep.neg_log_likelihood_, once.neg_log_likelihood_ + np.log(4), atol=1e-8)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("target", ["labels", "three_classes", "real"])
+def test_kernel_pcr_loo_error_is_the_error_of_leave_one_out_refits(fit_intercept, target):
+    """select_kernel's loo_error: the closed form against refitting the least squares fit on
+    the same n_components_ eigenvectors (and the constant) without each point."""
+    from kpm.relevance.dimension import kernel_pcr_loo_error
+    from kpm.validation import relevance_targets
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    f = np.sin(X[:, 0]) + X[:, 1]
+    y = {"labels": (f > 0).astype(int), "three_classes": np.digitize(f, [-0.5, 0.5]),
+         "real": f + 0.3 * rng.normal(size=60)}[target]
+    est = RelevantDimension(sigma=1.0, fit_intercept=fit_intercept).fit(X, y)
+    Y = relevance_targets(y, "test")
+    U = est.eigenvectors_[:, : est.n_components_]
+    A = np.column_stack([np.ones(60), U]) if fit_intercept else U
+    left_out = np.empty_like(Y)
+    for i in range(60):
+        keep = np.arange(60) != i
+        coef = np.linalg.lstsq(A[keep], Y[keep], rcond=None)[0]
+        left_out[i] = A[i] @ coef
+    if target == "real":
+        expected = np.mean((Y - left_out) ** 2)
+    elif target == "labels":
+        expected = np.mean(left_out[:, 0] * Y[:, 0] <= 0)
+    else:
+        expected = np.mean(left_out.argmax(axis=1) != Y.argmax(axis=1))
+    assert kernel_pcr_loo_error(est, Y, regression=target == "real") == pytest.approx(expected, abs=1e-12)
+    assert 0 < expected  # a non-trivial check: some left-out point is wrong

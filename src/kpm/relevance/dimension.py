@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import numbers
 import reprlib
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,7 @@ from kpm.base import (
     validate_kernel_input,
     validate_kernel_input_y,
 )
+from kpm.exceptions import ReferenceModelWarning
 from kpm.kernels import Kernel, make_kernel
 from kpm.spectral.basis import EIGEN_SOLVERS, RANK_RTOL, eigen_basis, numerical_rank
 from kpm.validation import (
@@ -729,6 +731,31 @@ class KernelScore:
     neg_log_likelihood: float
     sigma1_sq: float
     sigma2_sq: float
+    loo_error: float  # kernel PCR's leave-one-out error at d_hat (:func:`kernel_pcr_loo_error`)
+
+
+def kernel_pcr_loo_error(est, Y, regression=False):
+    """The leave-one-out error of kernel PCR on a fitted :class:`RelevantDimension`'s first
+    ``n_components_`` eigenvectors ``U`` (and the constant, with its intercept): the least
+    squares fit ``H Y`` of the targets ``Y`` (:func:`~kpm.validation.relevance_targets`),
+    ``H`` the projection onto those columns, leaves point ``i`` out with residual ``(Y_i -
+    (HY)_i) / (1 - H_ii)`` (Allen 1974). For class labels, the fraction of points whose
+    left-out prediction has the wrong sign (two classes) or largest column (more); for a
+    real target, the mean squared left-out residual. A point with ``H_ii = 1`` (its own
+    direction) counts as an error, its left-out prediction being undetermined."""
+    Y = np.asarray(Y, dtype=float)
+    U = est.eigenvectors_[:, : est.n_components_]
+    A = np.column_stack([np.ones(len(Y)), U]) if est.fit_intercept else U
+    Q = np.linalg.qr(A)[0]
+    leverage = np.einsum("ij,ij->i", Q, Q)
+    residual = Y - Q @ (Q.T @ Y)
+    undetermined = 1.0 - leverage <= 1e-10
+    left_out = residual / np.where(undetermined, 1.0, 1.0 - leverage)[:, None]
+    if regression:
+        return float(np.mean(np.where(undetermined[:, None], np.inf, left_out**2)))
+    predicted = Y - left_out
+    wrong = (predicted[:, 0] * Y[:, 0] <= 0) if Y.shape[1] == 1 else predicted.argmax(axis=1) != Y.argmax(axis=1)
+    return float(np.mean(wrong | undetermined))
 
 
 def _candidate_kernel(candidate, X) -> Kernel:
@@ -810,6 +837,8 @@ def select_kernel(candidates, X, y, *, fit_intercept=True, max_components=None):
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from exc
         scores.append((est.min_neg_log_likelihood_, i, cand, est))
+    Y = relevance_targets(np.asarray(y), "select_kernel")
+    regression = np.asarray(y).dtype.kind == "f"  # a real target (relevance_targets' rule)
     order = sorted(range(len(scores)), key=lambda j: (scores[j][0], j))
     out = []
     for r, j in enumerate(order):
@@ -824,9 +853,40 @@ def select_kernel(candidates, X, y, *, fit_intercept=True, max_components=None):
                 neg_log_likelihood=float(nll),
                 sigma1_sq=est.sigma1_sq_,
                 sigma2_sq=est.sigma2_sq_,
+                loo_error=kernel_pcr_loo_error(est, Y, regression),
             )
         )
+    _warn_if_another_candidate_is_better(out, regression, len(Y))
     return out
+
+
+def _warn_if_another_candidate_is_better(ranking, regression, n):
+    """The likelihood can favour a kernel whose relevant dimension fits the labels' noise (a
+    narrow Gaussian with d_hat a large share of n): warn, naming it, when another candidate's
+    kernel PCR is clearly better by the leave-one-out error -- for labels, an error at least
+    twice the best's and above it by more than three binomial standard errors of the best; for
+    a real target, a mean squared error at least twice the best's."""
+    top = ranking[0]
+    best = min(ranking, key=lambda r: (r.loo_error, r.rank))
+    if best is top or not np.isfinite(best.loo_error):
+        return
+    e, e0 = top.loo_error, best.loo_error
+    if regression:
+        clear = e >= 2.0 * e0
+        what = f"a leave-one-out mean squared error of {e:.4g}, against {e0:.4g}"
+    else:
+        clear = e >= 2.0 * e0 and e - e0 > 3.0 * np.sqrt(max(e0 * (1.0 - e0), 1.0 / n) / n)
+        what = f"a leave-one-out error of {e:.1%}, against {e0:.1%}"
+    if clear:
+        warnings.warn(
+            f"select_kernel: the top-ranked candidate {top.index} ({_describe(top.candidate)}, d_hat = "
+            f"{top.n_components} of {n} samples) has {what} for candidate {best.index} "
+            f"({_describe(best.candidate)}, d_hat = {best.n_components}), kernel PCR on each at its d_hat: "
+            "the likelihood favours a kernel whose relevant dimension fits the labels' noise. Consider "
+            f"candidate {best.index} (each KernelScore's loo_error).",
+            ReferenceModelWarning,
+            stacklevel=3,
+        )
 
 
 def _describe(value):
