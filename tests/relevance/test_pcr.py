@@ -36,7 +36,11 @@ def _expected_failures(est):
         KernelPCRRegressor(n_components="cv", random_state=0),
         KernelPCRClassifier(n_components="cv", random_state=0),
         KernelPCRRegressor(max_components=5),
+        KernelPCRClassifier(max_components=5),
         KernelPCRRegressor(n_components="cv", max_components=5, random_state=0),
+        KernelPCRClassifier(n_components="cv", max_components=5, random_state=0),
+        KernelPCRRegressor(null_space="noise"),
+        KernelPCRClassifier(n_components="cv", class_weight="balanced", random_state=0),
         KernelPCRRegressor(3),
         KernelPCRRegressor(5),
         KernelPCRClassifier(3),
@@ -642,9 +646,31 @@ def test_cv_with_integer_weights_equals_repeated_rows(cls, seed):
     np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-8)
 
 
+@pytest.mark.parametrize("cls", [KernelPCRRegressor, KernelPCRClassifier])
+@pytest.mark.parametrize("kw", [dict(), dict(n_components=5)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_integer_weights_equal_repeated_rows_over_draws(cls, kw, seed):
+    # at the defaults and at a fixed d, for both estimators, on 1,000 fresh points; the
+    # repeated rows shuffled
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-3, 3, (60, 2))
+    f = np.sin(X[:, 0]) * X[:, 1]
+    y = f + 0.3 * rng.randn(60) if cls is KernelPCRRegressor else (f > 0).astype(int) + (X[:, 0] > 1)
+    w = rng.randint(0, 4, 60)
+    p = rng.permutation(int(w.sum()))
+    a = cls(**kw).fit(X, y, sample_weight=w)
+    b = cls(**kw).fit(np.repeat(X, w, 0)[p], np.repeat(y, w)[p])
+    assert a.n_components_ == b.n_components_
+    Xt = rng.uniform(-3, 3, (1000, 2))
+    value = "predict" if cls is KernelPCRRegressor else "decision_function"
+    np.testing.assert_allclose(getattr(a, value)(Xt), getattr(b, value)(Xt), atol=1e-8)
+
+
 @pytest.mark.parametrize("est", [KernelPCRRegressor(n_components="cv", random_state=0),
                                  KernelPCRClassifier(n_components="cv", random_state=0),
-                                 KernelPCRRegressor(null_space="noise"), KernelPCRClassifier(null_space="noise")])
+                                 KernelPCRRegressor(null_space="noise"), KernelPCRClassifier(null_space="noise"),
+                                 KernelPCRRegressor(), KernelPCRClassifier(), KernelPCRRegressor(5),
+                                 KernelPCRClassifier(5)])
 def test_sample_weight_equivalence_check(est):
     from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
