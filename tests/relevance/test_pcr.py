@@ -779,6 +779,44 @@ def test_poly_degree_50_warns():
         KernelPCRClassifier(kernel="poly", degree=50).fit(Xc[:200], yc[:200])
 
 
+def _poly_case(name):
+    from sklearn.datasets import make_blobs, make_classification
+
+    rng = np.random.RandomState(0)
+    if name == "blobs3":
+        return make_blobs(1200, centers=3, n_features=5, cluster_std=2.0, random_state=0)
+    if name == "classification10":
+        return make_classification(1200, 10, random_state=0)
+    X = rng.uniform(-3, 3, (1200, 2)) if name == "sin2" else rng.uniform(-0.5, 0.5, (1200, 3))
+    return X, (np.sin(X[:, 0]) * X[:, 1] if name == "sin2" else np.sin(3 * X[:, 0]) + X[:, 1])
+
+
+@pytest.mark.parametrize("name", ["blobs3", "classification10", "sin2", "small3"])
+@pytest.mark.parametrize("kw", [dict(), dict(n_components="cv", random_state=0)])
+def test_poly_degree_50_is_never_silently_worse_than_the_rbf_reference(name, kw):
+    # kernel='poly', degree=50 gave chance-level models: each fit that is clearly worse on
+    # 1,000 fresh points than the reference on the RBF kernel (SVC, kernel ridge) warns
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    X, y = _poly_case(name)
+    classify = name in ("blobs3", "classification10")
+    cls = KernelPCRClassifier if classify else KernelPCRRegressor
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = cls(kernel="poly", degree=50, **kw).fit(X[:200], y[:200])
+    if classify:
+        ref = SVC().fit(X[:200], y[:200]).score(X[200:], y[200:])
+        worse = m.score(X[200:], y[200:]) < ref - 0.10
+    else:
+        grid = GridSearchCV(KernelRidge(kernel="rbf"), {"alpha": [1e-3, 1e-2, 0.1, 1.0]}).fit(X[:200], y[:200])
+        worse = r2_score(y[200:], m.predict(X[200:])) < r2_score(y[200:], grid.predict(X[200:])) - 0.10
+    named = [r for r in rec if issubclass(r.category, (DegenerateKernelWarning, ReferenceModelWarning))]
+    assert named or not worse, [str(r.message) for r in rec]  # all 8 are worse today
+
+
 @pytest.mark.parametrize("cw", [{0: -1.0}, {0: np.inf}, {0: "heavy"}])
 def test_negative_class_weight_is_a_clear_error(cw):
     X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 2
