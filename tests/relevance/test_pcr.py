@@ -708,7 +708,7 @@ def _brute_ridge_loo(K, y, alpha, intercept, groups):
 @pytest.mark.parametrize("repeat", [False, True])
 def test_ridge_leave_one_out_is_the_refitted_one(intercept, repeat):
     from kpm.relevance.dimension import target_contributions
-    from kpm.relevance.reference import loo_residuals
+    from kpm.spectral.smoothers import loo_residuals
 
     rng = np.random.default_rng(4)
     X = rng.uniform(-2, 2, (30, 2))
@@ -722,7 +722,7 @@ def test_ridge_leave_one_out_is_the_refitted_one(intercept, repeat):
     sw = np.ones(len(y))
     c = target_contributions(U, y[:, None], sw, fit_intercept=intercept)
     for alpha in (1e-3, 0.1, 3.0):
-        loo = loo_residuals(w / (w + alpha), U, c.a, y[:, None] - c.mean, sw, groups, intercept)[:, 0]
+        loo = loo_residuals(alpha / (w + alpha), U, y[:, None] - c.mean, groups=groups, intercept=intercept)[:, 0]
         np.testing.assert_allclose(loo, _brute_ridge_loo(K, y, alpha, intercept, groups), rtol=1e-6, atol=1e-8)
 
 

@@ -105,7 +105,7 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.exceptions import ReferenceModelWarning
-from kpm.relevance.reference import loo_residuals, ridge_reference
+from kpm.relevance.reference import ridge_reference
 from kpm.relevance.dimension import (
     NULL_SPACE_OPTIONS,
     rank_error,
@@ -117,6 +117,7 @@ from kpm.kernels.conventions import scale_gamma
 from kpm.kernels.base import kernel_class
 from kpm.kernels.rbf import RBFKernel
 from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis
+from kpm.spectral.smoothers import loo_residuals
 from kpm.validation import (
     Boolean,
     ClassWeights,
@@ -470,15 +471,15 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if len(lam) < len(Y):
             return
         zc = sw[:, None] * (Y - contrib.mean)
-        g = (np.arange(len(lam)) < d).astype(float)
-        args = (U, contrib.a, zc, sw, groups, self.fit_intercept)
+        kw = dict(sqrt_weight=sw, groups=groups, intercept=self.fit_intercept)
         score = lambda res: self._loo_error(res, Y, weight)  # noqa: E731
-        self.loo_error_ = float(score(loo_residuals(g, *args)))
-        ref = ridge_reference(lam, *args, score)
+        # the residual filter of the model: the directions after the first d
+        self.loo_error_ = float(score(loo_residuals((np.arange(len(lam)) >= d).astype(float), U, zc, **kw)))
+        ref = ridge_reference(lam, U, zc, sw, groups, self.fit_intercept, score)
         self.reference_alpha_ = ref.alpha
         self.reference_loo_error_ = float(ref.errors.min())
         if self._clearly_better(self.reference_loo_error_, self.loo_error_, float(weight.sum())):
-            constant = float(score(loo_residuals(np.zeros(len(lam)), *args)))
+            constant = float(score(loo_residuals(np.ones(len(lam)), U, zc, **kw)))
             warnings.warn(
                 f"{type(self).__name__}: kernel ridge {self._reference_name} on the same kernel has a "
                 f"clearly smaller leave-one-out {self._loo_name} ({self.reference_loo_error_:.4g} against "
