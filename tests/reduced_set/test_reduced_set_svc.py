@@ -926,6 +926,18 @@ def test_integer_sample_weight_is_repeating_rows_over_draws(kw, seed):
     np.testing.assert_allclose(a.decision_function(T), b.decision_function(T), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("cw", [{0: -1.0}, {0: np.inf}, {0: np.nan}, {0: "heavy"}])
+@pytest.mark.parametrize("prefit", [False, True])
+def test_negative_or_non_finite_class_weight_is_a_clear_error(cw, prefit):
+    # were "all weigh zero" (negative, NaN), "could not convert string to float", or no
+    # error at all: a prefit SVC reduced with {0: -1} or any machine with {0: inf} (training
+    # accuracy 0.5)
+    X, y = make_moons(60, noise=0.2, random_state=0)
+    kw = dict(estimator=SVC().fit(X, y), prefit=True) if prefit else {}
+    with pytest.raises(ValueError, match="class_weight must map each label to a finite non-negative weight"):
+        ReducedSetSVC(class_weight=cw, **kw).fit(X, y)
+
+
 def test_zero_weight_for_a_class_is_a_clear_error():
     X, y = make_moons(60, noise=0.2, random_state=0)
     # were libsvm's "dual coefficients or intercepts are not finite" and "all samples with
