@@ -779,6 +779,31 @@ def test_poly_degree_50_warns():
         KernelPCRClassifier(kernel="poly", degree=50).fit(Xc[:200], yc[:200])
 
 
+def test_a_binding_cap_warns():
+    # scikit-learn's check data (a linear function of 1 of 10 standardised features): on
+    # its 200 points max_components=5 gave d = 4 and training R^2 0.18 silently, where the
+    # relevant dimension is 11 (R^2 0.70) and kernel ridge on the same kernel has less than
+    # half the leave-one-out error; here 200 of 1,200 such points, the rest to test
+    from sklearn.datasets import make_regression
+    from sklearn.metrics import r2_score
+    from sklearn.preprocessing import StandardScaler, scale
+
+    X, y = make_regression(1200, n_features=10, n_informative=1, bias=5.0, noise=20, random_state=42)
+    X, y = StandardScaler().fit_transform(X), scale(y)
+    with pytest.warns(UserWarning, match=r"max_components=5 \(d = [1-5]\) fits its training data clearly worse "
+                      r"than at the relevant dimension") as rec:
+        capped = KernelPCRRegressor(max_components=5).fit(X[:200], y[:200])
+    assert any(issubclass(r.category, ReferenceModelWarning) for r in rec)
+    free = KernelPCRRegressor().fit(X[:200], y[:200])
+    assert free.n_components_ > 5
+    assert r2_score(y[200:], capped.predict(X[200:])) < r2_score(y[200:], free.predict(X[200:])) - 0.2
+    # a cap that does not bind is silent, and fits as without it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loose = KernelPCRRegressor(max_components=free.n_components_ + 5).fit(X[:200], y[:200])
+    assert loose.n_components_ == free.n_components_
+
+
 def _poly_case(name):
     from sklearn.datasets import make_blobs, make_classification
 
