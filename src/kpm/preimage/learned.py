@@ -20,6 +20,7 @@ from scipy import linalg
 from kpm.config import get_config
 from kpm.kernels import Kernel, check_kernel_budget, make_kernel
 from kpm.preimage.solvers import check_matrix
+from kpm.spectral.smoothers import ridge_loo_errors
 from kpm.validation import check_option, check_real
 
 __all__ = ["LEARNED_ALPHA_GRID", "LearnedPreimage", "fit_learned_preimage"]
@@ -178,8 +179,9 @@ def fit_learned_preimage(Y, X, kernel, *, alpha="auto"):
 def _loo_ridge(K, X):
     """Kernel ridge ``(K + alpha I)^{-1} X`` at the alpha of smallest closed-form
     leave-one-out error on the grid :data:`LEARNED_ALPHA_GRID` (times the mean diagonal of
-    K); ``(dual, alpha, loo_error)``. Every alpha costs two products with the n x n
-    eigenvector matrix, evaluated for blocks of alphas at once."""
+    K); ``(dual, alpha, loo_error)``. The errors are
+    :func:`kpm.spectral.smoothers.ridge_loo_errors` on one eigendecomposition of K (blocks
+    of alphas within ``kpm.get_config()['block_bytes']``)."""
     n, d = X.shape
     scale = float(np.trace(K)) / n
     s, V = linalg.eigh(K, check_finite=False, overwrite_a=True)
@@ -187,22 +189,11 @@ def _loo_ridge(K, X):
     if not scale > 0.0:
         scale = 1.0
     alphas = scale * LEARNED_ALPHA_GRID
-    Q = V.T @ X  # (n, d)
-    V2 = V * V
-    errors = np.empty(len(alphas))
     step = max(1, int(get_config()["block_bytes"] // (8 * n * max(d, 1))))
-    for a in range(0, len(alphas), step):
-        block = alphas[a:a + step]
-        G = block[None, :] / (s[:, None] + block[None, :])  # (n, b): 1 - s / (s + alpha)
-        # residuals r = (I - H) X = V diag(g) Q for every alpha of the block at once
-        R = V @ (G.T[:, :, None] * Q[None, :, :]).transpose(1, 0, 2).reshape(n, -1)
-        R = R.reshape(n, len(block), d)
-        one_minus_h = V2 @ G  # (n, b): 1 - H_ii
-        E = R / one_minus_h[:, :, None]
-        errors[a:a + step] = np.mean(E * E, axis=(0, 2))
+    errors = ridge_loo_errors(s, V, X, alphas, lambda res: float(np.mean(res * res)), max_block=step)
     # the largest alpha among the (numerically) smallest errors: the most regular map
     best = float(np.min(errors))
     k = int(np.flatnonzero(errors <= best * (1.0 + 1e-9))[-1])
     alpha = float(alphas[k])
-    dual = V @ (Q / (s + alpha)[:, None])
+    dual = V @ ((V.T @ X) / (s + alpha)[:, None])
     return dual, alpha, float(errors[k])

@@ -82,7 +82,7 @@ from kpm.reduced_set.expansion import (
 from kpm.reduced_set.reduction import reduce_per_machine, reduce_shared
 from kpm.validation import (
     Boolean,
-    InstanceOf,
+    ClassWeights,
     Integer,
     Options,
     RandomState,
@@ -382,7 +382,7 @@ class ReducedSetSVC(ClassifierMixin, BaseEstimator):
         "data_fit_maxiter": [Integer(0)],
         "validation_fraction": [Real(0, 1, "left")],
         "coef_fit": [Options(*_COEF_FITS)],
-        "class_weight": [Options("balanced"), InstanceOf(dict, "a dict {class: weight}"), None],
+        "class_weight": [Options("balanced"), ClassWeights(), None],
         "random_state": [RandomState()],
     }
 

@@ -79,7 +79,9 @@ left out together. Where ridge's error is clearly smaller (the mean squared erro
 with the ``alpha`` it found (Friedman #1 at the defaults: kernel PCR test R^2 0.68, ridge on
 the same kernel 0.86). The errors are the attributes ``loo_error_``,
 ``reference_loo_error_`` and ``reference_alpha_`` (None after a partial eigendecomposition,
-``max_components`` with a fixed or relevant d, which ridge cannot use).
+which ridge cannot use: ``max_components`` with a fixed or relevant d where a partial
+eigensolver runs, i.e. not where LAPACK's dense solver does, for n <= 300 or more than
+n / 5 pairs, see :func:`kpm.spectral.resolve_solver`).
 
 Strings (weighted-degree kernel) and precomputed kernels are accepted as in
 :mod:`kpm.relevance`.
@@ -105,7 +107,7 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.exceptions import ReferenceModelWarning
-from kpm.relevance.reference import loo_residuals, ridge_reference
+from kpm.relevance.reference import ridge_reference
 from kpm.relevance.dimension import (
     NULL_SPACE_OPTIONS,
     rank_error,
@@ -116,7 +118,8 @@ from kpm.kernels import make_kernel
 from kpm.kernels.conventions import scale_gamma
 from kpm.kernels.base import kernel_class
 from kpm.kernels.rbf import RBFKernel
-from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis
+from kpm.spectral.basis import EIGEN_SOLVERS, eigen_basis, resolve_solver
+from kpm.spectral.smoothers import loo_residuals
 from kpm.validation import (
     Boolean,
     ClassWeights,
@@ -405,9 +408,14 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         degeneracy = warn_if_degenerate_kernel(K, type(self).__name__, stacklevel=3)
         rows = np.flatnonzero(weight > 0)
         sw = np.sqrt(weight[rows])
-        m = None
+        m = cap = None
         if self.max_components is not None and self.n_components != "cv":
-            m = min(len(rows), self.max_components + 1)
+            m = cap = min(len(rows), self.max_components + 1)
+            if resolve_solver(self.eigen_solver, len(rows), m) == "dense":
+                # LAPACK computes the whole spectrum at about the cost of its leading part
+                # (n <= 300, or more than n / 5 pairs): it serves the kernel ridge reference and
+                # tells whether the cap binds
+                m = None
         basis = self._basis(K, rows, sw, m, name)
         lam, U, rank = np.maximum(basis.eigenvalues, 0.0), basis.eigenvectors, basis.rank
         if rank == 0:
@@ -434,7 +442,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                     f"n_components={d} is larger than the numerical rank {rank} of the kernel "
                     "matrix: the prediction would divide by zero eigenvalues"
                 )
-            if d > len(lam):
+            if d > (len(lam) if cap is None else cap):
                 raise ValueError(f"n_components={d} > max_components={self.max_components}")
         excess = self._excess_weights(K, rows, weight)
         b, dual, fitted_rows = self._expansion(contrib, U, lam, sw, rows, n, d, excess)
@@ -458,6 +466,14 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 and d < min(rel_dim, rank):
             at_ref = self._expansion(contrib, U, lam, sw, rows, n, min(rel_dim, rank), excess)[2]
             self._warn_if_underfit(d, min(rel_dim, rank), Y[rows], fitted[rows], at_ref, weight[rows])
+        elif self.n_components == "relevant" and cap is not None and len(lam) == len(rows):
+            # the whole spectrum is known: the relevant dimension without the cap
+            free = two_component_fit(contrib, lam, len(rows), self.null_space, rank=rank)
+            free_dim = min(free.dim, rank) if free is not None else d
+            if free_dim > d:
+                at_ref = self._expansion(contrib, U, lam, sw, rows, n, free_dim, excess)[2]
+                self._warn_if_underfit(d, free_dim, Y[rows], fitted[rows], at_ref, weight[rows],
+                                       cause=f"max_components={self.max_components}")
         self._compare_with_ridge(lam, U, contrib, Y[rows], sw, groups[rows], d, weight[rows])
         return self
 
@@ -470,15 +486,15 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         if len(lam) < len(Y):
             return
         zc = sw[:, None] * (Y - contrib.mean)
-        g = (np.arange(len(lam)) < d).astype(float)
-        args = (U, contrib.a, zc, sw, groups, self.fit_intercept)
+        kw = dict(sqrt_weight=sw, groups=groups, intercept=self.fit_intercept)
         score = lambda res: self._loo_error(res, Y, weight)  # noqa: E731
-        self.loo_error_ = float(score(loo_residuals(g, *args)))
-        ref = ridge_reference(lam, *args, score)
+        # the residual filter of the model: the directions after the first d
+        self.loo_error_ = float(score(loo_residuals((np.arange(len(lam)) >= d).astype(float), U, zc, **kw)))
+        ref = ridge_reference(lam, U, zc, sw, groups, self.fit_intercept, score)
         self.reference_alpha_ = ref.alpha
         self.reference_loo_error_ = float(ref.errors.min())
         if self._clearly_better(self.reference_loo_error_, self.loo_error_, float(weight.sum())):
-            constant = float(score(loo_residuals(np.zeros(len(lam)), *args)))
+            constant = float(score(loo_residuals(np.ones(len(lam)), U, zc, **kw)))
             warnings.warn(
                 f"{type(self).__name__}: kernel ridge {self._reference_name} on the same kernel has a "
                 f"clearly smaller leave-one-out {self._loo_name} ({self.reference_loo_error_:.4g} against "
@@ -503,16 +519,21 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             b = b + excess @ dual[rows]
         return b, dual, U[:, :d] @ coef / sw[:, None] + b
 
-    def _warn_if_underfit(self, d, d_ref, Y, fitted, at_ref, weight):
-        """Warn when an explicit d fits the training set clearly worse than the relevant
-        dimension d_ref would (the fit there costs one product with the eigenvectors)."""
+    def _warn_if_underfit(self, d, d_ref, Y, fitted, at_ref, weight, cause=None):
+        """Warn when an explicit d (or the relevant dimension under the cap ``cause``, the
+        ``max_components`` that bound it) fits the training set clearly worse than the
+        relevant dimension d_ref would (the fit there costs one product with the
+        eigenvectors)."""
         mine, ref, what = self._fit_quality(Y, fitted, at_ref, weight)
         if mine is None:
             return
+        if cause is None:
+            setting, advice = f"n_components={d}", "use n_components='relevant' or 'cv', or a larger n_components"
+        else:
+            setting, advice = f"{cause} (d = {d})", "raise max_components, or leave it None"
         warnings.warn(
-            f"{type(self).__name__} with n_components={d} fits its training data clearly worse "
-            f"than at the relevant dimension {d_ref} ({what} {mine:.3f} against {ref:.3f}): use "
-            "n_components='relevant' or 'cv', or a larger n_components",
+            f"{type(self).__name__} with {setting} fits its training data clearly worse than at "
+            f"the relevant dimension {d_ref} ({what} {mine:.3f} against {ref:.3f}): {advice}",
             UserWarning,
             stacklevel=4,
         )
@@ -579,7 +600,10 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         classifier).
     max_components : int, optional
         Largest d considered by 'relevant' / 'cv' (and, for 'relevant' or a fixed
-        d, allows a partial eigensolver).
+        d, allows a partial eigensolver). Where the dense solver runs anyway (n <= 300, or
+        more than n / 5 pairs), the whole spectrum is computed: the kernel ridge reference
+        is made, and a cap below the relevant dimension whose training fit is clearly worse
+        than there (as for an integer ``n_components``) warns.
     cv_loss : {'auto', 'squared', 'zero_one'}, default='auto'
         CV criterion for ``n_components='cv'``: 'auto' is the squared error for the
         regressor and the 0-1 error for the classifier; the classifier also accepts
@@ -705,7 +729,8 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         tags = super().__sklearn_tags__()
         # a cap on d binds where the target needs more directions: on scikit-learn's check
         # data (a linear function of 1 of 10 standardised features) the relevant dimension is
-        # 11 and the training R^2 of every d <= 5 at most 0.18
+        # 11 and the training R^2 of every d <= 5 at most 0.18 (the fit warns that the cap
+        # binds, and that kernel ridge regression is better)
         tags.regressor_tags.poor_score = self.max_components is not None
         return tags
 

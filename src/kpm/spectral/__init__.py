@@ -8,7 +8,9 @@
 * :mod:`kpm.spectral.operator` -- the kernel matrix as an operator evaluated block by
   block (matrix-free kernel PCA);
 * :mod:`kpm.spectral.landmarks` -- landmark rules of Nyström approximations (uniform,
-  k-means++, randomly pivoted Cholesky).
+  k-means++, randomly pivoted Cholesky);
+* :mod:`kpm.spectral.smoothers` -- closed-form leave-one-out errors of the linear smoothers
+  of an eigenbasis (kernel ridge regression, kernel PCR).
 """
 
 from kpm.spectral.basis import (
@@ -28,6 +30,7 @@ from kpm.spectral.basis import (
 )
 from kpm.spectral.landmarks import LANDMARK_RULES, nystroem_trace_error, rpcholesky, select_landmarks
 from kpm.spectral.operator import KernelOperator, matrix_free_basis
+from kpm.spectral.smoothers import loo_residuals, ridge_loo_errors
 
 __all__ = [
     "RANK_RTOL",
@@ -49,4 +52,6 @@ __all__ = [
     "select_landmarks",
     "rpcholesky",
     "nystroem_trace_error",
+    "loo_residuals",
+    "ridge_loo_errors",
 ]
