@@ -25,15 +25,16 @@ from kpm.machine.eigen import (
     EigenFolds,
     EigenSubspace,
     RitzFolds,
-    auto_dim_grid,
     cv_lockstep,
     duplicate_groups,
     eigen_full_path,
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import (LooData, cross_validate, cross_validate_svm, loo_svm, make_splits,
+from kpm.machine.folds import (DEFAULT_FOLDS, LooData, cross_validate, cross_validate_svm, loo_svm, make_splits, uses_loo,
                                validation_total)
 from kpm.machine.formulation import LOSSES, SVMFullPath
+from kpm.machine.grids import (SVM_DIM_DENSE, SVM_DIM_RATIO, SVM_EIGEN_TOL, SVM_LOO_WHOLE_SPECTRUM_N,
+                               SVM_MAX_COMPONENTS, dim_grid)
 from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS
 from kpm.validation import (
@@ -53,27 +54,6 @@ from kpm.validation import (
 __all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS",
            "SVM_LOO_WHOLE_SPECTRUM_N"]
 
-#: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
-#: steps of 25 %.
-SVM_DIM_RATIO = 1.25
-#: ... and the largest D up to which the default SVM grid holds every D.
-SVM_DIM_DENSE = 5
-#: ``formulation='svm'`` with ``cv_basis='ritz'``: the largest D by default (with
-#: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
-#: this edge warns.
-SVM_MAX_COMPONENTS = 512
-#: ... except with the leave-one-out error (no fold bases) up to this n, where LAPACK computes
-#: the whole spectrum anyway (more than n / 5 eigenvectors, :func:`kpm.spectral.top_eigh`):
-#: the D grid then reaches the rank, and stage one of ``c_selection='two-stage'`` compares C at
-#: ``D = min(rank, SVM_MAX_COMPONENTS)``.
-SVM_LOO_WHOLE_SPECTRUM_N = 5 * SVM_MAX_COMPONENTS
-#: ... and the block Krylov solver's relative residual for that partial basis (with
-#: ``eigen_solver='auto'``, which takes LAPACK's subset driver below n = 2560 and the block
-#: Krylov solver above, :func:`kpm.spectral.eigensolvers.choose_solver`): the SVM needs the
-#: leading subspace, not eigenvalues to the last bit.
-SVM_EIGEN_TOL = 1e-6
-#: The folds of ``cv='auto'`` where the leave-one-out error does not apply.
-DEFAULT_FOLDS = 5
 
 
 @dataclass
@@ -546,7 +526,7 @@ class KernelProjectionMachine(BaseKPM):
         loo = False
         if plan.rule.needs_cv:
             grouped = groups is not None and self.cv_duplicates == "group"
-            loo = self._uses_loo(plan, groups, codes)
+            loo = uses_loo(self.cv, plan, codes, self._loo_groups(groups), self._name)
             if groups is not None and self.cv_duplicates == "warn" and not loo:
                 _warn_duplicates(groups, len(y))
             cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
@@ -565,26 +545,6 @@ class KernelProjectionMachine(BaseKPM):
                        + ("" if splits is None else f", {len(splits)} cross-validation folds")
                        + (", the leave-one-out error" if loo else ""))
         return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo)
-
-    def _uses_loo(self, plan, groups, codes):
-        """Whether D and C are chosen by the leave-one-out error (``cv='loo'``, or ``'auto'``
-        where it applies: the squared-hinge SVM with the CV rule, and two samples or more of
-        every class -- two distinct ones where the copies of a sample are left out together
-        -- else the K folds, which keep a single sample of a class in every training part)."""
-        applies = plan.formulation == "svm" and plan.loss == "squared_hinge"
-        if isinstance(self.cv, str) and self.cv == "loo":
-            if not applies:
-                raise ValueError("cv='loo' (the leave-one-out error of the squared-hinge SVM) needs "
-                                 "formulation='svm' (or 'auto' with selection='cv') and loss='squared_hinge'; "
-                                 "give cv an int or a splitter for the papers' LP or the hinge loss")
-            return True
-        if not (isinstance(self.cv, str) and applies):
-            return False
-        groups = self._loo_groups(groups)
-        if groups is None:
-            return np.bincount(codes).min() >= 2
-        distinct = np.unique(np.column_stack([codes, groups]), axis=0)[:, 0]  # (class, group) pairs
-        return np.bincount(distinct, minlength=codes.max() + 1).min() >= 2
 
     def _loo_groups(self, groups):
         """The groups the leave-one-out error leaves out together: the copies of a sample
@@ -720,18 +680,7 @@ class KernelProjectionMachine(BaseKPM):
                              f"of the {'centred ' if self.centered else ''}kernel matrix")
 
     def _grid(self, largest, formulation):
-        g = self.n_components_grid
-        if g is None:
-            if formulation == "svm":
-                return auto_dim_grid(largest, dense=SVM_DIM_DENSE, ratio=SVM_DIM_RATIO)
-            return np.arange(1, largest + 1)
-        if isinstance(g, str):
-            return auto_dim_grid(largest)
-        grid = np.unique(np.asarray(g, dtype=np.int64))
-        grid = grid[grid <= largest]
-        if len(grid) == 0:
-            raise ValueError(f"no dimension of n_components_grid is <= the largest usable D = {largest}")
-        return grid
+        return dim_grid(self.n_components_grid, largest, formulation)
 
     def _kernel_list(self, X, weights=None):
         specs = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]

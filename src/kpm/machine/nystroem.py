@@ -44,7 +44,9 @@ from kpm.machine.dask_data import (
     labels_block,
 )
 from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
+from kpm.machine.grids import SVM_MAX_COMPONENTS, dim_grid
+from kpm.machine.folds import (DEFAULT_FOLDS, LooData, cross_validate, cross_validate_svm, loo_svm, make_splits,
+                               uses_loo, validation_total)
 from kpm.machine.formulation import LOSSES, SVMFullPath
 from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.machine.nystroem_data import (
@@ -70,6 +72,8 @@ from kpm.validation import (
     Options,
     RandomState,
     Real,
+    Splitter,
+    duplicate_groups,
     check_estimator_data,
     check_int,
     check_samples,
@@ -348,8 +352,10 @@ class NystroemKPM(BaseKPM):
         **SELECTION_PARAMETERS,
         "n_landmarks": [Integer(1)],
         "landmarks": [Options(*LANDMARK_RULES)],
-        "max_components": [Integer(1)],
-        "n_components_grid": [IntegerGrid(1), None],
+        "max_components": [Integer(1), None],
+        "n_components_grid": [Options("auto"), IntegerGrid(1), None],
+        "cv": [Integer(2), Splitter(), Options("auto", "loo")],
+        "cv_duplicates": [Options("warn", "split", "group")],
         "memory_budget": [Integer(1), None],
         "rank_tol": [Real(0, 1, "neither"), None],
         "loss": [Options(*LOSSES)],
@@ -385,6 +391,7 @@ class NystroemKPM(BaseKPM):
         memory_budget=None,
         rank_tol=None,
         solver_options=None,
+        cv_duplicates="warn",
         client=None,
         class_weight=None,
         random_state=None,
@@ -414,6 +421,7 @@ class NystroemKPM(BaseKPM):
         self.memory_budget = memory_budget
         self.rank_tol = rank_tol
         self.solver_options = solver_options
+        self.cv_duplicates = cv_duplicates
         self.client = client
         self.class_weight = class_weight
         self.random_state = random_state
@@ -475,6 +483,14 @@ class NystroemKPM(BaseKPM):
     def _fit_context(self):
         return dask_errors(self.client)
 
+    def _early_stopping(self):
+        return True if self.early_stopping == "auto" else self.early_stopping
+
+    def _loo_c_dim(self):
+        """The D of stage one with the leave-one-out error: at most :data:`SVM_MAX_COMPONENTS`
+        with ``max_components=None``, as the exact basis's; else the grid's largest."""
+        return SVM_MAX_COMPONENTS if self.max_components is None else None
+
     def _cg_options(self, seed):
         """The constraint generation's settings: ``solver_options`` (None with a client:
         :data:`CLIENT_SOLVER_OPTIONS`), with the points added per round capped at
@@ -528,48 +544,62 @@ class NystroemKPM(BaseKPM):
             self.classes_, codes, Y = one_vs_rest(y, "NystroemKPM")
             weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
         seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
-        self.block_rows_ = rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
+        m = min(self.n_landmarks, X.shape[0])
+        self.block_rows_ = rows = self._block_rows(m, m if self.max_components is None else self.max_components)
         t = time.perf_counter()
-        basis = self._basis(X, seeds, plan.rule, weights)
+        basis = self._basis(X, seeds, plan, weights)
         self.landmark_residual_ = basis.residual
         self.timings_ = {"landmarks_eigen": time.perf_counter() - t}
         self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
                        f"{X.shape[0]} points")
         t = time.perf_counter()
         if client is None:
-            splits = cv_total = None
-            if plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
+            splits = cv_total = groups = None
+            loo = False
+            if plan.rule.needs_cv:
+                groups = duplicate_groups(X) if self.cv_duplicates != "split" else None
+                loo = uses_loo(self.cv, plan, codes, groups, self._name)
+            if loo:
+                cv_total = len(y) if weights is None else float(weights.sum())
+            elif plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
                 # sees them all); by the labels, which a too-small class's warning names
-                splits = make_splits(np.asarray(y_all), self.cv, int(seeds[2]), len(self.classes_), keep=keep,
+                cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
+                splits = make_splits(np.asarray(y_all), cv, int(seeds[2]), len(self.classes_), keep=keep,
                                      who=self._name, stacklevel=6)
                 cv_total = validation_total(splits, weights)
             data = InMemoryData(basis.features(X, rows), Y, codes, splits, basis.grid, basis.svm_scale,
-                                self._cg_options(int(seeds[3])), weights)
-            data.cv_total = cv_total
+                                self._cg_options(int(seeds[3])), weights, basis, cv_total, loo, groups)
         else:
             data = self._dask_data(X, y, plan.rule, seeds, basis, rows, client)
-            data.cv_total = None
-        data.basis = basis
         self.timings_["features"] = time.perf_counter() - t
         return data
 
     def _family(self, data, plan):
         basis = data.basis
         family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
-        weights = getattr(data, "weights", None)
+        weights = data.weights
         if plan.formulation == "svm":
-            Cs, curves = plan.Cs, None
-            if data.n_folds:
+            Cs, curves, recorded = plan.Cs, None, None
+            if data.loo:
+                m = int(basis.grid[-1])
+                scale = np.asarray(basis.svm_scale[:m], dtype=float)
+                loo_data = LooData(data.F[:, :m] * scale, data.Y, data.codes, weights, scale, groups=data.groups,
+                                   c_dim=self._loo_c_dim())
+                Cs, stage_one, curves = loo_svm(loo_data, plan, basis.grid, early_stopping=self._early_stopping(),
+                                                progress=self._progress)
+                recorded = loo_data.paths
+            elif data.n_folds:
                 Cs, stage_one, curves = cross_validate_svm(
                     data.fold, data.n_folds, plan, basis.grid, data.n if data.cv_total is None else data.cv_total,
                     n_jobs=self.n_jobs, prefer=self._prefer, progress=self._progress,
-                    early_stopping=self.early_stopping if self.early_stopping != "auto" else True)
-                if stage_one is not None:
-                    family.stage_one.append((0, stage_one))
+                    early_stopping=self._early_stopping())
+            if stage_one is not None:
+                family.stage_one.append((0, stage_one))
             for j, C in enumerate(Cs):
                 kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
                                  solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK,
-                                                        loss=plan.loss, sample_weight=weights))
+                                                        loss=plan.loss, sample_weight=weights,
+                                                        recorded=None if recorded is None else recorded[j]))
                 if curves is not None:
                     kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
                 family.paths.append(kp)
@@ -664,7 +694,7 @@ class NystroemKPM(BaseKPM):
             raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
         return X, y, X.shape[1]
 
-    def _basis(self, X, seeds, rule, weights=None):
+    def _basis(self, X, seeds, plan, weights=None):
         """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`NystroemBasis`;
         with ``weights`` the landmarks carry theirs)."""
         n = X.shape[0]
@@ -689,12 +719,15 @@ class NystroemKPM(BaseKPM):
         if dask_X:
             Z = check_samples(Z.compute())
         # one eigenpair more than max_components (where there is one) tells whether the rank passes it
-        k = self.max_components + 1 if self.max_components < m else self.max_components
+        largest = m if self.max_components is None else self.max_components
+        k = largest + 1 if largest < m else largest
         lam, P = nystroem_eigenfunctions(kernel, Z, max_components=k, rank_tol=self.rank_tol,
                                          sample_weight=None if weights is None else weights[idx])
-        capped = len(lam) > self.max_components
-        lam, P = lam[: self.max_components], P[:, : self.max_components]
-        grid = self._fixed_grid(rule.fixed_dim, len(lam)) if rule.fixed_dim is not None else self._grid(len(lam))
+        capped = len(lam) > largest
+        lam, P = lam[:largest], P[:, :largest]
+        rule = plan.rule
+        grid = (self._fixed_grid(rule.fixed_dim, len(lam), plan.formulation) if rule.fixed_dim is not None
+                else self._grid(len(lam), plan.formulation))
         mass = None if weights is None else float(weights[idx].sum())
         residual = 0.0  # every training point a landmark: the span holds the data
         if n > m:
@@ -703,19 +736,11 @@ class NystroemKPM(BaseKPM):
         return NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid, mass,
                              capped and rule.fixed_dim is None and grid[-1] == len(lam), residual)
 
-    def _grid(self, r):
-        if self.n_components_grid is None:
-            g = list(range(1, min(10, r) + 1))
-            if r > 10:
-                g += list(np.unique(np.round(np.geomspace(10, r, 20)).astype(int)))
-            return np.unique(np.asarray(g, dtype=int))
-        grid = np.unique(np.asarray(self.n_components_grid, dtype=np.int64))
-        grid = grid[grid <= r]
-        if grid.size == 0:
-            raise ValueError(f"every value of n_components_grid exceeds the rank {r} of the landmark Gram matrix")
-        return grid
+    def _grid(self, r, formulation):
+        return dim_grid(self.n_components_grid, r, formulation, every_lp_dim=False,
+                        what=f"every value of n_components_grid exceeds the rank {r} of the landmark Gram matrix")
 
-    def _fixed_grid(self, d, r):
+    def _fixed_grid(self, d, r, formulation):
         """The grid of a fixed D: the grid's dimensions below it, then D."""
         if d > r:
             raise ValueError(
@@ -723,7 +748,7 @@ class NystroemKPM(BaseKPM):
                 f"(max_components={self.max_components}, eigenvalues above rank_tol * lambda_1 of the "
                 "landmark Gram matrix)"
             )
-        grid = self._grid(r)
+        grid = self._grid(r, formulation)
         grid = grid[grid < d]
         return np.append(grid, d).astype(int)
 
@@ -752,10 +777,8 @@ class NystroemKPM(BaseKPM):
             else:
                 folds, n_folds = self._splitter_folds(codes, int(seeds[2]))
         data = DaskRows(client, F, codes, len(self.classes_), folds, n_folds, basis.grid,
-                        self._cg_options(int(seeds[3])))
+                        self._cg_options(int(seeds[3])), basis)
         data.check_folds()
-        # select_model reads only the length of Y: the targets stay on the workers
-        data.Y = np.broadcast_to(np.float64(0.0), (X.shape[0], data.n_problems))
         return data
 
     def _splitter_folds(self, codes, seed):

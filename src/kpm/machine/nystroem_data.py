@@ -228,8 +228,10 @@ class InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
     memory, with the D grid, the SVM's feature scale, the constraint generation's
     settings (``cg_options``, keyword arguments of
-    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`) and the samples'
-    weights (None: unweighted)."""
+    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`), the samples'
+    weights (None: unweighted), the basis, the pooled CV error's denominator (``cv_total``,
+    None: the points), and ``loo``: D and C by the leave-one-out error, which leaves the
+    copies of a sample (``groups``, None: one point at a time) out together."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -239,6 +241,10 @@ class InMemoryData:
     scale: np.ndarray
     cg_options: dict = field(default_factory=dict)
     weights: np.ndarray | None = None
+    basis: NystroemBasis | None = None
+    cv_total: float | None = None
+    loo: bool = False
+    groups: np.ndarray | None = None
 
     @property
     def n(self):
@@ -260,7 +266,10 @@ class InMemoryData:
         return len(rows) if self.weights is None else float(self.weights[rows].sum())
 
     def val_sizes(self):
-        """Each fold's validation points (their weight with sample weights)."""
+        """Each fold's validation points (their weight with sample weights); the leave-one-out
+        error's one "fold" validates every point."""
+        if self.loo:
+            return [self._total(np.arange(self.n))]
         return None if self.splits is None else [self._total(va) for _, va in self.splits]
 
     def solvers(self, fold=None):
