@@ -312,21 +312,25 @@ class DaskRows:
     Y : ndarray (n, n_problems)
         Zeros of the targets' shape (the fit's model selection reads only their length: the
         targets stay on the workers).
-    weights, groups, cv_total : None
+    weights, loo_groups, cv_total : None
         No sample weights, no duplicate groups, the pooled CV error's denominator the points.
     loo : False
         The distributed fit has K folds (the papers' LP; no leave-one-out error).
+    phases : dict
+        The seconds of the data's phases (:class:`kpm.machine.family.FitData`).
     """
 
     weights = None
-    groups = None
+    loo_groups = None
     cv_total = None
     loo = False
 
-    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0, grid=None, cg_options=None, basis=None):
+    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0, grid=None, cg_options=None, basis=None,
+                 phases=None):
         self.client = client
         self.grid = grid
         self.basis = basis
+        self.phases = {} if phases is None else phases
         self.cg_options = dict(cg_options or {})
         arrays = client.persist([F, codes] + ([folds] if folds is not None else []))
         self._F, self._codes = _chunk_futures(arrays[0]), _chunk_futures(arrays[1])

@@ -11,7 +11,8 @@ and the choices where the papers leave room.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -21,6 +22,7 @@ from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.hinge.lp_path import HingePath
 from kpm.kernels import check_kernel_budget, make_kernel
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
+from kpm.machine.basis_choice import BASES, fit_nystroem, resolve_basis
 from kpm.machine.eigen import (
     EigenFolds,
     EigenSubspace,
@@ -29,14 +31,15 @@ from kpm.machine.eigen import (
     duplicate_groups,
     eigen_full_path,
 )
-from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import (DEFAULT_FOLDS, LooData, cross_validate, cross_validate_svm, loo_svm, make_splits, uses_loo,
-                               validation_total)
-from kpm.machine.formulation import LOSSES, SVMFullPath
+from kpm.machine.engine import one_vs_rest, predict_codes
+from kpm.machine.family import BasisFit, EngineSettings, build_family
+from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
+from kpm.machine.formulation import LOSSES
+from kpm.machine.nystroem_data import feature_block
 from kpm.machine.grids import (SVM_DIM_DENSE, SVM_DIM_RATIO, SVM_EIGEN_TOL, SVM_LOO_WHOLE_SPECTRUM_N,
                                SVM_MAX_COMPONENTS, dim_grid)
 from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
-from kpm.spectral import EIGEN_SOLVERS
+from kpm.spectral import EIGEN_SOLVERS, LANDMARK_RULES
 from kpm.validation import (
     Boolean,
     Integer,
@@ -47,6 +50,7 @@ from kpm.validation import (
     check_int,
     check_kernel_matrix,
     kernel_degeneracy,
+    validate_params,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
 )
@@ -58,8 +62,10 @@ __all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX
 
 @dataclass
 class _ExactData:
-    """The validated training data of the exact KPM (``weights``: the samples' weights, None
-    without sample or class weights; ``cv_total``: the pooled CV error's denominator)."""
+    """The validated training data of the exact KPM, with what the engine reads
+    (:class:`kpm.machine.family.FitData`: ``weights``, the samples' weights, None without
+    sample or class weights; ``cv_total``, the pooled CV error's denominator; ``loo`` and
+    ``loo_groups``)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -71,6 +77,8 @@ class _ExactData:
     weights: np.ndarray | None = None
     cv_total: float | None = None
     loo: bool = False  # D and C by the leave-one-out error instead of the folds of ``splits``
+    loo_groups: np.ndarray | None = None  # the copies the leave-one-out error leaves out together
+    phases: dict = field(default_factory=dict)  # the data's phases: one ("data", timed by the fit)
 
     @property
     def n(self):
@@ -387,6 +395,9 @@ class KernelProjectionMachine(BaseKPM):
         "cv_duplicates": [Options("warn", "split", "group")],
         "eigen_solver": [Options(*EIGEN_SOLVERS)],
         "random_state": [RandomState()],
+        "basis": [Options(*BASES)],
+        "n_landmarks": [Integer(1)],
+        "landmarks": [Options(*LANDMARK_RULES)],
     }
 
     def __init__(
@@ -398,6 +409,9 @@ class KernelProjectionMachine(BaseKPM):
         degree=3,
         coef0=1.0,
         kernel_params=None,
+        basis="auto",
+        n_landmarks=1000,
+        landmarks="uniform",
         selection="cv",
         cv="auto",
         penalty="cv",
@@ -426,6 +440,9 @@ class KernelProjectionMachine(BaseKPM):
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.basis = basis
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
         self.selection = selection
         self.cv = cv
         self.penalty = penalty
@@ -480,10 +497,19 @@ class KernelProjectionMachine(BaseKPM):
         Raises
         ------
         KernelMemoryError
-            When the n x n kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``:
-            :class:`NystroemKPM` fits such data (or raise the budget).
+            With ``basis='exact'`` (or ``'auto'`` where the Nyström basis cannot take the
+            kernel: a list, ``'precomputed'``, raw inputs, ``centered=True``), when the n x n
+            kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``.
         """
-        return super().fit(X, y, sample_weight)
+        validate_params(self)
+        basis = resolve_basis(self, X)
+        if basis == "nystroem":
+            self._clear_fitted()
+            fit_nystroem(self, X, y, sample_weight)
+        else:
+            super().fit(X, y, sample_weight)
+        self.basis_ = basis
+        return self
 
     # ------------------------------------------------------------------ the fit's parts
     def _is_precomputed(self):
@@ -544,7 +570,8 @@ class KernelProjectionMachine(BaseKPM):
         self._progress(f"{len(y)} samples, {len(self.classes_)} classes"
                        + ("" if splits is None else f", {len(splits)} cross-validation folds")
                        + (", the leave-one-out error" if loo else ""))
-        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo)
+        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo,
+                          self._loo_groups(groups) if loo else None)
 
     def _loo_groups(self, groups):
         """The groups the leave-one-out error leaves out together: the copies of a sample
@@ -564,7 +591,14 @@ class KernelProjectionMachine(BaseKPM):
                             "landmarks: memory O(n m), scales to millions of points).")
 
     def _family(self, data, plan):
-        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
+        settings = EngineSettings(self._early_stopping(plan),
+                                  SVM_MAX_COMPONENTS if self.max_components is None else None,
+                                  self.n_jobs, self._prefer, self._progress)
+        return build_family(self._bases(data, plan), data, plan, settings)
+
+    def _bases(self, data, plan):
+        """Each kernel's eigenvector basis (:class:`~kpm.machine.family.BasisFit`), made when the
+        engine asks for it: one kernel matrix in memory at a time."""
         for i, kern in enumerate(data.kernels):
             if not kern.is_precomputed:
                 self._check_memory(data.n)
@@ -578,16 +612,11 @@ class KernelProjectionMachine(BaseKPM):
             self._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
             basis, grid, capped = self._basis(K, data.groups, plan, data.weights, data.loo)
             folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
-            if plan.formulation == "svm":
-                self._svm_members(family, i, basis, grid, folds, plan, data, degeneracy, capped)
-            else:
-                kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                                 solve_path=eigen_full_path(basis, self.lp_solver), capped=capped)
-                if folds is not None:
-                    kp.folds, kp.n_used = self._lp_cv(folds)
-                family.paths.append(kp)
-                family.members.append((i, None))
-        return family
+            lp_cv = None
+            if folds is not None and self.early_stopping is True:  # the LP's folds advanced together
+                lp_cv = partial(cv_lockstep, folds, True, progress=self._progress)
+            yield BasisFit(basis, grid, capped, basis.V, basis.svm_scale, eigen_full_path(basis, self.lp_solver),
+                           folds, degeneracy, lp_cv=lp_cv)
 
     def _folds(self, K, basis, grid, data, plan):
         """The fold source: each fold's basis by Rayleigh-Ritz, or decomposed anew."""
@@ -595,40 +624,6 @@ class KernelProjectionMachine(BaseKPM):
             return RitzFolds(K, basis.V, data.Y, data.codes, data.splits, grid, data.weights)
         return EigenFolds(K, data.Y, data.codes, data.splits, grid, self.centered, self.max_components is not None,
                           data.groups, self.random_state, self.eigen_solver, self.lp_solver, data.weights)
-
-    def _lp_cv(self, folds):
-        """The papers' LP on the folds: their curves and the grid points used."""
-        if self.early_stopping is True:
-            return cv_lockstep(folds, True, progress=self._progress)
-        curves = cross_validate(folds.lp_curves, folds.n_folds, n_jobs=self.n_jobs, progress=self._progress)
-        return curves, cv_extent(curves)
-
-    def _svm_members(self, family, i, basis, grid, folds, plan, data, degeneracy, capped):
-        """``formulation='svm'``: kernel ``i``'s members, one per C kept (with their CV curves)."""
-        Cs, curves, stage_one = plan.Cs, None, None
-        if data.loo:
-            m = int(grid[-1])
-            scale = np.asarray(basis.svm_scale[:m], dtype=float)
-            loo_data = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale,
-                               groups=self._loo_groups(data.groups),
-                               c_dim=SVM_MAX_COMPONENTS if self.max_components is None else None)
-            Cs, stage_one, curves = loo_svm(loo_data, plan, grid, early_stopping=self._early_stopping(plan),
-                                            progress=self._progress)
-        elif folds is not None:
-            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, data.cv_total,
-                                                       early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs,
-                                                       progress=self._progress)
-        if stage_one is not None:
-            family.stage_one.append((i, stage_one))
-        for j, C in enumerate(Cs):
-            recorded = loo_data.paths[j] if data.loo else None  # the leave-one-out path of C: the full-data path
-            kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
-                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
-                                                    sample_weight=data.weights, recorded=recorded))
-            if curves is not None:
-                kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
-            family.paths.append(kp)
-            family.members.append((i, C))
 
     def _basis(self, K, groups, plan, weights=None, loo=False):
         """The eigenvector basis of the full training set and its D grid."""
@@ -817,8 +812,26 @@ class KernelProjectionMachine(BaseKPM):
         return self.kernel_(X, self.X_fit_)
 
     def _scores(self, X):
-        Kx = self._kernel_rows(X)
-        return Kx @ np.atleast_2d(self.dual_coef_).T + np.atleast_1d(self.intercept_)[None, :]
+        A, b = np.atleast_2d(self.dual_coef_).T, np.atleast_1d(self.intercept_)[None, :]
+        if self.basis_ == "nystroem":  # m landmarks: the kernel rows in blocks of block_rows_
+            X = validate_kernel_input(self, X, reset=False)
+            return np.vstack([feature_block(X[i:i + self.block_rows_], self.X_fit_, A, self.kernel_)
+                              for i in range(0, len(X), self.block_rows_)]) + b
+        return self._kernel_rows(X) @ A + b
+
+    def _check_paths(self, method):
+        """The path methods read the eigenvector basis; on the Nyström basis only
+        :meth:`select_dim` applies (its curves are kept with ``keep_paths=True``)."""
+        check_is_fitted(self)
+        if self.basis_ == "nystroem":
+            if method != "select_dim":
+                raise AttributeError(f"{self._name}.{method}() reads the eigenvectors of the kernel matrix: it applies "
+                                     "to a fit on the exact basis (basis_='exact'); this model was fitted on the "
+                                     "Nystroem basis (see NystroemKPM.transform_eigenfunctions)")
+            if "_curves" not in self.__dict__:
+                super()._check_paths(method)
+            return
+        super()._check_paths(method)
 
     def decision_function_path(self, X):
         """Decision values of the winning kernel's solution at every D of ``path_dims_``.

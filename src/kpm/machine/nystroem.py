@@ -28,6 +28,7 @@ the memory it needs and the measurements.
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -43,11 +44,11 @@ from kpm.machine.dask_data import (
     is_dask_array,
     labels_block,
 )
-from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
+from kpm.machine.engine import one_vs_rest, predict_codes
+from kpm.machine.family import BasisFit, EngineSettings, build_family
 from kpm.machine.grids import SVM_MAX_COMPONENTS, dim_grid
-from kpm.machine.folds import (DEFAULT_FOLDS, LooData, cross_validate, cross_validate_svm, loo_svm, make_splits,
-                               uses_loo, validation_total)
-from kpm.machine.formulation import LOSSES, SVMFullPath
+from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
+from kpm.machine.formulation import LOSSES
 from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.machine.nystroem_data import (
     ROW_BLOCK,
@@ -525,8 +526,6 @@ class NystroemKPM(BaseKPM):
         return int(rows)
 
     def _training_data(self, X, y, plan, sample_weight=None):
-        import time
-
         client = self.client
         if client is not None and (sample_weight is not None or self.class_weight is not None):
             raise ValueError(
@@ -549,16 +548,15 @@ class NystroemKPM(BaseKPM):
         t = time.perf_counter()
         basis = self._basis(X, seeds, plan, weights)
         self.landmark_residual_ = basis.residual
-        self.timings_ = {"landmarks_eigen": time.perf_counter() - t}
+        phases = {"landmarks_eigen": time.perf_counter() - t}
         self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
                        f"{X.shape[0]} points")
         t = time.perf_counter()
         if client is None:
             splits = cv_total = groups = None
-            loo = False
-            if plan.rule.needs_cv:
-                groups = duplicate_groups(X) if self.cv_duplicates != "split" else None
-                loo = uses_loo(self.cv, plan, codes, groups, self._name)
+            if plan.rule.needs_cv and isinstance(self.cv, str) and self.cv_duplicates != "split":
+                groups = duplicate_groups(X)  # the copies the leave-one-out error leaves out together
+            loo = plan.rule.needs_cv and uses_loo(self.cv, plan, codes, groups, self._name)
             if loo:
                 cv_total = len(y) if weights is None else float(weights.sum())
             elif plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
@@ -567,53 +565,18 @@ class NystroemKPM(BaseKPM):
                 splits = make_splits(np.asarray(y_all), cv, int(seeds[2]), len(self.classes_), keep=keep,
                                      who=self._name, stacklevel=6)
                 cv_total = validation_total(splits, weights)
-            data = InMemoryData(basis.features(X, rows), Y, codes, splits, basis.grid, basis.svm_scale,
-                                self._cg_options(int(seeds[3])), weights, basis, cv_total, loo, groups)
-        else:
-            data = self._dask_data(X, y, plan.rule, seeds, basis, rows, client)
-        self.timings_["features"] = time.perf_counter() - t
-        return data
+            F = basis.features(X, rows)
+            phases["features"] = time.perf_counter() - t
+            return InMemoryData(F, Y, codes, splits, basis.grid, basis.svm_scale, self._cg_options(int(seeds[3])),
+                                weights, basis, cv_total, loo, groups if loo else None, phases)
+        return self._dask_data(X, y, plan.rule, seeds, basis, rows, client, phases, t)
 
     def _family(self, data, plan):
         basis = data.basis
-        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
-        weights = data.weights
-        if plan.formulation == "svm":
-            Cs, curves, recorded = plan.Cs, None, None
-            if data.loo:
-                m = int(basis.grid[-1])
-                scale = np.asarray(basis.svm_scale[:m], dtype=float)
-                loo_data = LooData(data.F[:, :m] * scale, data.Y, data.codes, weights, scale, groups=data.groups,
-                                   c_dim=self._loo_c_dim())
-                Cs, stage_one, curves = loo_svm(loo_data, plan, basis.grid, early_stopping=self._early_stopping(),
-                                                progress=self._progress)
-                recorded = loo_data.paths
-            elif data.n_folds:
-                Cs, stage_one, curves = cross_validate_svm(
-                    data.fold, data.n_folds, plan, basis.grid, data.n if data.cv_total is None else data.cv_total,
-                    n_jobs=self.n_jobs, prefer=self._prefer, progress=self._progress,
-                    early_stopping=self._early_stopping())
-            if stage_one is not None:
-                family.stage_one.append((0, stage_one))
-            for j, C in enumerate(Cs):
-                kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
-                                 solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK,
-                                                        loss=plan.loss, sample_weight=weights,
-                                                        recorded=None if recorded is None else recorded[j]))
-                if curves is not None:
-                    kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
-                family.paths.append(kp)
-                family.members.append((0, C))
-        else:
-            kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
-                             solve_path=ConstraintGenerationFullPath(data))
-            if data.n_folds:
-                kp.folds = cross_validate(data.lp_curves, data.n_folds, n_jobs=self.n_jobs, prefer=self._prefer,
-                                          progress=self._progress)
-                kp.n_used = cv_extent(kp.folds)
-            family.paths.append(kp)
-            family.members.append((0, None))
-        return family
+        settings = EngineSettings(self._early_stopping(), self._loo_c_dim(), self.n_jobs, self._prefer, self._progress)
+        fit = BasisFit(basis, basis.grid, basis.capped, data.columns, basis.svm_scale,
+                       ConstraintGenerationFullPath(data), data if data.n_folds else None, row_block=ROW_BLOCK)
+        return build_family([fit], data, plan, settings)
 
     def _set_solution(self, kp, D, data):
         basis, full = kp.basis, kp.full
@@ -761,8 +724,9 @@ class NystroemKPM(BaseKPM):
         return Xd.map_blocks(feature_block_f, basis.landmarks, basis.projection, basis.kernel, dtype=float,
                              chunks=(Xd.chunks[0], (D,)))
 
-    def _dask_data(self, X, y, rule, seeds, basis, block_rows, client):
-        """The training data with the features persisted on the workers (sets ``classes_``)."""
+    def _dask_data(self, X, y, rule, seeds, basis, block_rows, client, phases, t):
+        """The training data with the features persisted on the workers (sets ``classes_``);
+        ``phases`` gets the seconds since ``t`` as its ``features``."""
         from kpm.machine.dask_data import DaskRows, fold_array
 
         F = self._feature_array(X, basis, block_rows)
@@ -777,8 +741,9 @@ class NystroemKPM(BaseKPM):
             else:
                 folds, n_folds = self._splitter_folds(codes, int(seeds[2]))
         data = DaskRows(client, F, codes, len(self.classes_), folds, n_folds, basis.grid,
-                        self._cg_options(int(seeds[3])), basis)
+                        self._cg_options(int(seeds[3])), basis, phases)
         data.check_folds()
+        phases["features"] = time.perf_counter() - t
         return data
 
     def _splitter_folds(self, codes, seed):

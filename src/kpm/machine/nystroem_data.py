@@ -230,8 +230,9 @@ class InMemoryData:
     settings (``cg_options``, keyword arguments of
     :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`), the samples'
     weights (None: unweighted), the basis, the pooled CV error's denominator (``cv_total``,
-    None: the points), and ``loo``: D and C by the leave-one-out error, which leaves the
-    copies of a sample (``groups``, None: one point at a time) out together."""
+    None: the points), ``loo``: D and C by the leave-one-out error, which leaves the
+    copies of a sample (``loo_groups``, None: one point at a time) out together, and the
+    seconds of the data's phases (:class:`kpm.machine.family.FitData`)."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -244,7 +245,8 @@ class InMemoryData:
     basis: NystroemBasis | None = None
     cv_total: float | None = None
     loo: bool = False
-    groups: np.ndarray | None = None
+    loo_groups: np.ndarray | None = None
+    phases: dict = field(default_factory=dict)
 
     @property
     def n(self):
