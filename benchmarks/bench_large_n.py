@@ -33,24 +33,20 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import json
 import os
+import resource
+import time
+import warnings
+from pathlib import Path
 
 #: The environment variables dropped before numpy loads (the default threads are the libraries').
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-if __name__ == "__main__":
-    DROPPED = {v: os.environ.pop(v) for v in THREAD_VARIABLES if v in os.environ}
-else:  # imported (the tests): the environment is the importer's
-    DROPPED = {}
+DROPPED = {v: os.environ.pop(v) for v in THREAD_VARIABLES if v in os.environ} if __name__ == "__main__" else {}
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import json  # noqa: E402
-import resource  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np  # noqa: E402 (numpy loads after the thread variables are dropped)
 
 TITLE = "The default KPM at large n against Nystroem + LinearSVC"
 RESULTS_NAME = "bench_large_n"
@@ -155,9 +151,9 @@ def report_lines(result):
     for name, rec in [("KernelProjectionMachine()", k)] + [("KernelProjectionMachine()", r)
                                                             for r in result.get("kpm_one_thread", [])]:
         lines.append(f"| {name} | {rec['blas_threads']} | {rec['wall_s']:.1f} | {rec['cpu_s']:.1f} | "
-                     f"{rec['load_before']:.2f} | {rec['basis']} | {rec['D']} | {rec['C']} | "
+                     f"{rec['load_before']:.2f} | {rec['basis']} | {rec['D']} | {rec['C']:.4g} | "
                      f"{100 * rec['test_error']:.2f} % | {rec['peak_rss_gib']:.2f} |")
-    lines += ["", f"KPM phases (s): " + ", ".join(f"{p} {s:.1f}" for p, s in k["timings"].items()), ""]
+    lines += ["", "KPM phases (s): " + ", ".join(f"{p} {s:.1f}" for p, s in k["timings"].items()), ""]
     p = result.get("pipeline")
     if p is not None:
         one = p["one_fit"]
@@ -189,19 +185,19 @@ def main(argv=None):
                     help="the exact basis's kernel budget (kpm.set_config; default: the library's)")
     ap.add_argument("--out", default="kpm-results")
     args = ap.parse_args(argv)
-    if args.max_kernel_bytes is not None:
-        import kpm
-
-        kpm.set_config(max_kernel_bytes=args.max_kernel_bytes)
     t0 = time.perf_counter()
     data = make_data(args.n, args.n_test)
     result = {"n": args.n, "n_test": args.n_test, "sigma": data[4], "cpus": len(os.sched_getaffinity(0)),
               "dropped": DROPPED, "rss_after_data_gib": peak_rss_gib()}
-    result["kpm"] = kpm_fit(data)
-    print(f"KPM (default threads): {json.dumps(result['kpm'])}", flush=True)
-    if args.one_thread:
-        result["kpm_one_thread"] = [kpm_fit(data, one_thread=True)]
-        print(f"KPM (one thread): {json.dumps(result['kpm_one_thread'][0])}", flush=True)
+    import kpm
+
+    budget = {} if args.max_kernel_bytes is None else {"max_kernel_bytes": args.max_kernel_bytes}
+    with kpm.config_context(**budget):
+        result["kpm"] = kpm_fit(data)
+        print(f"KPM (default threads): {json.dumps(result['kpm'])}", flush=True)
+        if args.one_thread:
+            result["kpm_one_thread"] = [kpm_fit(data, one_thread=True)]
+            print(f"KPM (one thread): {json.dumps(result['kpm_one_thread'][0])}", flush=True)
     if not args.no_pipeline:
         result["pipeline"] = pipeline_fits(data, args.pipeline_C)
         print(f"pipeline: {json.dumps(result['pipeline'])}", flush=True)

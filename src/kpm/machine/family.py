@@ -146,8 +146,9 @@ def _svm_members(family, i, fit, data, plan, settings):
     if data.loo:
         m = int(fit.grid[-1])
         scale = np.asarray(fit.scale[:m], dtype=float)
-        loo_data = LooData(fit.columns[:, :m] * scale, data.Y, data.codes, data.weights, scale,
-                           groups=data.loo_groups, c_dim=settings.c_dim)
+        Phi = np.empty((fit.columns.shape[0], m))  # C order, as the solvers read it: no second copy
+        np.multiply(fit.columns[:, :m], scale, out=Phi)
+        loo_data = LooData(Phi, data.Y, data.codes, data.weights, scale, groups=data.loo_groups, c_dim=settings.c_dim)
         Cs, stage_one, curves = loo_svm(loo_data, plan, fit.grid, early_stopping=settings.early_stopping,
                                         progress=settings.progress)
         recorded = loo_data.paths  # the leave-one-out path of each C: the full-data path
