@@ -550,7 +550,7 @@ class NystroemKPM(BaseKPM):
                 splits = make_splits(np.asarray(y_all), cv, int(seeds[2]), len(self.classes_), keep=keep,
                                      who=self._name, stacklevel=6)
                 cv_total = validation_total(splits, weights)
-            F = basis.features(X, rows)
+            F = basis.features(X, rows, order="C" if loo else "F")
             phases["features"] = time.perf_counter() - t
             return InMemoryData(F, Y, codes, splits, basis.grid, basis.svm_scale, self._cg_options(int(seeds[3])),
                                 weights, basis, cv_total, loo, groups if loo else None, phases)

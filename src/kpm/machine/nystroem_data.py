@@ -218,10 +218,11 @@ class NystroemBasis:
         mass = len(self.indices) if self.mass is None else self.mass
         return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / mass)
 
-    def features(self, X, rows):
-        """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order)."""
+    def features(self, X, rows, order="F"):
+        """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order, as the
+        constraint generation slices columns; ``order='C'`` for the SVM's row-wise solvers)."""
         n = X.shape[0]
-        F = np.empty((n, self.projection.shape[1]), order="F")
+        F = np.empty((n, self.projection.shape[1]), order=order)
         for start in range(0, n, rows):
             sl = slice(start, min(start + rows, n))
             F[sl] = feature_block(X[sl], self.landmarks, self.projection, self.kernel)
