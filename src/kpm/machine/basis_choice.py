@@ -16,7 +16,6 @@ fitted attributes of the result, its kernel expansion on the landmarks
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from kpm.base import raw_input_kernel
@@ -80,5 +79,4 @@ def fit_nystroem(est, X, y, sample_weight=None):
             setattr(est, name, getattr(machine, name))
     est.X_fit_ = est.landmarks_
     est.kernel_index_ = 0
-    est.eigenvalues_ = np.asarray(est.eigenvalues_)
     return est

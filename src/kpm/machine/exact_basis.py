@@ -55,7 +55,8 @@ class ExactBases:
         """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
         check_kernel_budget(n, n, f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set: it",
                             "For data of this size use basis='nystroem' or 'auto' (the KPM on the Nystroem "
-                            "eigenfunctions of m landmarks: memory O(n m), scales to millions of points).")
+                            "eigenfunctions of m landmarks: memory O(n m); one kernel on feature vectors, "
+                            "centered=False).")
 
     def __call__(self, data):
         """Each kernel's eigenvector basis (:class:`~kpm.machine.family.BasisFit`), made when the
