@@ -3,9 +3,14 @@
 A KPM fit is *basis x paths x rule*, one skeleton for every basis (:mod:`kpm.machine.base`):
 
 * the estimators -- :class:`KernelProjectionMachine` (:mod:`kpm.machine.exact`, on the
-  eigenvectors of the kernel matrix: :mod:`kpm.machine.eigen`) and :class:`NystroemKPM`
-  (:mod:`kpm.machine.nystroem`, on Nyström eigenfunctions: :mod:`kpm.machine.nystroem_data`,
-  and on Dask workers: :mod:`kpm.machine.dask_data`);
+  eigenvectors of the kernel matrix: :mod:`kpm.machine.exact_basis`, :mod:`kpm.machine.eigen`,
+  or beyond the memory budget on Nyström eigenfunctions: :mod:`kpm.machine.basis_choice`) and
+  :class:`NystroemKPM` (:mod:`kpm.machine.nystroem`, on Nyström eigenfunctions:
+  :mod:`kpm.machine.nystroem_data`, and on Dask workers: :mod:`kpm.machine.nystroem_dask`,
+  :mod:`kpm.machine.dask_data`);
+* :mod:`kpm.machine.family` -- the one engine: the family of models (the paths of every D,
+  for every C) and their cross-validation or leave-one-out curves, over any basis;
+* :mod:`kpm.machine.grids` -- the D grids;
 * :mod:`kpm.machine.formulation` -- what each subspace solves (the papers' LP or the SVM)
   and how C is chosen, resolved once per fit (:class:`~kpm.machine.formulation.FitPlan`);
 * :mod:`kpm.machine.folds` -- the cross-validation folds and the work done on each;

@@ -154,7 +154,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             self._drop_paths()
         self.fit_time_ = time.perf_counter() - t0
         # the estimator's own phases of its data (e.g. the Nyström features) replace "data"
-        phases = self.__dict__.get("timings_") or {"data": clock.seconds["data"]}
+        phases = data.phases or {"data": clock.seconds["data"]}
         self.timings_ = {**phases, "cv": clock.seconds["cv"], "final_fit": clock.seconds["final_fit"],
                          "total": self.fit_time_}
         return self
@@ -208,10 +208,6 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
 
     def _set_solution(self, kp, n_components, data):  # pragma: no cover - abstract
         """The chosen model's coefficients from its :class:`~kpm.machine.engine.KernelPaths`."""
-        raise NotImplementedError
-
-    def _training_predictions(self, family, data):  # pragma: no cover - abstract
-        """The fitted model's labels on its training samples, or their counts (Dask)."""
         raise NotImplementedError
 
     def _set_model(self, family, choice, data, plan):

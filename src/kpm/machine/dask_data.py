@@ -300,11 +300,37 @@ class DaskRows:
     folds : dask array (n,) of int, optional
         Each point's CV fold ``0..n_folds-1``, with the chunks of ``F``.
     n_folds : int
+    grid : ndarray
+        The D grid.
+    cg_options : dict
+        The constraint generation's settings.
+    basis : NystroemBasis
+        The landmarks' eigenfunctions whose values ``F`` holds.
+
+    Attributes
+    ----------
+    Y : ndarray (n, n_problems)
+        Zeros of the targets' shape (the fit's model selection reads only their length: the
+        targets stay on the workers).
+    weights, loo_groups, cv_total : None
+        No sample weights, no duplicate groups, the pooled CV error's denominator the points.
+    loo : False
+        The distributed fit has K folds (the papers' LP; no leave-one-out error).
+    phases : dict
+        The seconds of the data's phases (:class:`kpm.machine.family.FitData`).
     """
 
-    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0, grid=None, cg_options=None):
+    weights = None
+    loo_groups = None
+    cv_total = None
+    loo = False
+
+    def __init__(self, client, F, codes, n_classes, folds=None, n_folds=0, grid=None, cg_options=None, basis=None,
+                 phases=None):
         self.client = client
         self.grid = grid
+        self.basis = basis
+        self.phases = {} if phases is None else phases
         self.cg_options = dict(cg_options or {})
         arrays = client.persist([F, codes] + ([folds] if folds is not None else []))
         self._F, self._codes = _chunk_futures(arrays[0]), _chunk_futures(arrays[1])
@@ -319,6 +345,7 @@ class DaskRows:
         self.table = np.stack(tables)  # (chunks, folds or 1, classes)
         # the columns as grow_path sees them: a shape only, the values stay on the workers
         self.columns = np.broadcast_to(np.float64(0.0), self.shape)
+        self.Y = np.broadcast_to(np.float64(0.0), (self.shape[0], self.n_problems))
 
     def _map(self, fn, *per_chunk, chunks=None, **common):
         """``fn`` on each chunk (the per-chunk arguments are lists over all chunks), gathered."""

@@ -45,6 +45,7 @@ from kpm.machine.folds import Fold
 from kpm.machine.progress import Progress
 from kpm.machine.weights import lp_weights
 from kpm.spectral import eigen_basis, numerical_rank, rounding_level
+from kpm.machine.grids import auto_dim_grid
 from kpm.validation import duplicate_groups
 
 __all__ = [
@@ -430,11 +431,3 @@ def cv_lockstep(folds, early_stopping=True, progress=None):
         for k, fold in enumerate(steps)
     ]
     return curves, n_used
-
-
-def auto_dim_grid(max_components: int, dense: int = 20, ratio: float = 1.1) -> np.ndarray:
-    """Every D up to ``dense``, then geometric steps of ``ratio`` up to ``max_components``."""
-    dims = list(range(1, min(dense, max_components) + 1))
-    while dims[-1] < max_components:
-        dims.append(min(max_components, max(dims[-1] + 1, int(round(dims[-1] * ratio)))))
-    return np.asarray(dims)

@@ -5,37 +5,34 @@ Hinge-loss empirical risk minimisation over the nested subspaces ``S_D = span{1,
 V_D}`` spanned by the leading eigenvectors of the kernel matrix, with D chosen by
 cross-validation, by a penalty ``lam * D`` on the clipped hinge risk, or by the slope
 heuristic. The fit is the skeleton of :mod:`kpm.machine.base` on the basis of
-:mod:`kpm.machine.eigen`; the user guide ("The Kernel Projection Machine") gives the method
-and the choices where the papers leave room.
+:mod:`kpm.machine.exact_basis` and the engine of :mod:`kpm.machine.family`; beyond the memory
+budget of the kernel matrix the same estimator fits on Nyström eigenfunctions
+(:mod:`kpm.machine.basis_choice`). The user guide ("The Kernel Projection Machine") gives the
+method and the choices where the papers leave room.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import validate_kernel_input, validate_kernel_input_y
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
-from kpm.hinge.lp_path import HingePath
-from kpm.kernels import check_kernel_budget, make_kernel
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
-from kpm.machine.eigen import (
-    EigenFolds,
-    EigenSubspace,
-    RitzFolds,
-    auto_dim_grid,
-    cv_lockstep,
-    duplicate_groups,
-    eigen_full_path,
-)
-from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import (LooData, cross_validate, cross_validate_svm, loo_svm, make_splits,
-                               validation_total)
-from kpm.machine.formulation import LOSSES, SVMFullPath
-from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
-from kpm.spectral import EIGEN_SOLVERS
+from kpm.machine.basis_choice import BASES, fit_nystroem, resolve_basis
+from kpm.machine.eigen import duplicate_groups
+from kpm.machine.engine import one_vs_rest, predict_codes
+from kpm.machine.exact_basis import ExactBases
+from kpm.machine.exact_paths import ExactPaths
+from kpm.machine.family import EngineSettings, build_family
+from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
+from kpm.machine.formulation import LOSSES
+from kpm.machine.grids import SVM_DIM_DENSE, SVM_DIM_RATIO, SVM_LOO_WHOLE_SPECTRUM_N, SVM_MAX_COMPONENTS
+from kpm.machine.nystroem_data import expansion_scores
+from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
+from kpm.spectral import EIGEN_SOLVERS, LANDMARK_RULES
 from kpm.validation import (
     Boolean,
     Integer,
@@ -43,9 +40,8 @@ from kpm.validation import (
     Options,
     RandomState,
     Splitter,
-    check_int,
     check_kernel_matrix,
-    kernel_degeneracy,
+    validate_params,
     warn_degenerate_kernel,
     warn_if_degenerate_model,
 )
@@ -53,33 +49,14 @@ from kpm.validation import (
 __all__ = ["KernelProjectionMachine", "SVM_DIM_DENSE", "SVM_DIM_RATIO", "SVM_MAX_COMPONENTS",
            "SVM_LOO_WHOLE_SPECTRUM_N"]
 
-#: D grid of ``formulation='svm'`` by default: every D up to :data:`SVM_DIM_DENSE`, then
-#: steps of 25 %.
-SVM_DIM_RATIO = 1.25
-#: ... and the largest D up to which the default SVM grid holds every D.
-SVM_DIM_DENSE = 5
-#: ``formulation='svm'`` with ``cv_basis='ritz'``: the largest D by default (with
-#: ``max_components=None``), so that the basis is a partial eigendecomposition; a D chosen at
-#: this edge warns.
-SVM_MAX_COMPONENTS = 512
-#: ... except with the leave-one-out error (no fold bases) up to this n, where LAPACK computes
-#: the whole spectrum anyway (more than n / 5 eigenvectors, :func:`kpm.spectral.top_eigh`):
-#: the D grid then reaches the rank, and stage one of ``c_selection='two-stage'`` compares C at
-#: ``D = min(rank, SVM_MAX_COMPONENTS)``.
-SVM_LOO_WHOLE_SPECTRUM_N = 5 * SVM_MAX_COMPONENTS
-#: ... and the block Krylov solver's relative residual for that partial basis (with
-#: ``eigen_solver='auto'``, which takes LAPACK's subset driver below n = 2560 and the block
-#: Krylov solver above, :func:`kpm.spectral.eigensolvers.choose_solver`): the SVM needs the
-#: leading subspace, not eigenvalues to the last bit.
-SVM_EIGEN_TOL = 1e-6
-#: The folds of ``cv='auto'`` where the leave-one-out error does not apply.
-DEFAULT_FOLDS = 5
 
 
 @dataclass
 class _ExactData:
-    """The validated training data of the exact KPM (``weights``: the samples' weights, None
-    without sample or class weights; ``cv_total``: the pooled CV error's denominator)."""
+    """The validated training data of the exact KPM, with what the engine reads
+    (:class:`kpm.machine.family.FitData`: ``weights``, the samples' weights, None without
+    sample or class weights; ``cv_total``, the pooled CV error's denominator; ``loo`` and
+    ``loo_groups``)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -91,15 +68,21 @@ class _ExactData:
     weights: np.ndarray | None = None
     cv_total: float | None = None
     loo: bool = False  # D and C by the leave-one-out error instead of the folds of ``splits``
+    loo_groups: np.ndarray | None = None  # the copies the leave-one-out error leaves out together
+    phases: dict = field(default_factory=dict)  # the data's phases: one ("data", timed by the fit)
 
     @property
     def n(self):
         return len(self.y)
 
 
-class KernelProjectionMachine(BaseKPM):
+class KernelProjectionMachine(ExactPaths, BaseKPM):
     r"""Kernel Projection Machine: a classifier restricted to the span of the leading
     kernel-PCA directions, with C and the dimension D chosen by leave-one-out.
+
+    The directions are the eigenvectors of the kernel matrix while it fits the memory budget,
+    the Nyström eigenfunctions of ``n_landmarks`` landmarks beyond (``basis='auto'``; the
+    formulation and the selection are the same on both).
 
     By default (``formulation='auto'`` with ``selection='cv'`` and ``cv='auto'``) it fits,
     for each dimension D, the soft-margin SVM with the squared hinge loss inside the span
@@ -165,6 +148,23 @@ class KernelProjectionMachine(BaseKPM):
         Polynomial / sigmoid parameters.
     kernel_params : dict, optional
         Extra kernel parameters.
+    basis : {'auto', 'exact', 'nystroem'}, default='auto'
+        The kernel-PCA directions spanning :math:`S_D`. ``'exact'``: the eigenvectors of the
+        n x n kernel matrix, which must fit ``kpm.get_config()['max_kernel_bytes']`` (4 GiB
+        by default: n up to about 23,000). ``'nystroem'``: the Nyström eigenfunctions of
+        ``n_landmarks`` landmarks (Williams & Seeger 2001), memory O(n m); the fit is that of
+        :class:`NystroemKPM` with these parameters -- the same formulation, grids and
+        selection (by default the SVM in :math:`S_D`, C and D by the closed-form leave-one-out
+        error on the eigenfunction features) -- and ``X_fit_`` holds the landmarks. Only the
+        exact basis takes a list of kernels, ``'precomputed'``, kernels on raw inputs and
+        ``centered=True``; ``lp_solver``, ``eigen_solver`` and ``cv_basis`` are the exact
+        basis's. ``'auto'``: the exact basis while its kernel matrix fits the budget (or where
+        the Nyström basis cannot take the kernel), the Nyström basis beyond; ``basis_`` says
+        which (the user guide, "Which basis").
+    n_landmarks : int, default=1000
+        ``basis='nystroem'``: the number m of landmarks (at most n).
+    landmarks : {'uniform', 'kmeans++', 'rpcholesky'}, default='uniform'
+        ``basis='nystroem'``: how the landmarks are drawn (:func:`kpm.spectral.select_landmarks`).
     selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
         How D is chosen: the cross-validated 0-1 error (``cv``; ties -> smaller D); the
         penalised clipped hinge risk :math:`R_n(\operatorname{clip} f_D) + \lambda D` with
@@ -304,10 +304,15 @@ class KernelProjectionMachine(BaseKPM):
     Attributes
     ----------
     classes_ : ndarray
+    basis_ : {'exact', 'nystroem'}
+        The basis fitted (``basis`` with ``'auto'`` resolved). On the Nyström basis the
+        model also has :class:`NystroemKPM`'s fitted attributes (``landmarks_``,
+        ``projection_``, ``coef_``, ``landmark_residual_``, ...), ``X_fit_`` is
+        ``landmarks_`` and only :meth:`select_dim` of the path methods applies.
     n_components_ : int
         The selected dimension D.
-    dual_coef_ : ndarray (n_samples,) or (n_classes, n_samples)
-        Kernel expansion coefficients, ``f(x) = dual_coef_ @ k(X_fit_, x) + intercept_``.
+    dual_coef_ : ndarray (n_fit,) or (n_classes, n_fit)
+        Kernel expansion coefficients (one per row of ``X_fit_``), ``f(x) = dual_coef_ @ k(X_fit_, x) + intercept_``.
     intercept_ : float or ndarray (n_classes,)
     eigenvalues_ : ndarray
         Eigenvalues of the (winning kernel's) training kernel matrix, up to the rank.
@@ -324,6 +329,8 @@ class KernelProjectionMachine(BaseKPM):
         per ``kernel`` index and ``C``; None otherwise. ``selection_curve_`` then holds the
         models of the chosen C only.
     X_fit_ : ndarray
+        The points of the kernel expansion: the training samples (those of positive weight),
+        or the landmarks on the Nyström basis.
     selection_curve_ : dict of ndarray
         Per model (D, and ``kernel`` index for a list): ``D``, ``kernel``, ``cv_error``
         (pooled CV 0-1 error, NaN when no CV was run), ``hinge_risk`` (training
@@ -408,6 +415,9 @@ class KernelProjectionMachine(BaseKPM):
         "cv_duplicates": [Options("warn", "split", "group")],
         "eigen_solver": [Options(*EIGEN_SOLVERS)],
         "random_state": [RandomState()],
+        "basis": [Options(*BASES)],
+        "n_landmarks": [Integer(1)],
+        "landmarks": [Options(*LANDMARK_RULES)],
     }
 
     def __init__(
@@ -419,6 +429,9 @@ class KernelProjectionMachine(BaseKPM):
         degree=3,
         coef0=1.0,
         kernel_params=None,
+        basis="auto",
+        n_landmarks=1000,
+        landmarks="uniform",
         selection="cv",
         cv="auto",
         penalty="cv",
@@ -447,6 +460,9 @@ class KernelProjectionMachine(BaseKPM):
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.basis = basis
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
         self.selection = selection
         self.cv = cv
         self.penalty = penalty
@@ -472,9 +488,11 @@ class KernelProjectionMachine(BaseKPM):
     def fit(self, X, y, sample_weight=None):
         r"""Fit the path of every D, select D, and keep the selected function.
 
-        For each kernel the eigenvector basis of the kernel matrix and the CV folds' paths
-        (:meth:`_family`), then the full-data paths the rule needs and the rule, then the
-        coefficients of the chosen model (the skeleton of :class:`kpm.machine.base.BaseKPM`).
+        First the basis (``basis``; ``basis_`` records it). On the exact basis: for each kernel
+        the eigenvector basis of the kernel matrix and the CV folds' paths (:meth:`_family`),
+        then the full-data paths the rule needs and the rule, then the coefficients of the
+        chosen model (the skeleton of :class:`kpm.machine.base.BaseKPM`); on the Nyström basis
+        the same steps on the landmarks' eigenfunctions (:class:`NystroemKPM`).
 
         Parameters
         ----------
@@ -501,24 +519,23 @@ class KernelProjectionMachine(BaseKPM):
         Raises
         ------
         KernelMemoryError
-            When the n x n kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``:
-            :class:`NystroemKPM` fits such data (or raise the budget).
+            With ``basis='exact'`` (or ``'auto'`` where the Nyström basis cannot take the
+            kernel: a list, ``'precomputed'``, raw inputs, ``centered=True``), when the n x n
+            kernel matrix exceeds ``kpm.get_config()['max_kernel_bytes']``.
         """
-        return super().fit(X, y, sample_weight)
+        validate_params(self)
+        basis = resolve_basis(self, X)
+        if basis == "nystroem":
+            self._clear_fitted()
+            fit_nystroem(self, X, y, sample_weight)
+        else:
+            super().fit(X, y, sample_weight)
+        self.basis_ = basis
+        return self
 
     # ------------------------------------------------------------------ the fit's parts
     def _is_precomputed(self):
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
-
-    def _cv_basis(self, plan):
-        """``'ritz'`` (each fold's basis by Rayleigh-Ritz in the training set's) or ``'fold'``
-        (each fold's kernel matrix decomposed)."""
-        if self.cv_basis != "auto":
-            if self.cv_basis == "ritz" and plan.formulation == "paper":
-                raise ValueError("cv_basis='ritz' is an option of the SVM formulation; the papers' LP "
-                                 "decomposes each fold's kernel matrix (cv_basis='fold')")
-            return self.cv_basis
-        return "ritz" if plan.formulation == "svm" else "fold"
 
     def _early_stopping(self, plan):
         if self.early_stopping != "auto":
@@ -547,7 +564,7 @@ class KernelProjectionMachine(BaseKPM):
         loo = False
         if plan.rule.needs_cv:
             grouped = groups is not None and self.cv_duplicates == "group"
-            loo = self._uses_loo(plan, groups, codes)
+            loo = uses_loo(self.cv, plan, codes, self._loo_groups(groups), self._name)
             if groups is not None and self.cv_duplicates == "warn" and not loo:
                 _warn_duplicates(groups, len(y))
             cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
@@ -565,27 +582,8 @@ class KernelProjectionMachine(BaseKPM):
         self._progress(f"{len(y)} samples, {len(self.classes_)} classes"
                        + ("" if splits is None else f", {len(splits)} cross-validation folds")
                        + (", the leave-one-out error" if loo else ""))
-        return _ExactData(X, y, codes, Y, self._kernel_list(X, weights), groups, splits, weights, cv_total, loo)
-
-    def _uses_loo(self, plan, groups, codes):
-        """Whether D and C are chosen by the leave-one-out error (``cv='loo'``, or ``'auto'``
-        where it applies: the squared-hinge SVM with the CV rule, and two samples or more of
-        every class -- two distinct ones where the copies of a sample are left out together
-        -- else the K folds, which keep a single sample of a class in every training part)."""
-        applies = plan.formulation == "svm" and plan.loss == "squared_hinge"
-        if isinstance(self.cv, str) and self.cv == "loo":
-            if not applies:
-                raise ValueError("cv='loo' (the leave-one-out error of the squared-hinge SVM) needs "
-                                 "formulation='svm' (or 'auto' with selection='cv') and loss='squared_hinge'; "
-                                 "give cv an int or a splitter for the papers' LP or the hinge loss")
-            return True
-        if not (isinstance(self.cv, str) and applies):
-            return False
-        groups = self._loo_groups(groups)
-        if groups is None:
-            return np.bincount(codes).min() >= 2
-        distinct = np.unique(np.column_stack([codes, groups]), axis=0)[:, 0]  # (class, group) pairs
-        return np.bincount(distinct, minlength=codes.max() + 1).min() >= 2
+        return _ExactData(X, y, codes, Y, ExactBases(self).kernels(X, weights), groups, splits, weights, cv_total, loo,
+                          self._loo_groups(groups) if loo else None)
 
     def _loo_groups(self, groups):
         """The groups the leave-one-out error leaves out together: the copies of a sample
@@ -598,168 +596,15 @@ class KernelProjectionMachine(BaseKPM):
             return np.asarray(X)[np.ix_(rows, rows)]
         return X[rows] if isinstance(X, np.ndarray) else [X[i] for i in rows]
 
-    def _check_memory(self, n):
-        """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
-        check_kernel_budget(n, n, f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set: it",
-                            "For data of this size use NystroemKPM (the KPM on Nystroem eigenfunctions of m "
-                            "landmarks: memory O(n m), scales to millions of points).")
-
     def _family(self, data, plan):
-        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
-        for i, kern in enumerate(data.kernels):
-            if not kern.is_precomputed:
-                self._check_memory(data.n)
-            K = data.X if kern.is_precomputed else kern(data.X)
-            if kern.user_defined:
-                K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
-            degeneracy = kernel_degeneracy(K)
-            if data.weights is not None:  # the weighted matrix W^{1/2} K W^{1/2} (a copy of a user's matrix)
-                s = np.sqrt(data.weights)
-                K = K * np.outer(s, s) if kern.is_precomputed or kern.user_defined else _scale_in_place(K, s)
-            self._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
-            basis, grid, capped = self._basis(K, data.groups, plan, data.weights, data.loo)
-            folds = None if data.splits is None else self._folds(K, basis, grid, data, plan)
-            if plan.formulation == "svm":
-                self._svm_members(family, i, basis, grid, folds, plan, data, degeneracy, capped)
-            else:
-                kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy,
-                                 solve_path=eigen_full_path(basis, self.lp_solver), capped=capped)
-                if folds is not None:
-                    kp.folds, kp.n_used = self._lp_cv(folds)
-                family.paths.append(kp)
-                family.members.append((i, None))
-        return family
-
-    def _folds(self, K, basis, grid, data, plan):
-        """The fold source: each fold's basis by Rayleigh-Ritz, or decomposed anew."""
-        if self._cv_basis(plan) == "ritz":
-            return RitzFolds(K, basis.V, data.Y, data.codes, data.splits, grid, data.weights)
-        return EigenFolds(K, data.Y, data.codes, data.splits, grid, self.centered, self.max_components is not None,
-                          data.groups, self.random_state, self.eigen_solver, self.lp_solver, data.weights)
-
-    def _lp_cv(self, folds):
-        """The papers' LP on the folds: their curves and the grid points used."""
-        if self.early_stopping is True:
-            return cv_lockstep(folds, True, progress=self._progress)
-        curves = cross_validate(folds.lp_curves, folds.n_folds, n_jobs=self.n_jobs, progress=self._progress)
-        return curves, cv_extent(curves)
-
-    def _svm_members(self, family, i, basis, grid, folds, plan, data, degeneracy, capped):
-        """``formulation='svm'``: kernel ``i``'s members, one per C kept (with their CV curves)."""
-        Cs, curves, stage_one = plan.Cs, None, None
-        if data.loo:
-            m = int(grid[-1])
-            scale = np.asarray(basis.svm_scale[:m], dtype=float)
-            loo_data = LooData(basis.V[:, :m] * scale, data.Y, data.codes, data.weights, scale,
-                               groups=self._loo_groups(data.groups),
-                               c_dim=SVM_MAX_COMPONENTS if self.max_components is None else None)
-            Cs, stage_one, curves = loo_svm(loo_data, plan, grid, early_stopping=self._early_stopping(plan),
-                                            progress=self._progress)
-        elif folds is not None:
-            Cs, stage_one, curves = cross_validate_svm(folds.fold, folds.n_folds, plan, grid, data.cv_total,
-                                                       early_stopping=self._early_stopping(plan), n_jobs=self.n_jobs,
-                                                       progress=self._progress)
-        if stage_one is not None:
-            family.stage_one.append((i, stage_one))
-        for j, C in enumerate(Cs):
-            recorded = loo_data.paths[j] if data.loo else None  # the leave-one-out path of C: the full-data path
-            kp = KernelPaths(basis=basis, grid=grid, n_used=len(grid), degeneracy=degeneracy, capped=capped,
-                             solve_path=SVMFullPath(basis.V, basis.svm_scale, C, plan.max_sweeps, loss=plan.loss,
-                                                    sample_weight=data.weights, recorded=recorded))
-            if curves is not None:
-                kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
-            family.paths.append(kp)
-            family.members.append((i, C))
-
-    def _basis(self, K, groups, plan, weights=None, loo=False):
-        """The eigenvector basis of the full training set and its D grid."""
-        rule, n = plan.rule, K.shape[0]
-        known = self.max_components  # a partial eigendecomposition when the largest D is known
-        whole = loo and n <= SVM_LOO_WHOLE_SPECTRUM_N  # no fold bases: the whole spectrum, as LAPACK computes it
-        if known is None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz" and not whole:
-            known = SVM_MAX_COMPONENTS
-        if rule.fixed_dim is not None:
-            known = rule.fixed_dim if known is None else min(known, rule.fixed_dim)
-        n_comp = known if known is not None and known < n - 1 else None
-        solver, tol = self.eigen_solver, 0.0
-        if solver == "auto" and n_comp is not None and plan.formulation == "svm" and self._cv_basis(plan) == "ritz":
-            tol = SVM_EIGEN_TOL  # LAPACK below n = 5 * 512, else the block Krylov solver
-        basis = EigenSubspace(K, self.centered, n_comp, random_state=self.random_state, groups=groups,
-                              eigen_solver=solver, eigen_tol=tol, sample_weight=weights)
-        if basis.rank < 1:
-            raise ValueError("the kernel matrix has rank 0 (no positive eigenvalue)")
-        largest = self._largest_dim(basis, n_comp)
-        # the grid ends below the rank: a D chosen at its end may want a larger one
-        capped = largest < basis.rank or (n_comp is not None and basis.rank >= n_comp)
-        if rule.fixed_dim is not None:
-            self._check_fixed_dim(rule.fixed_dim, largest, basis.rank)
-            largest = rule.fixed_dim
-        grid = self._grid(largest, plan.formulation)
-        if rule.fixed_dim is not None and grid[-1] != largest:
-            grid = np.append(grid, largest)
-        return basis, grid, capped and rule.fixed_dim is None
-
-    def _largest_dim(self, basis, n_comp):
-        """The largest D considered: ``max_components``, capped at the rank (beyond it the
-        eigenvectors are rounding noise), as scikit-learn's ``KernelPCA`` caps its
-        components; the rank where it is None."""
-        if self.max_components is None:
-            return basis.rank
-        return min(self.max_components, basis.rank)
-
-    def _check_fixed_dim(self, d, largest, rank):
-        if d > rank:
-            raise ValueError(f"selection={self.selection} (a fixed D) is larger than the rank {rank} "
-                             f"of the {'centred ' if self.centered else ''}kernel matrix")
-        if d > largest:
-            raise ValueError(f"selection={self.selection} (a fixed D) is larger than "
-                             f"max_components = {self.max_components}")
-
-    def _grid(self, largest, formulation):
-        g = self.n_components_grid
-        if g is None:
-            if formulation == "svm":
-                return auto_dim_grid(largest, dense=SVM_DIM_DENSE, ratio=SVM_DIM_RATIO)
-            return np.arange(1, largest + 1)
-        if isinstance(g, str):
-            return auto_dim_grid(largest)
-        grid = np.unique(np.asarray(g, dtype=np.int64))
-        grid = grid[grid <= largest]
-        if len(grid) == 0:
-            raise ValueError(f"no dimension of n_components_grid is <= the largest usable D = {largest}")
-        return grid
-
-    def _kernel_list(self, X, weights=None):
-        specs = self.kernel if isinstance(self.kernel, (list, tuple)) else [self.kernel]
-        if len(specs) == 0:
-            raise ValueError("kernel is an empty list")
-        if any(isinstance(s, (list, tuple)) for s in specs):
-            raise ValueError("kernel lists cannot be nested")
-        if len(specs) > 1 and any(isinstance(s, str) and s == "precomputed" for s in specs):
-            raise ValueError("'precomputed' cannot be part of a kernel list")
-        return [self._kernel_of(spec, X, weights) for spec in specs]
-
-    def _kernel_of(self, spec, X, weights=None):
-        """One kernel of the list: a spec, or a dict of :func:`make_kernel` parameters that
-        override the estimator's (the default RBF width with sample weights:
-        :func:`kpm.machine.weights.default_gamma`)."""
-        if not isinstance(spec, dict):
-            return make_kernel(spec, sigma=self.sigma, gamma=default_gamma(self, spec, X, weights), degree=self.degree,
-                               coef0=self.coef0, kernel_params=self.kernel_params, X=X)
-        params = dict(spec)
-        name = params.pop("kernel", "rbf")
-        width_given = "sigma" in params or "gamma" in params or "c" in params
-        base = {"sigma": None if width_given else self.sigma,
-                "gamma": None if width_given else default_gamma(self, name, X, weights),
-                "degree": self.degree, "coef0": self.coef0}
-        for key in ("sigma", "gamma", "degree", "coef0"):
-            if key in params:
-                base[key] = params.pop(key)
-        return make_kernel(name, kernel_params=params or None, X=X, **base)
+        settings = EngineSettings(self._early_stopping(plan),
+                                  SVM_MAX_COMPONENTS if self.max_components is None else None,
+                                  self.n_jobs, self._prefer, self._progress)
+        return build_family(ExactBases(self, plan)(data), data, plan, settings)
 
     def _set_solution(self, kp, D, data):
         self.eigenvalues_ = kp.basis.eigenvalues
-        self.dual_coef_, self.intercept_ = self._expansion(kp, D)
+        self.dual_coef_, self.intercept_ = ExactBases(self).expansion(kp, D)
         self._Y = data.Y
         self._weights = data.weights
         self._grid_used = kp.dims
@@ -772,29 +617,6 @@ class KernelProjectionMachine(BaseKPM):
         self.kernel_, self.kernel_index_ = data.kernels[k], k
         super()._set_model(family, choice, data, plan)
 
-    def _expansion(self, kp, D):
-        """``a``, ``b`` of ``f(x) = sum_i a_i k(x_i, x) + b`` at D (one per problem)."""
-        basis = kp.basis
-        alphas, intercepts = [], []
-        for p in kp.full.paths:
-            beta, b = p.coef_at(D)
-            a = basis.V[:, :D] @ (beta / basis.eigenvalues[:D])
-            if basis.sample_weight is not None:  # f(x) = sum_j beta_j V_j^T W k(x) / lambda_j + b
-                a = a * basis.sample_weight
-            if self.centered:
-                a = a - a.mean()
-                b = b - float(a @ basis.col_means)
-            alphas.append(a)
-            intercepts.append(b)
-        if len(alphas) == 1:
-            return alphas[0], intercepts[0]
-        return np.vstack(alphas), np.asarray(intercepts)
-
-    def _set_path(self, full):
-        self.path_dims_ = full.dims
-        self.coef_path_ = [p.coef for p in full.paths]
-        self.intercept_path_ = [p.intercept for p in full.paths]
-
     def _warn_degenerate(self, family, data):
         kp = self._model_kp
         if kp.degeneracy is not None:
@@ -806,47 +628,6 @@ class KernelProjectionMachine(BaseKPM):
             warn_if_degenerate_model(predictions, data.y, self.classes_, self._name, stacklevel=5)
         else:
             warn_weighted_degenerate(predictions, data.y, data.weights, self.classes_, self._name, stacklevel=6)
-
-    def _extend_hint(self):
-        return "call extend_path() first, or "
-
-    # ------------------------------------------------------------------ the path
-    def extend_path(self, max_components=None):
-        """Solve the winning kernel's full-data path further, for figures.
-
-        With ``selection='cv'`` the full-data path is solved only up to the selected D; this
-        solves it on the CV sweep's dimensions up to ``max_components`` (default: all of
-        them) and fills in ``selection_curve_``'s training risks, ``path_dims_``,
-        ``coef_path_`` and ``intercept_path_``. The fitted function does not change.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        AttributeError
-            When the model was fitted without ``keep_paths=True``.
-        """
-        self._check_paths("extend_path")
-        grid = self._grid_used
-        if max_components is not None:
-            max_components = check_int(max_components, "max_components")
-            grid = grid[grid <= max_components]
-            if len(grid) == 0 or grid[-1] < self.n_components_:
-                grid = self._grid_used[self._grid_used <= self.n_components_]
-        if len(grid) <= len(self.path_dims_):
-            return self
-        full = self._model_kp.solve_path(grid, self._Y)
-        self._set_path(full)
-        rows = np.flatnonzero(self._curves.kernel == self._model_member)[: len(full.dims)]
-        self.selection_curve_["hinge_risk"][rows] = full.hinge_risk
-        self.selection_curve_["clipped_risk"][rows] = full.clipped_risk
-        if full.train_error is not None:
-            self.selection_curve_["train_error"][rows] = full.train_error
-        if self.penalty_ is not None:
-            self.selection_curve_["criterion"][rows] = full.clipped_risk + self.penalty_ * full.dims
-        return self
 
     # ------------------------------------------------------------------ predict
     def _kernel_rows(self, X):
@@ -864,52 +645,16 @@ class KernelProjectionMachine(BaseKPM):
         return self.kernel_(X, self.X_fit_)
 
     def _scores(self, X):
-        Kx = self._kernel_rows(X)
-        return Kx @ np.atleast_2d(self.dual_coef_).T + np.atleast_1d(self.intercept_)[None, :]
-
-    def decision_function_path(self, X):
-        """Decision values of the winning kernel's solution at every D of ``path_dims_``.
-
-        Returns
-        -------
-        ndarray (n, n_dims) for two classes, (n, n_dims, n_classes) otherwise.
-
-        Raises
-        ------
-        AttributeError
-            When the model was fitted without ``keep_paths=True``.
-        """
-        self._check_paths("decision_function_path")
-        Kx = self._kernel_rows(X)
-        m = max(c.shape[1] for c in self.coef_path_)
-        Z = self._subspace.features(Kx, m)
-        F = []
-        for coef, b in zip(self.coef_path_, self.intercept_path_):
-            p = HingePath(self.path_dims_, coef, b, np.zeros(len(b)), 1, np.zeros(len(b), int))
-            F.append(p.decision_values(Z))
-        F = np.stack(F, axis=2)
-        return F[:, :, 0] if F.shape[2] == 1 else F
-
-    def predict_path(self, X):
-        """Predicted labels for every D: (n, n_dims) (a fit with ``keep_paths=True`` only)."""
-        self._check_paths("predict_path")
-        F = self.decision_function_path(X)
-        return self.classes_[predict_codes(F[:, :, None] if F.ndim == 2 else F)]
+        A, b = np.atleast_2d(self.dual_coef_).T, np.atleast_1d(self.intercept_)[None, :]
+        if self.basis_ == "nystroem":  # m landmarks: the kernel rows in blocks of block_rows_
+            X = validate_kernel_input(self, X, reset=False)
+            return expansion_scores(X, self.X_fit_, A, self.kernel_, self.block_rows_) + b
+        return self._kernel_rows(X) @ A + b
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._is_precomputed()
         return tags
-
-
-def _scale_in_place(K, s):
-    """``K`` scaled to ``diag(s) K diag(s)`` in place (row block by row block)."""
-    step = max(1, 2**22 // max(len(s), 1))
-    for start in range(0, len(s), step):
-        rows = slice(start, start + step)
-        K[rows] *= s[rows, None]
-        K[rows] *= s[None, :]
-    return K
 
 
 def _warn_duplicates(groups, n):

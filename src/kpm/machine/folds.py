@@ -42,8 +42,11 @@ from kpm.machine.formulation import C_PATIENCE, LOO_C_PATIENCE, TWO_STAGE_MAX_SW
 from kpm.machine.progress import Progress
 from kpm.machine.rules import one_standard_error
 
-__all__ = ["Fold", "FoldPath", "LooData", "LooPath", "make_splits", "check_fold", "validation_total",
+__all__ = ["Fold", "FoldPath", "LooData", "LooPath", "make_splits", "uses_loo", "check_fold", "validation_total",
            "cross_validate", "cross_validate_svm", "loo_svm", "svm_c_curve", "svm_d_path"]
+
+#: The folds of ``cv='auto'`` where the leave-one-out error does not apply.
+DEFAULT_FOLDS = 5
 
 #: The hint of a fold without training samples of some class, for a user's splitter.
 SPLITTER_HINT = ("use fewer folds (cv), or give cv as an int: its stratified folds keep a class too small "
@@ -190,6 +193,27 @@ def validation_total(splits, sample_weight=None):
     if sample_weight is None:
         return int(sum(len(va) for _, va in splits))
     return float(sum(sample_weight[va].sum() for _, va in splits))
+
+
+def uses_loo(cv, plan, codes, groups, who="KPM"):
+    """Whether D and C are chosen by the leave-one-out error of the squared-hinge SVM: with
+    ``cv='loo'``, or ``cv='auto'`` where it applies -- the squared-hinge SVM with the CV rule,
+    and two samples or more of every class (two distinct ones where the copies of a sample,
+    ``groups``, are left out together); else the K folds, which keep a single sample of a
+    class in every training part. ``cv='loo'`` where it does not apply is an error."""
+    applies = plan.formulation == "svm" and plan.loss == "squared_hinge"
+    if isinstance(cv, str) and cv == "loo":
+        if not applies:
+            raise ValueError(f"{who}: cv='loo' (the leave-one-out error of the squared-hinge SVM) needs "
+                             "formulation='svm' (or 'auto' with selection='cv') and loss='squared_hinge'; "
+                             "give cv an int or a splitter for the papers' LP or the hinge loss")
+        return True
+    if not (isinstance(cv, str) and applies):
+        return False
+    if groups is None:
+        return np.bincount(codes).min() >= 2
+    distinct = np.unique(np.column_stack([codes, groups]), axis=0)[:, 0]  # (class, group) pairs
+    return np.bincount(distinct, minlength=codes.max() + 1).min() >= 2
 
 
 def _parallel(n_jobs, prefer):

@@ -28,40 +28,35 @@ the memory it needs and the measurements.
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from kpm.config import get_config
 from kpm.hinge.constraint_generation import ConstraintGenerationOptions
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
-from kpm.machine.dask_data import (
-    check_client,
-    dask_codes,
-    dask_errors,
-    is_dask_array,
-    labels_block,
-)
-from kpm.machine.engine import Family, KernelPaths, cv_extent, one_vs_rest, predict_codes
-from kpm.machine.folds import cross_validate, cross_validate_svm, make_splits, validation_total
-from kpm.machine.formulation import LOSSES, SVMFullPath
-from kpm.machine.weights import default_gamma, fit_weights, positive_weights, warn_weighted_degenerate
+from kpm.machine.dask_data import check_client, dask_errors, is_dask_array, labels_block
+from kpm.machine.engine import one_vs_rest, predict_codes
+from kpm.machine.family import BasisFit, EngineSettings, build_family
+from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
+from kpm.machine.formulation import LOSSES
+from kpm.machine.grids import SVM_MAX_COMPONENTS
+from kpm.machine.nystroem_dask import check_training_data, dask_scores, dask_training_data
 from kpm.machine.nystroem_data import (
+    RESIDUAL_ROWS,
     ROW_BLOCK,
+    block_rows,
     ConstraintGenerationFullPath,
     InMemoryData,
-    NystroemBasis,
     cv_error_table,
-    feature_block,
-    feature_block_f,
-    landmark_residual,
+    expansion_scores,
     lp_stats,
-    nystroem_eigenfunctions,
+    nystroem_basis,
     svm_stats,
 )
-from kpm.kernels import make_kernel
-from kpm.spectral import LANDMARK_RULES, select_landmarks
+from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
+from kpm.spectral import LANDMARK_RULES
 from kpm.validation import (
     Boolean,
     InstanceOf,
@@ -70,9 +65,10 @@ from kpm.validation import (
     Options,
     RandomState,
     Real,
+    Splitter,
+    duplicate_groups,
     check_estimator_data,
     check_int,
-    check_samples,
     warn_if_degenerate_counts,
     warn_if_degenerate_model,
 )
@@ -84,9 +80,6 @@ __all__ = ["NystroemKPM", "CLIENT_SOLVER_OPTIONS", "LANDMARK_RESIDUAL_WARN", "RE
 #: reach of every D, and the landmarks, not D, limit the model (the shares measured on
 #: benchmark data and noise: ``docs/results/notes/code_measurements.md``).
 LANDMARK_RESIDUAL_WARN = 0.5
-
-#: Training rows (a uniform draw) on which ``landmark_residual_`` is estimated.
-RESIDUAL_ROWS = 1000
 
 #: Features per persisted chunk on the workers (whole row blocks): fewer, larger chunks mean
 #: fewer tasks per violation search.
@@ -146,13 +139,18 @@ class NystroemKPM(BaseKPM):
     degree, coef0 : float
         Polynomial / sigmoid parameters.
     kernel_params : dict, optional
-    max_components : int, default=100
+    max_components : int or None, default=100
         Largest D considered (capped by the numerical rank of the landmark Gram matrix);
-        the features matrix is ``n × max_components``. A D chosen by cross-validation at
-        ``max_components``, below that rank, warns: a larger D may fit better.
-    n_components_grid : array-like of int, optional
-        The D grid. Default: every D up to 10, then about 20 log-spaced values up to
-        ``max_components``. Values above the rank are dropped.
+        the features matrix is ``n × max_components``. None: every eigenfunction up to that
+        rank (``n × m`` features), as :class:`KernelProjectionMachine`'s default. A D chosen
+        by cross-validation at ``max_components``, below that rank, warns: a larger D may fit
+        better.
+    n_components_grid : None, 'auto' or array-like of int, default=None
+        The D grid, as in :class:`KernelProjectionMachine`
+        (:func:`kpm.machine.grids.dim_grid`): None, for the papers' LP every D up to 10, then
+        about 20 log-spaced values up to ``max_components`` (each D costs a constraint
+        generation), for the SVM every D up to 5, then steps of 25 %; ``'auto'`` every D up
+        to 20, then steps of 10 %; or the given values (those above the rank are dropped).
     selection : {'cv', 'penalty', 'slope'}, int or SelectionRule, default='cv'
         How D is chosen, as in :class:`KernelProjectionMachine`: K-fold CV of the 0-1
         error (ties -> smaller D); the penalised clipped hinge risk
@@ -161,9 +159,14 @@ class NystroemKPM(BaseKPM):
         ``slope_factor`` :math:`\times\, \lambda_{\text{jump}}`); or a fixed D. Or a rule object of
         :mod:`kpm.machine.rules`; :meth:`select_dim` tells which model another rule picks
         from a fitted model's curves.
-    cv : int or CV splitter, default=5
+    cv : int, CV splitter, 'auto' or 'loo', default=5
         Folds for ``selection='cv'`` and ``penalty='cv'``. An int gives a shuffled
         :class:`~sklearn.model_selection.StratifiedKFold` seeded from ``random_state``.
+        ``'loo'``: the closed-form leave-one-out error of the squared-hinge SVM on the
+        eigenfunction features (``formulation='svm'``, ``loss='squared_hinge'``; in memory),
+        as :class:`KernelProjectionMachine`'s default: one fit per C and D instead of one per
+        fold. ``'auto'``: ``'loo'`` where it applies and every class has two samples or more,
+        else 5 folds.
     penalty : float or 'cv', default='cv'
         :math:`\lambda` for ``selection='penalty'``; ``'cv'`` chooses it by cross-validation over
         the exact breakpoints of the folds' penalty paths.
@@ -212,6 +215,10 @@ class NystroemKPM(BaseKPM):
         :data:`CLIENT_SOLVER_OPTIONS` (``{'aggregate_below': 0.9, 'band_size': 5000}``: the
         memory-bounded constraint generation; at n = :math:`2 \times 10^6` the client grows by 0.45
         GiB). Unused by ``formulation='svm'``.
+    cv_duplicates : {'warn', 'split', 'group'}, default='warn'
+        With the leave-one-out error: ``'warn'`` and ``'group'`` leave the copies of a
+        duplicated sample out together, ``'split'`` one copy at a time (as in
+        :class:`KernelProjectionMachine`). The K folds ignore duplicates.
     client : distributed.Client, optional
         Keep the training data on this client's cluster: features, labels and folds
         persisted on the workers, the violation searches and curves computed there; only
@@ -303,7 +310,9 @@ class NystroemKPM(BaseKPM):
 
     See Also
     --------
-    KernelProjectionMachine : The exact KPM, with the same selection rules.
+    KernelProjectionMachine : The KPM at every n: the exact basis within the memory budget,
+        this Nyström basis beyond (``basis='auto'``), with the SVM and the leave-one-out
+        error by default.
     KernelProjection : Kernel PCA coordinates, with a Nyström mode, for any linear model.
     sklearn.kernel_approximation.Nystroem : Nyström features for a linear model.
     sklearn.calibration.CalibratedClassifierCV : Class probabilities from the decision
@@ -348,8 +357,10 @@ class NystroemKPM(BaseKPM):
         **SELECTION_PARAMETERS,
         "n_landmarks": [Integer(1)],
         "landmarks": [Options(*LANDMARK_RULES)],
-        "max_components": [Integer(1)],
-        "n_components_grid": [IntegerGrid(1), None],
+        "max_components": [Integer(1), None],
+        "n_components_grid": [Options("auto"), IntegerGrid(1), None],
+        "cv": [Integer(2), Splitter(), Options("auto", "loo")],
+        "cv_duplicates": [Options("warn", "split", "group")],
         "memory_budget": [Integer(1), None],
         "rank_tol": [Real(0, 1, "neither"), None],
         "loss": [Options(*LOSSES)],
@@ -385,6 +396,7 @@ class NystroemKPM(BaseKPM):
         memory_budget=None,
         rank_tol=None,
         solver_options=None,
+        cv_duplicates="warn",
         client=None,
         class_weight=None,
         random_state=None,
@@ -414,6 +426,7 @@ class NystroemKPM(BaseKPM):
         self.memory_budget = memory_budget
         self.rank_tol = rank_tol
         self.solver_options = solver_options
+        self.cv_duplicates = cv_duplicates
         self.client = client
         self.class_weight = class_weight
         self.random_state = random_state
@@ -475,6 +488,14 @@ class NystroemKPM(BaseKPM):
     def _fit_context(self):
         return dask_errors(self.client)
 
+    def _early_stopping(self):
+        return True if self.early_stopping == "auto" else self.early_stopping
+
+    def _loo_c_dim(self):
+        """The D of stage one with the leave-one-out error: at most :data:`SVM_MAX_COMPONENTS`
+        with ``max_components=None``, as the exact basis's; else the grid's largest."""
+        return SVM_MAX_COMPONENTS if self.max_components is None else None
+
     def _cg_options(self, seed):
         """The constraint generation's settings: ``solver_options`` (None with a client:
         :data:`CLIENT_SOLVER_OPTIONS`), with the points added per round capped at
@@ -489,35 +510,14 @@ class NystroemKPM(BaseKPM):
             settings["max_add"] = opts.init_size
         return settings
 
-    def _budget(self):
-        return int(get_config()["block_bytes"]) if self.memory_budget is None else self.memory_budget
-
-    def _block_rows(self, m, D):
-        budget = self._budget()
-        per_row = 8 * (3 * m + D)  # distances/kernel block (+ temporaries) and the feature row
-        rows = budget // per_row
-        if rows < 1:
-            raise ValueError(
-                f"memory_budget={budget} bytes is too small for one block: one row of {m} kernel "
-                f"values needs {per_row} bytes; raise memory_budget or lower n_landmarks"
-            )
-        if 8 * 2 * m * m > budget:
-            raise ValueError(
-                f"memory_budget={budget} bytes is too small for the {m} x {m} landmark Gram matrix "
-                f"and its eigenvectors ({16 * m * m} bytes); raise memory_budget or lower n_landmarks"
-            )
-        return int(rows)
-
     def _training_data(self, X, y, plan, sample_weight=None):
-        import time
-
         client = self.client
         if client is not None and (sample_weight is not None or self.class_weight is not None):
             raise ValueError(
                 "sample_weight and class_weight are not supported with client= (the distributed constraint "
                 "generation weighs every point alike); fit in memory (client=None) to weigh the samples"
             )
-        X, y, self.n_features_in_ = self._check_data(X, y, distributed=client is not None)
+        X, y, self.n_features_in_ = check_training_data(self, X, y, distributed=client is not None)
         weights = keep = None
         y_all = y
         if client is None:
@@ -528,62 +528,42 @@ class NystroemKPM(BaseKPM):
             self.classes_, codes, Y = one_vs_rest(y, "NystroemKPM")
             weights = fit_weights(sample_weight, self.class_weight, y, self.classes_, who=self._name)
         seeds = np.random.default_rng(_seed(self.random_state)).integers(2**31 - 1, size=4)
-        self.block_rows_ = rows = self._block_rows(min(self.n_landmarks, X.shape[0]), self.max_components)
+        m = min(self.n_landmarks, X.shape[0])
+        self.block_rows_ = rows = block_rows(self.memory_budget, m, m if self.max_components is None else self.max_components)
         t = time.perf_counter()
-        basis = self._basis(X, seeds, plan.rule, weights)
+        basis = nystroem_basis(self, X, seeds, plan, weights)
         self.landmark_residual_ = basis.residual
-        self.timings_ = {"landmarks_eigen": time.perf_counter() - t}
+        phases = {"landmarks_eigen": time.perf_counter() - t}
         self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
                        f"{X.shape[0]} points")
         t = time.perf_counter()
         if client is None:
-            splits = cv_total = None
-            if plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
+            splits = cv_total = groups = None
+            if plan.rule.needs_cv and isinstance(self.cv, str) and self.cv_duplicates != "split":
+                groups = duplicate_groups(X)  # the copies the leave-one-out error leaves out together
+            loo = plan.rule.needs_cv and uses_loo(self.cv, plan, codes, groups, self._name)
+            if loo:
+                cv_total = len(y) if weights is None else float(weights.sum())
+            elif plan.rule.needs_cv:  # with keep: the folds of the samples of positive weight (a splitter
                 # sees them all); by the labels, which a too-small class's warning names
-                splits = make_splits(np.asarray(y_all), self.cv, int(seeds[2]), len(self.classes_), keep=keep,
+                cv = DEFAULT_FOLDS if isinstance(self.cv, str) else self.cv
+                splits = make_splits(np.asarray(y_all), cv, int(seeds[2]), len(self.classes_), keep=keep,
                                      who=self._name, stacklevel=6)
                 cv_total = validation_total(splits, weights)
-            data = InMemoryData(basis.features(X, rows), Y, codes, splits, basis.grid, basis.svm_scale,
-                                self._cg_options(int(seeds[3])), weights)
-            data.cv_total = cv_total
-        else:
-            data = self._dask_data(X, y, plan.rule, seeds, basis, rows, client)
-            data.cv_total = None
-        data.basis = basis
-        self.timings_["features"] = time.perf_counter() - t
+            F = basis.features(X, rows, order="C" if loo else "F")
+            phases["features"] = time.perf_counter() - t
+            return InMemoryData(F, Y, codes, splits, basis.grid, basis.svm_scale, self._cg_options(int(seeds[3])),
+                                weights, basis, cv_total, loo, groups if loo else None, phases)
+        self.classes_, data = dask_training_data(X, y, self.cv, plan.rule, seeds, basis, rows, client,
+                                                 self._cg_options(int(seeds[3])), phases, t, DASK_CHUNK_BYTES)
         return data
 
     def _family(self, data, plan):
         basis = data.basis
-        family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
-        weights = getattr(data, "weights", None)
-        if plan.formulation == "svm":
-            Cs, curves = plan.Cs, None
-            if data.n_folds:
-                Cs, stage_one, curves = cross_validate_svm(
-                    data.fold, data.n_folds, plan, basis.grid, data.n if data.cv_total is None else data.cv_total,
-                    n_jobs=self.n_jobs, prefer=self._prefer, progress=self._progress,
-                    early_stopping=self.early_stopping if self.early_stopping != "auto" else True)
-                if stage_one is not None:
-                    family.stage_one.append((0, stage_one))
-            for j, C in enumerate(Cs):
-                kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
-                                 solve_path=SVMFullPath(data.F, basis.svm_scale, C, plan.max_sweeps, ROW_BLOCK,
-                                                        loss=plan.loss, sample_weight=weights))
-                if curves is not None:
-                    kp.folds, kp.n_used = curves[j], cv_extent(curves[j])
-                family.paths.append(kp)
-                family.members.append((0, C))
-        else:
-            kp = KernelPaths(basis=basis, grid=basis.grid, n_used=len(basis.grid), capped=basis.capped,
-                             solve_path=ConstraintGenerationFullPath(data))
-            if data.n_folds:
-                kp.folds = cross_validate(data.lp_curves, data.n_folds, n_jobs=self.n_jobs, prefer=self._prefer,
-                                          progress=self._progress)
-                kp.n_used = cv_extent(kp.folds)
-            family.paths.append(kp)
-            family.members.append((0, None))
-        return family
+        settings = EngineSettings(self._early_stopping(), self._loo_c_dim(), self.n_jobs, self._prefer, self._progress)
+        fit = BasisFit(basis, basis.grid, basis.capped, data.columns, basis.svm_scale,
+                       ConstraintGenerationFullPath(data), data if data.n_folds else None, row_block=ROW_BLOCK)
+        return build_family([fit], data, plan, settings)
 
     def _set_solution(self, kp, D, data):
         basis, full = kp.basis, kp.full
@@ -645,156 +625,12 @@ class NystroemKPM(BaseKPM):
                                      stacklevel=7)
 
     # ------------------------------------------------------------------ data and basis
-    def _check_data(self, X, y, distributed=False):
-        """``(X, y, n_features_in)``: numpy X in canonical form, or a checked dask array
-        (``distributed``: a Dask y stays a Dask array)."""
-        if not is_dask_array(X) and not (distributed and is_dask_array(y)):
-            X, y = check_estimator_data(self, X, y, min_samples=2)
-            return X, y, X.shape[1]
-        if not is_dask_array(X):
-            X = check_samples(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
-        if np.isnan(X.shape[0]):
-            raise ValueError("X must have known chunk sizes (call X.compute_chunk_sizes())")
-        if is_dask_array(y) and not distributed:
-            y = y.compute()
-        y = y if is_dask_array(y) else np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
-        return X, y, X.shape[1]
-
-    def _basis(self, X, seeds, rule, weights=None):
-        """Landmarks, kernel and Nyström eigenfunctions, with the D grid (:class:`NystroemBasis`;
-        with ``weights`` the landmarks carry theirs)."""
-        n = X.shape[0]
-        dask_X = is_dask_array(X)
-        m = min(self.n_landmarks, n)
-        sub = np.arange(n)
-        if n > m:  # data-dependent widths from a uniform subsample
-            sub = np.sort(np.random.default_rng(int(seeds[1])).choice(n, min(n, 10000), replace=False))
-        Xs = X[sub]
-        if dask_X:
-            Xs = check_samples(Xs.compute())
-        if weights is None:
-            kernel = self._make_kernel(Xs)
-        else:
-            kernel = make_kernel(self.kernel, sigma=self.sigma, degree=self.degree, coef0=self.coef0,
-                                 gamma=default_gamma(self, self.kernel, Xs, weights[sub]),
-                                 kernel_params=self.kernel_params, X=Xs)
-        if kernel.is_precomputed:
-            raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
-        idx = select_landmarks(X, m, self.landmarks, int(seeds[0]), kernel=kernel)
-        Z = X[idx]
-        if dask_X:
-            Z = check_samples(Z.compute())
-        # one eigenpair more than max_components (where there is one) tells whether the rank passes it
-        k = self.max_components + 1 if self.max_components < m else self.max_components
-        lam, P = nystroem_eigenfunctions(kernel, Z, max_components=k, rank_tol=self.rank_tol,
-                                         sample_weight=None if weights is None else weights[idx])
-        capped = len(lam) > self.max_components
-        lam, P = lam[: self.max_components], P[:, : self.max_components]
-        grid = self._fixed_grid(rule.fixed_dim, len(lam)) if rule.fixed_dim is not None else self._grid(len(lam))
-        mass = None if weights is None else float(weights[idx].sum())
-        residual = 0.0  # every training point a landmark: the span holds the data
-        if n > m:
-            pick = np.random.default_rng([int(seeds[1]), 1]).choice(len(Xs), min(len(Xs), RESIDUAL_ROWS), replace=False)
-            residual = landmark_residual(kernel, np.asarray(Z, dtype=float), Xs[np.sort(pick)], self.rank_tol)
-        return NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid, mass,
-                             capped and rule.fixed_dim is None and grid[-1] == len(lam), residual)
-
-    def _grid(self, r):
-        if self.n_components_grid is None:
-            g = list(range(1, min(10, r) + 1))
-            if r > 10:
-                g += list(np.unique(np.round(np.geomspace(10, r, 20)).astype(int)))
-            return np.unique(np.asarray(g, dtype=int))
-        grid = np.unique(np.asarray(self.n_components_grid, dtype=np.int64))
-        grid = grid[grid <= r]
-        if grid.size == 0:
-            raise ValueError(f"every value of n_components_grid exceeds the rank {r} of the landmark Gram matrix")
-        return grid
-
-    def _fixed_grid(self, d, r):
-        """The grid of a fixed D: the grid's dimensions below it, then D."""
-        if d > r:
-            raise ValueError(
-                f"selection={self.selection} (a fixed D) is larger than the {r} eigenfunctions kept "
-                f"(max_components={self.max_components}, eigenvalues above rank_tol * lambda_1 of the "
-                "landmark Gram matrix)"
-            )
-        grid = self._grid(r)
-        grid = grid[grid < d]
-        return np.append(grid, d).astype(int)
-
-    def _feature_array(self, X, basis, rows):
-        """``K(X, Z) P`` as a lazy Dask array of row blocks of ``rows`` (Fortran-ordered blocks)."""
-        import dask.array as da
-
-        Xd = X.rechunk((rows, X.shape[1])) if is_dask_array(X) else da.from_array(X, chunks=(rows, X.shape[1]))
-        D = basis.projection.shape[1]
-        return Xd.map_blocks(feature_block_f, basis.landmarks, basis.projection, basis.kernel, dtype=float,
-                             chunks=(Xd.chunks[0], (D,)))
-
-    def _dask_data(self, X, y, rule, seeds, basis, block_rows, client):
-        """The training data with the features persisted on the workers (sets ``classes_``)."""
-        from kpm.machine.dask_data import DaskRows, fold_array
-
-        F = self._feature_array(X, basis, block_rows)
-        chunk = block_rows * max(1, DASK_CHUNK_BYTES // (8 * F.shape[1] * block_rows))
-        F = F.rechunk((chunk, F.shape[1]))
-        self.classes_, codes = dask_codes(y, F.chunks[0])
-        folds, n_folds = None, 0
-        if rule.needs_cv:
-            if isinstance(self.cv, numbers.Integral):
-                n_folds = int(self.cv)
-                folds = fold_array(codes, n_folds, int(seeds[2]))
-            else:
-                folds, n_folds = self._splitter_folds(codes, int(seeds[2]))
-        data = DaskRows(client, F, codes, len(self.classes_), folds, n_folds, basis.grid,
-                        self._cg_options(int(seeds[3])))
-        data.check_folds()
-        # select_model reads only the length of Y: the targets stay on the workers
-        data.Y = np.broadcast_to(np.float64(0.0), (X.shape[0], data.n_problems))
-        return data
-
-    def _splitter_folds(self, codes, seed):
-        """The folds of a CV splitter as a Dask array of fold ids (the splitter reads the class
-        codes on the client: ``n`` integers); its validation sets must partition the points."""
-        import dask.array as da
-
-        codes_np = codes.compute()
-        splits = make_splits(codes_np, self.cv, seed, len(self.classes_))
-        fold = np.full(codes.shape[0], -1, dtype=np.int16)
-        for k, (_, va) in enumerate(splits):
-            if np.any(fold[va] >= 0):
-                raise ValueError("with a Dask client the cv splitter's validation sets must not overlap")
-            fold[va] = k
-        if np.any(fold < 0):
-            raise ValueError("with a Dask client every point must be in one validation set of the cv splitter")
-        return da.from_array(fold, chunks=(codes.chunks[0],)), len(splits)
-
     # ------------------------------------------------------------------ predict
     def _scores(self, X):
         X = check_estimator_data(self, X, reset=False)
         A = np.atleast_2d(self.dual_coef_).T  # (m, n_problems)
-        F = np.empty((len(X), A.shape[1]))
-        for start in range(0, len(X), self.block_rows_):
-            sl = slice(start, min(start + self.block_rows_, len(X)))
-            F[sl] = feature_block(X[sl], self.landmarks_, A, self.kernel_)
-        return F + np.atleast_1d(self.intercept_)[None, :]
-
-    def _dask_scores(self, X):
-        """The decision values (n, n_problems) of a Dask X, lazily."""
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1] if X.ndim == 2 else X.shape} features, expected {self.n_features_in_}"
-            )
-        A = np.atleast_2d(self.dual_coef_).T
-        Xd = X.rechunk((self.block_rows_, X.shape[1]))
-        fd = Xd.map_blocks(feature_block, self.landmarks_, A, self.kernel_, dtype=float,
-                           chunks=(Xd.chunks[0], (A.shape[1],)))
-        return fd + np.atleast_1d(self.intercept_)[None, :]
+        return expansion_scores(X, self.landmarks_, A, self.kernel_, self.block_rows_) + np.atleast_1d(
+            self.intercept_)[None, :]
 
     def decision_function(self, X):
         r""":math:`f(x) = \sum_l a_l k(z_l, x) + b`, rounded to 9 decimals as :meth:`predict` reads
@@ -804,7 +640,7 @@ class NystroemKPM(BaseKPM):
         if not is_dask_array(X):
             return super().decision_function(X)
         check_is_fitted(self)
-        F = self._dask_scores(X).round(9)
+        F = dask_scores(X, self).round(9)
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X):
@@ -812,7 +648,7 @@ class NystroemKPM(BaseKPM):
         Dask array of labels."""
         if is_dask_array(X):
             check_is_fitted(self)
-            return self._dask_scores(X).map_blocks(labels_block, self.classes_, dtype=self.classes_.dtype,
+            return dask_scores(X, self).map_blocks(labels_block, self.classes_, dtype=self.classes_.dtype,
                                                    drop_axis=1)
         return super().predict(X)
 

@@ -26,10 +26,14 @@ import scipy.linalg
 from kpm.hinge.constraint_generation import ConstraintGenerationPath
 from kpm.hinge.lp_path import grow_path
 from kpm.exceptions import LPSolverError
+from kpm.config import get_config
+from kpm.kernels import make_kernel
+from kpm.machine.dask_data import is_dask_array
 from kpm.machine.engine import FoldCurves, FullPath, curve_sums
 from kpm.machine.folds import Fold
-from kpm.machine.weights import lp_weights
-from kpm.spectral import RANK_RTOL, eigen_basis
+from kpm.machine.grids import dim_grid
+from kpm.machine.weights import default_gamma, lp_weights
+from kpm.spectral import RANK_RTOL, eigen_basis, select_landmarks
 from kpm.validation import (
     Real,
     check_int,
@@ -48,11 +52,18 @@ __all__ = [
     "InMemoryData",
     "ConstraintGenerationFullPath",
     "ROW_BLOCK",
+    "RESIDUAL_ROWS",
+    "nystroem_basis",
+    "expansion_scores",
+    "block_rows",
 ]
 
 #: Rows of decision values evaluated at once (all D of the grid); 8192 raised the peak memory
 #: of a fit with n = 3e5 by 0.3 GiB (blocks of MBs allocated in the fold threads).
 ROW_BLOCK = 1024
+
+#: Training rows (a uniform draw) on which ``landmark_residual_`` is estimated.
+RESIDUAL_ROWS = 1000
 
 
 def nystroem_eigenfunctions(kernel, Z, *, max_components=None, rank_tol=None, sample_weight=None):
@@ -207,14 +218,108 @@ class NystroemBasis:
         mass = len(self.indices) if self.mass is None else self.mass
         return np.sqrt(self.eigenvalues[: self.projection.shape[1]] / mass)
 
-    def features(self, X, rows):
-        """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order)."""
+    def features(self, X, rows, order="F"):
+        """``K(X, Z) P`` in memory, blockwise in blocks of ``rows`` rows (Fortran order, as the
+        constraint generation slices columns; ``order='C'`` for the SVM's row-wise solvers)."""
         n = X.shape[0]
-        F = np.empty((n, self.projection.shape[1]), order="F")
+        F = np.empty((n, self.projection.shape[1]), order=order)
         for start in range(0, n, rows):
             sl = slice(start, min(start + rows, n))
             F[sl] = feature_block(X[sl], self.landmarks, self.projection, self.kernel)
         return F
+
+
+def nystroem_basis(est, X, seeds, plan, weights=None):
+    """The Nyström basis of an estimator's parameters (``n_landmarks``, ``landmarks``, the
+    kernel's, ``max_components``, ``rank_tol``, ``n_components_grid``): landmarks drawn with
+    ``seeds[0]`` from the training points ``X`` (numpy or Dask), kernel (data-dependent widths
+    from a uniform subsample of at most 10,000 rows, ``seeds[1]``), eigenfunctions and the D
+    grid of the fit's ``plan`` (:class:`NystroemBasis`; with ``weights`` the landmarks carry
+    theirs)."""
+    n = X.shape[0]
+    dask_X = is_dask_array(X)
+    m = min(est.n_landmarks, n)
+    sub = np.arange(n)
+    if n > m:  # data-dependent widths from a uniform subsample
+        sub = np.sort(np.random.default_rng(int(seeds[1])).choice(n, min(n, 10000), replace=False))
+    Xs = X[sub]
+    if dask_X:
+        Xs = check_samples(Xs.compute())
+    if weights is None:
+        kernel = est._make_kernel(Xs)
+    else:
+        kernel = make_kernel(est.kernel, sigma=est.sigma, degree=est.degree, coef0=est.coef0,
+                             gamma=default_gamma(est, est.kernel, Xs, weights[sub]),
+                             kernel_params=est.kernel_params, X=Xs)
+    if kernel.is_precomputed:
+        raise ValueError("NystroemKPM needs feature vectors: kernel='precomputed' is not supported")
+    idx = select_landmarks(X, m, est.landmarks, int(seeds[0]), kernel=kernel)
+    Z = X[idx]
+    if dask_X:
+        Z = check_samples(Z.compute())
+    # one eigenpair more than max_components (where there is one) tells whether the rank passes it
+    largest = m if est.max_components is None else est.max_components
+    k = largest + 1 if largest < m else largest
+    lam, P = nystroem_eigenfunctions(kernel, Z, max_components=k, rank_tol=est.rank_tol,
+                                     sample_weight=None if weights is None else weights[idx])
+    capped = len(lam) > largest
+    lam, P = lam[:largest], P[:, :largest]
+    rule = plan.rule
+    grid = (_fixed_grid(est, rule.fixed_dim, len(lam), plan.formulation) if rule.fixed_dim is not None
+            else _grid(est, len(lam), plan.formulation))
+    mass = None if weights is None else float(weights[idx].sum())
+    residual = 0.0  # every training point a landmark: the span holds the data
+    if n > m:
+        pick = np.random.default_rng([int(seeds[1]), 1]).choice(len(Xs), min(len(Xs), RESIDUAL_ROWS), replace=False)
+        residual = landmark_residual(kernel, np.asarray(Z, dtype=float), Xs[np.sort(pick)], est.rank_tol)
+    return NystroemBasis(idx, np.asarray(Z, dtype=float), kernel, lam, P[:, : grid[-1]], grid, mass,
+                         capped and rule.fixed_dim is None and grid[-1] == len(lam), residual)
+
+def _grid(est, r, formulation):
+    return dim_grid(est.n_components_grid, r, formulation, every_lp_dim=False,
+                    what=f"every value of n_components_grid exceeds the rank {r} of the landmark Gram matrix")
+
+def _fixed_grid(est, d, r, formulation):
+    """The grid of a fixed D: the grid's dimensions below it, then D."""
+    if d > r:
+        raise ValueError(
+            f"selection={est.selection} (a fixed D) is larger than the {r} eigenfunctions kept "
+            f"(max_components={est.max_components}, eigenvalues above rank_tol * lambda_1 of the "
+            "landmark Gram matrix)"
+        )
+    grid = _grid(est, r, formulation)
+    grid = grid[grid < d]
+    return np.append(grid, d).astype(int)
+
+
+def expansion_scores(X, landmarks, A, kernel, rows):
+    """``K(X, Z) @ A`` for the kernel expansion ``A`` (m, n_problems) on the landmarks ``Z``,
+    computed in blocks of ``rows`` rows of kernel values."""
+    F = np.empty((len(X), A.shape[1]))
+    for start in range(0, len(X), rows):
+        sl = slice(start, min(start + rows, len(X)))
+        F[sl] = feature_block(X[sl], landmarks, A, kernel)
+    return F
+
+
+def block_rows(memory_budget, m, D):
+    """Rows of kernel values against ``m`` landmarks (with ``D`` features) computed at once within
+    ``memory_budget`` bytes (None: ``kpm.get_config()['block_bytes']``), which must also hold
+    the ``m x m`` landmark Gram matrix and its eigenvectors."""
+    budget = int(get_config()["block_bytes"]) if memory_budget is None else memory_budget
+    per_row = 8 * (3 * m + D)  # distances/kernel block (+ temporaries) and the feature row
+    rows = budget // per_row
+    if rows < 1:
+        raise ValueError(
+            f"memory_budget={budget} bytes is too small for one block: one row of {m} kernel "
+            f"values needs {per_row} bytes; raise memory_budget or lower n_landmarks"
+        )
+    if 8 * 2 * m * m > budget:
+        raise ValueError(
+            f"memory_budget={budget} bytes is too small for the {m} x {m} landmark Gram matrix "
+            f"and its eigenvectors ({16 * m * m} bytes); raise memory_budget or lower n_landmarks"
+        )
+    return int(rows)
 
 
 def grow_paths(solvers, columns, grid):
@@ -228,8 +333,11 @@ class InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
     memory, with the D grid, the SVM's feature scale, the constraint generation's
     settings (``cg_options``, keyword arguments of
-    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`) and the samples'
-    weights (None: unweighted)."""
+    :class:`kpm.hinge.constraint_generation.ConstraintGenerationHingeLP`), the samples'
+    weights (None: unweighted), the basis, the pooled CV error's denominator (``cv_total``,
+    None: the points), ``loo``: D and C by the leave-one-out error, which leaves the
+    copies of a sample (``loo_groups``, None: one point at a time) out together, and the
+    seconds of the data's phases (:class:`kpm.machine.family.FitData`)."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -239,6 +347,11 @@ class InMemoryData:
     scale: np.ndarray
     cg_options: dict = field(default_factory=dict)
     weights: np.ndarray | None = None
+    basis: NystroemBasis | None = None
+    cv_total: float | None = None
+    loo: bool = False
+    loo_groups: np.ndarray | None = None
+    phases: dict = field(default_factory=dict)
 
     @property
     def n(self):
@@ -260,7 +373,10 @@ class InMemoryData:
         return len(rows) if self.weights is None else float(self.weights[rows].sum())
 
     def val_sizes(self):
-        """Each fold's validation points (their weight with sample weights)."""
+        """Each fold's validation points (their weight with sample weights); the leave-one-out
+        error's one "fold" validates every point."""
+        if self.loo:
+            return [self._total(np.arange(self.n))]
         return None if self.splits is None else [self._total(va) for _, va in self.splits]
 
     def solvers(self, fold=None):
