@@ -46,6 +46,8 @@ def code_version(where=None):
     src/kpm/x.py``. Changes elsewhere (documentation, tests, the reports a run writes into
     ``docs/results``) do not change a report's numbers and are not mentioned. A report whose
     line names uncommitted changes is not to be committed: regenerate it from committed code.
+    Where HEAD moved on while the process ran (a commit during a long run), the commit named
+    is the one HEAD was at when the process started, the code it imported.
     """
     import kpm
 
@@ -62,11 +64,41 @@ def code_version(where=None):
     except (OSError, subprocess.SubprocessError):
         return version
     line = f"{version}, commit {sha.stdout.strip()}"
+    started = _commit_at_start(where)
+    if started and started != sha.stdout.strip():
+        line = f"{version}, commit {started} (HEAD when the run started; {sha.stdout.strip()} when it ended)"
     files = [entry[3:].strip() for entry in changed.stdout.splitlines() if entry.strip()]
     if files:
         more = f" and {len(files) - 3} more" if len(files) > 3 else ""
         line += f" {UNCOMMITTED} " + ", ".join(files[:3]) + more
     return line
+
+
+def _process_start():
+    """When this process started, in seconds since the epoch (Linux's ``/proc``), else None."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime (clock ticks after boot)
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _commit_at_start(where):
+    """The commit HEAD was at when this process started (the last commit before then on
+    HEAD's first-parent line): a long run during which the checkout moved on computed its
+    numbers with the code it imported then, not with the new HEAD. None where unknown."""
+    start = _process_start()
+    if start is None:
+        return None
+    try:
+        out = subprocess.run(["git", "rev-list", "-1", "--first-parent", f"--before={int(start)}", "HEAD"],
+                             cwd=where, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()[:10] if out.returncode == 0 and out.stdout.strip() else None
 
 
 #: What :func:`code_version` says of a checkout whose code has uncommitted changes.
