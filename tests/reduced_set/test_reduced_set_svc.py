@@ -948,6 +948,15 @@ def test_zero_weight_for_a_class_is_a_clear_error():
             ReducedSetSVC(**kw).fit(X, y, sample_weight=sw)
 
 
+def test_zero_weight_for_one_of_three_classes_is_a_clear_error():
+    # was libsvm's "The dual coefficients or intercepts are not finite": the one-vs-one pairs
+    # of a class of zero weight have no solution
+    X, y = make_blobs(120, centers=3, random_state=0)
+    for kw, sw in [(dict(class_weight={0: 0}), None), (dict(), np.where(y == 2, 0.0, 1.0))]:
+        with pytest.raises(ValueError, match=r"class\(es\) \[[02]\] all weigh zero .*leave its samples out"):
+            ReducedSetSVC(**kw).fit(X, y, sample_weight=sw)
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(method="construct"), dict(method="burges"),
                                 dict(method="select-l1"), dict(threshold="error"),
                                 dict(coef_fit="train"), dict(n_vectors=1, threshold="mean")])

@@ -174,7 +174,7 @@ def fit_svc(estimator, class_weight, X, y, weight):
         base.set_params(class_weight=class_weight)
     per_class = sample_class_weights(base.get_params().get("class_weight"), np.unique(y), None, y, weight)
     check_weighted_classes(y, weight * per_class, who="ReducedSetSVC",
-                           weighted_by="sample_weight times class_weight")
+                           weighted_by="sample_weight times class_weight", every_class=True)
     return fit_on_distinct_rows(base, X, y, weight)
 
 

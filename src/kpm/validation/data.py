@@ -118,7 +118,7 @@ def check_sample_weight(sample_weight, n_samples, *, who=None):
     return w
 
 
-def check_weighted_classes(y, weight, *, who=None, weighted_by="sample_weight"):
+def check_weighted_classes(y, weight, *, who=None, weighted_by="sample_weight", every_class=False):
     """Check that the samples of positive weight hold at least two classes.
 
     A zero weight removes a sample (scikit-learn's convention), so a class whose samples all
@@ -135,20 +135,31 @@ def check_weighted_classes(y, weight, *, who=None, weighted_by="sample_weight"):
         The estimator the weights are given to, the prefix of the message.
     weighted_by : str, default="sample_weight"
         What made the weights, for the message.
+    every_class : bool, default=False
+        Require every class to keep a positive total weight (an estimator that cannot drop
+        a class, e.g. libsvm's one-vs-one SVC, whose pairs with a class of zero weight have
+        no solution).
 
     Raises
     ------
     ValueError
-        When fewer than two classes keep a positive total weight.
+        When fewer than two classes keep a positive total weight, or, with ``every_class``,
+        when any class has none.
     """
     classes = np.unique(y)
     total = np.array([weight[y == c].sum() for c in classes])
     kept = classes[total > 0]
+    prefix = f"{who}: " if who else ""
+    dropped = classes[~(total > 0)].tolist()
     if len(kept) < 2:
-        prefix = f"{who}: " if who else ""
-        dropped = classes[~(total > 0)].tolist()
         raise ValueError(
             f"{prefix}the samples of class(es) {dropped} all weigh zero ({weighted_by}), which "
             f"removes them: only class {kept.tolist()} is left to learn; a classifier needs at "
             "least two classes of positive weight"
+        )
+    if every_class and dropped:
+        raise ValueError(
+            f"{prefix}the samples of class(es) {dropped} all weigh zero ({weighted_by}): the one-vs-one "
+            "SVC has no solution for the pairs of such a class; leave its samples out of X and y, or give "
+            "them a positive weight"
         )
