@@ -522,3 +522,18 @@ def test_a_landmark_span_missing_most_of_the_data_warns():
         small = NystroemKPM(200, sigma="median", random_state=0).fit(X2, y2)
     assert full.landmark_residual_ == 0.0 and small.landmark_residual_ < 0.2  # twonorm: 0.10
     assert not any("landmarks leaves out" in str(w.message) for w in record)
+
+
+def test_a_polynomial_kernel_of_high_degree_fits_and_warns():
+    """Was ``matmul: ... size 41 is different from 44``: after every LP solver failed at
+    D = 44, a candidate point of the path replayed from D = 1 (41 coefficients) was scored
+    on the 44 columns. Such candidates are padded with zeros (a point of the larger LP's
+    feasible set); the kernel's degeneracy is warned."""
+    from sklearn.datasets import make_classification
+
+    from kpm import DegenerateKernelWarning
+
+    X, y = make_classification(300, 10, random_state=0)
+    with pytest.warns(DegenerateKernelWarning):
+        m = NystroemKPM(kernel="poly", degree=30, random_state=0).fit(X[:200], y[:200])
+    assert m.predict(X[200:]).shape == (100,)

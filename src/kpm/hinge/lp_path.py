@@ -528,6 +528,12 @@ class HingeLP:
         c = np.ones(len(self.y)) if self._weights is None else self._weights
         best = None
         for beta, b in cands:
+            beta = np.asarray(beta, dtype=float)
+            if len(beta) > Z.shape[1]:
+                continue
+            # a candidate of a smaller D (a failed run of the path replayed from D = 1): its
+            # coefficients on the columns added since are 0, a point of this D's feasible set
+            beta = np.concatenate([beta, np.zeros(Z.shape[1] - len(beta))])
             loss = float(c @ np.maximum(0.0, 1.0 - self.y * (Z @ beta + b)))
             level = 1e-15 * float(c @ (np.abs(Z) @ np.abs(beta) + abs(b)))
             if level > _MAX_MARGIN_ROUNDING * self.n:
