@@ -163,3 +163,17 @@ def test_a_dimension_chosen_at_max_components_warns(cls):
     at_40 = curve["cv_error"][curve["D"] == 40]
     assert at_40.size == 0 or curve["cv_error"][curve["D"] < 40].min() <= at_40[0]
     assert not any("largest D considered" in str(w.message) for w in record)
+
+
+@pytest.mark.parametrize("cls", [KernelProjectionMachine, NystroemKPM])
+@pytest.mark.parametrize("kw", [dict(), dict(cv=5), dict(selection="slope")])
+def test_a_class_of_zero_weight_that_leaves_one_class_is_a_clear_error(cls, kw):
+    # were a model fitted on one class (the default), "a cross-validation training fold has a
+    # kernel matrix of rank 0" (cv=5) and "Z contains NaN or infinite values" (the slope rule)
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(60, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=r"class\(es\) \[0\] all weigh zero"):
+        cls(class_weight={0: 0}, **kw).fit(X, y)
+    with pytest.raises(ValueError, match=r"class\(es\) \[1\] all weigh zero"):
+        cls(**kw).fit(X, y, sample_weight=(y == 0).astype(float))

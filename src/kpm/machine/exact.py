@@ -545,7 +545,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
     def _training_data(self, X, y, plan, sample_weight=None):
         X, y = validate_kernel_input_y(self, X, y, y_numeric=False, min_samples=2)
         X_all, y_all = X, y
-        sample_weight, keep = positive_weights(sample_weight, len(y), who=self._name)
+        sample_weight, keep = positive_weights(sample_weight, y, who=self._name)
         self._kept = None if keep is None else np.flatnonzero(keep)
         if keep is not None:
             X, y, sample_weight = self._take(X, self._kept), y[self._kept], sample_weight[self._kept]

@@ -521,7 +521,7 @@ class NystroemKPM(BaseKPM):
         weights = keep = None
         y_all = y
         if client is None:
-            sample_weight, keep = positive_weights(sample_weight, X.shape[0], who=self._name)
+            sample_weight, keep = positive_weights(sample_weight, y, who=self._name)
             if keep is not None:
                 kept = np.flatnonzero(keep)
                 X, y, sample_weight = X[kept], y[kept], sample_weight[kept]

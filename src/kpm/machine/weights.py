@@ -23,20 +23,23 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
-from kpm.validation import ClassWeights, Options, check_sample_weight, warn_if_degenerate_counts, warn_if_one_class
+from kpm.validation import (ClassWeights, Options, check_sample_weight, check_weighted_classes, warn_if_degenerate_counts,
+                             warn_if_one_class)
 
 __all__ = ["positive_weights", "fit_weights", "lp_weights", "default_gamma", "warn_weighted_degenerate",
            "CLASS_WEIGHT_CONSTRAINTS"]
 
 
-def positive_weights(sample_weight, n, who=None):
+def positive_weights(sample_weight, y, who=None):
     """``(sample_weight, keep)``: the weights checked by :func:`kpm.validation.check_sample_weight`
     (``who`` naming the estimator), and the mask of the samples of positive weight where some
     weight is 0 -- a sample of weight 0 is a removed sample -- else None. ``(None, None)``
-    without weights."""
+    without weights. The samples of positive weight must hold two classes of the labels ``y``
+    (:func:`kpm.validation.check_weighted_classes`)."""
     if sample_weight is None:
         return None, None
-    w = check_sample_weight(sample_weight, n, who=who)
+    w = check_sample_weight(sample_weight, len(y), who=who)
+    check_weighted_classes(np.asarray(y), w, who=who)
     keep = w > 0
     return w, None if keep.all() else keep
 
@@ -61,6 +64,7 @@ def fit_weights(sample_weight, class_weight, y, classes, who=None):
         w = w * per_class[np.searchsorted(classes, y)]
         if not np.sum(w) > 0:
             raise ValueError("the sample and class weights give every sample weight 0")
+    check_weighted_classes(y, w, who=who, weighted_by="sample_weight times class_weight")
     return w
 
 

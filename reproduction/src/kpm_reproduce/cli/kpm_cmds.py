@@ -7,6 +7,7 @@ versus a CV-tuned SVC on scikit-learn's breast-cancer data and a synthetic banan
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -116,7 +117,8 @@ def _plot_selection(dataset, realization, sigma, sel, max_dim, cv, label_column,
         text = str(w.message)
         if "cv_duplicates" in text:
             text = _duplicates_warning(name, text)
-        show_warning(text.replace("Raise max_components", "Raise --max-dim").replace("(max_components)", "(--max-dim)"))
+        text = re.sub(r"\(max_components=(\d+)\)", r"(--max-dim \1)", text.replace("(max_components)", "(--max-dim)"))
+        show_warning(text.replace("Raise max_components", "Raise --max-dim"))
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     selection_curve(
         model, ax, X_test=Xt, y_test=yt, max_components=show_dim,
