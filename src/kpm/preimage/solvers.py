@@ -727,6 +727,11 @@ def _input_sq_distances(kernel, dots, ctc, points):
     return np.maximum(zz[:, None] + xx[None, :] - 2.0 * t, 0.0)
 
 
+#: The neighbours' directions kept by the MDS pre-image: spread (singular value of the
+#: centred neighbours) above this fraction of the largest.
+MDS_RELATIVE_SPREAD = 1e-3
+
+
 def _mds_point(points, d2, n_neighbors):
     """The point whose squared distances to its ``n_neighbors`` nearest points are closest
     to ``d2`` (Kwok & Tsang 2004, Section III-B), in the affine span of those neighbours."""
@@ -739,7 +744,16 @@ def _mds_point(points, d2, n_neighbors):
     U, s, Vt = linalg.svd((Xn - mean).T, full_matrices=False, check_finite=False)
     if s.size == 0 or s[0] == 0.0:
         return mean  # the neighbours coincide
-    q = int(np.count_nonzero(s > max(Xn.shape) * np.finfo(float).eps * s[0]))
+    # the squared distances d2 are those of a projection, read through the kernel: their
+    # error is far above rounding, and a coordinate along a direction of spread s_j gets that
+    # error divided by s_j. Directions below MDS_RELATIVE_SPREAD of the neighbourhood's scale
+    # (its largest spread, or the largest distance d from the target, whichever is larger)
+    # are left out -- neighbours in a subspace up to noise, copies of one point: that costs
+    # at most their spread, where keeping them put pre-images 1e3 to 1e11 away from the data
+    scale = max(float(s[0]), float(np.sqrt(max(float(d2[nb].max()), 0.0))))
+    q = int(np.count_nonzero(s > MDS_RELATIVE_SPREAD * scale))
+    if q == 0:
+        return mean  # the neighbours coincide at the scale of the distances
     s, Vt, U = s[:q], Vt[:q], U[:, :q]
     d0 = np.sum((s[:, None] * Vt) ** 2, axis=0)  # squared norms of the neighbours' coordinates
     z = -0.5 * (Vt @ (d2[nb] - d0)) / s
