@@ -177,3 +177,13 @@ def test_a_class_of_zero_weight_that_leaves_one_class_is_a_clear_error(cls, kw):
         cls(class_weight={0: 0}, **kw).fit(X, y)
     with pytest.raises(ValueError, match=r"class\(es\) \[1\] all weigh zero"):
         cls(**kw).fit(X, y, sample_weight=(y == 0).astype(float))
+
+
+@pytest.mark.parametrize("cls", [KernelProjectionMachine, NystroemKPM])
+def test_a_class_of_zero_weight_among_three_is_a_clear_error(cls):
+    # was accepted silently: the class stayed in classes_ and was never predicted
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(90, centers=3, random_state=0)
+    with pytest.raises(ValueError, match=r"class\(es\) \[0\] all weigh zero"):
+        cls(class_weight={0: 0}).fit(X, y)

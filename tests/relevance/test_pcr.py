@@ -847,3 +847,17 @@ def test_negative_class_weight_is_a_clear_error(cw):
     X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 2
     with pytest.raises(ValueError, match="class_weight must map each label to a finite non-negative weight"):
         KernelPCRClassifier(class_weight=cw).fit(X, y)
+
+
+def test_a_class_of_zero_weight_is_a_clear_error():
+    # was accepted silently (the fuzz harness's zero-class-weight family): the class stayed in
+    # classes_ and was never predicted
+    from sklearn.datasets import make_blobs
+
+    from kpm import KernelPCRClassifier
+
+    X, y = make_blobs(90, centers=3, random_state=0)
+    with pytest.raises(ValueError, match=r"class\(es\) \[0\] all weigh zero"):
+        KernelPCRClassifier(class_weight={0: 0}).fit(X, y)
+    with pytest.raises(ValueError, match=r"class\(es\) \[2\] all weigh zero"):
+        KernelPCRClassifier().fit(X, y, sample_weight=(y != 2).astype(float))

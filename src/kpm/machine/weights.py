@@ -39,7 +39,7 @@ def positive_weights(sample_weight, y, who=None):
     if sample_weight is None:
         return None, None
     w = check_sample_weight(sample_weight, len(y), who=who)
-    check_weighted_classes(np.asarray(y), w, who=who)
+    check_weighted_classes(np.asarray(y), w, who=who, every_class=True)
     keep = w > 0
     return w, None if keep.all() else keep
 
@@ -64,7 +64,7 @@ def fit_weights(sample_weight, class_weight, y, classes, who=None):
         w = w * per_class[np.searchsorted(classes, y)]
         if not np.sum(w) > 0:
             raise ValueError("the sample and class weights give every sample weight 0")
-    check_weighted_classes(y, w, who=who, weighted_by="sample_weight times class_weight")
+    check_weighted_classes(y, w, who=who, weighted_by="sample_weight times class_weight", every_class=True)
     return w
 
 

@@ -128,6 +128,7 @@ from kpm.validation import (
     RandomState,
     Splitter,
     check_sample_weight,
+    check_weighted_classes,
     duplicate_groups,
     one_vs_rest,
     validate_params,
@@ -397,6 +398,10 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         weight = check_sample_weight(sample_weight, n, who=type(self).__name__)
         Y = self._targets(y)
         weight = self._weights(y, weight)
+        if self._is_classifier and (sample_weight is not None or self.class_weight is not None):
+            # a class of zero weight would be fitted as absent, yet stay among classes_
+            check_weighted_classes(y, weight, who=type(self).__name__, weighted_by="sample_weight times class_weight",
+                                   every_class=True)
         if n < 3:
             raise ValueError(f"kernel PCR needs at least 3 samples, got {n} sample(s)")
         params = self._check_params(n)

@@ -159,7 +159,7 @@ def check_weighted_classes(y, weight, *, who=None, weighted_by="sample_weight", 
         )
     if every_class and dropped:
         raise ValueError(
-            f"{prefix}the samples of class(es) {dropped} all weigh zero ({weighted_by}): the one-vs-one "
-            "SVC has no solution for the pairs of such a class; leave its samples out of X and y, or give "
-            "them a positive weight"
+            f"{prefix}the samples of class(es) {dropped} all weigh zero ({weighted_by}): a class of zero "
+            "weight cannot be learnt, yet would stay among the classes (and the one-vs-one SVC has no "
+            "solution for its pairs); leave its samples out of X and y, or give them a positive weight"
         )
