@@ -286,7 +286,7 @@ def test_every_estimator_cuts_at_the_same_rank():
     assert eigen_basis(K).rank == 3
     kpm = KernelProjectionMachine(kernel="precomputed", selection="penalty", penalty=0.01, formulation="paper").fit(K, y)
     assert len(kpm.eigenvalues_) == 3 and kpm.selection_curve_["D"].max() == 3
-    with pytest.raises(ValueError, match="rank of the kernel matrix = 3"):
+    with pytest.raises(ValueError, match="larger than the rank 3 of the kernel matrix"):
         KernelProjectionMachine(kernel="precomputed", selection=4, formulation="paper").fit(K, y)
     assert KernelProjection(kernel="precomputed", centered=False).fit(K).rank_ == 3
     assert RelevantDimension(kernel="precomputed").fit(K, y.astype(float)).rank_ == 3
