@@ -44,18 +44,30 @@ Accuracy oracles
 The other input kinds compare containers, layouts and degeneracy flags; they cannot see a
 model that is finite, warned of nothing and wrong. The accuracy kinds (``acc_separable``,
 ``acc_nonlinear``, ``acc_offset``, ``acc_shifted``, ``acc_highdim``: :data:`ACCURACY_FAMILIES`)
-draw a fresh easy problem for the target's task, with a test set (300 points for the
-classifiers, :data:`ACC_CLF_TEST`), and judge the answer:
-each classifier against the majority class and an SVC on the estimator's own kernel with C
-tuned (a reduced set against the SVC it reduces), each regressor against the mean and
-kernel ridge regression on its kernel with alpha tuned (a constant target must come back
-exactly), KernelProjection against scikit-learn's KernelPCA, the denoisers against PCA's
-reconstruction and KernelPCA's learnt pre-images. The references use the estimator's kernel
-so that a poor width given as a parameter is not counted against the estimator.
+draw an easy problem for the target's task, and the *user-data* kinds (:data:`USER_FAMILIES`)
+the data sets users have and an independent test found the harness's own families missed:
+rows repeated (2 to 4 times each, or a few rows 20 to 50 times), data of rank 1 to 3 in
+R^10..R^50 with and without noise, a polynomial kernel of degree 10 to 50, 2 to 5 samples per
+class, 40 to 60 samples of 300 to 600 features. Each draws one data set per run seed, family,
+data seed and task (shared by every target), with :data:`ACC_TEST` (1,000) fresh test points,
+and the target keeps its rules (selection rules, null spaces, pre-image methods) but not a
+number of components, landmarks or vectors fixed by hand (:func:`_rule_params`). The answer
+is judged (:func:`accuracy_problem`) against references on the same kernel, each computed
+once per data set and kernel and reused (:data:`_REF_CACHE`), with a margin of 0.10: each
+classifier against the majority class and an SVC with C tuned on a log grid by
+cross-validation (a reduced set against the SVC it reduces), each regressor against the mean
+and kernel ridge regression with alpha by its closed-form leave-one-out error (a constant
+target must come back exactly), KernelProjection against scikit-learn's KernelPCA, the
+denoisers (and the projection's pre-images) against returning the input and
+``kpm.LinearPCADenoiser`` with the clean data's dimension, in units of the input's error.
+The cross-validations of the references keep the copies of a row in one fold. The *weights*
+kinds (:data:`WEIGHT_FAMILIES`) give negative or zero class and sample weights: a clear error
+that names the weights is the answer (a class weight of 0: or a warning naming it), and 30 %
+zero sample weights are judged against the references fitted on the other rows.
 
 Run ``python benchmarks/fuzz_inputs.py --cases 20000`` (report in ``kpm-results/``;
-``--out docs/results`` refreshes the committed one); ``--only accuracy`` runs one group of
-input kinds alone, ``--targets NystroemKPM,KernelProjectionMachine`` some targets alone;
+``--out docs/results`` refreshes the committed one); ``--only accuracy,user_data,weights`` runs
+these groups of input kinds alone, ``--targets NystroemKPM,KernelProjectionMachine`` some targets alone;
 ``--case I`` replays case I in this process and prints its traceback.
 """
 
@@ -2431,26 +2443,40 @@ class _Pool:
                 self.proc.kill()
 
 
-def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True, only=None, names=None):
+def run_cases(n_cases, seed=0, timeout=20.0, start=0, progress=False, quiet=True, only=None, names=None,
+              max_seconds=None, records_file=None):
     """Run cases ``start .. start + n_cases - 1`` (``only``: of these groups of mutations;
-    ``names``: of these targets); returns a list of records (dicts)."""
+    ``names``: of these targets); returns a list of records (dicts). ``max_seconds``: start no
+    case after this many seconds (the cases run so far are a prefix of the sequence, so still
+    stratified over targets and input kinds); ``records_file``: each record appended to it as a
+    line of JSON as it comes."""
+    import json
+
     targets = _selected_targets(names)  # in the parent only to name cases that hang
     pool = _Pool(seed, quiet, only, names)
     records = []
     t_start = time.perf_counter()
+    sink = open(records_file, "a") if records_file else None
     try:
         for index in range(start, start + n_cases):
+            if max_seconds is not None and time.perf_counter() - t_start > max_seconds:
+                break
             got = pool.run(index, timeout)
             if got[0] is None:
                 tname, mname, dseed = case_spec(index, seed, targets, only)
                 outcome = "hang" if got[1].startswith("no answer") else "unclear_crash"
                 got = (index, tname, mname, dseed, outcome, got[1], timeout)
             records.append(dict(zip(("index", "target", "mutation", "data_seed", "outcome", "detail", "seconds"), got)))
-            if progress and (index - start + 1) % 500 == 0:
+            if sink is not None:
+                sink.write(json.dumps(records[-1], default=str) + "\n")
+                sink.flush()
+            if progress and (index - start + 1) % 100 == 0:
                 counts = collections.Counter(r["outcome"] for r in records)
                 print(f"{index - start + 1} cases, {time.perf_counter() - t_start:.0f} s: {dict(counts)}", flush=True)
     finally:
         pool.close()
+        if sink is not None:
+            sink.close()
     return records
 
 
@@ -2467,19 +2493,22 @@ def summarise(records, seed, timeout, wall, only=None, names=None):
     lines = [title, "", *header()]
     lines += [
         f"{len(records)} generated cases (seed {seed}, time limit {timeout:g} s per case, "
-        f"{wall / 60:.1f} min of wall time), each one public estimator or function, one input kind and "
+        f"{wall / 60:.1f} min of wall time in one worker process: {len(records) / max(wall, 1e-9):.2f} cases per "
+        f"second), each one public estimator or function, one input kind and "
         f"one of {DATA_SEEDS} small data sets per target (14 to 40 samples, 3 to 30 strings; the input kinds "
-        "make from 0 to 80; the accuracy kinds draw their own easy problems, 30 to 80 training samples with "
-        "a test set). Definitions of the outcomes: "
+        "make from 0 to 80; the accuracy, user-data and weights kinds draw their own problems, one per family "
+        f"and data seed shared by every target, 6 to 300 training samples with {ACC_TEST} fresh test points, "
+        f"judged with a margin of {CLF_MARGIN:g}). Definitions of the outcomes: "
         "`benchmarks/fuzz_inputs.py` (module docstring). In short: *clear error* -- a ValueError/TypeError "
         "raised by kpm's or scikit-learn's validation, naming the problem; *unclear crash* -- any other "
         "exception, or a library-internal message; *hang* -- no answer in time; *silent wrong* -- output "
         "returned for invalid input, NaN/inf output, output different from the canonical float64 C-ordered "
         "input's (containers, layouts, dtypes: identical; equivalent precomputed/callable kernels: close), "
         "or a degenerate model without a warning, or, on the easy problems of the *accuracy* input kinds, "
-        "an answer clearly worse than cheap references (a tuned SVC or kernel ridge regression on the "
-        "estimator's own kernel, the majority class, KernelPCA, PCA) without a warning; *correct* -- "
-        "everything else that returned.",
+        "an answer clearly worse than cheap references (an SVC with C tuned or kernel ridge regression with "
+        "alpha by leave-one-out on the estimator's own kernel, the majority class, the SVC a reduced set "
+        "reduces, KernelPCA, PCA, returning the input, LinearPCADenoiser) without a warning, or bad weights "
+        "accepted; *correct* -- everything else that returned.",
         "",
         "Not covered: the plotting helpers (`kpm.plotting.plot_selection_curve`, `kpm.plotting.plot_relevance`) "
         "and the loaders of data files (`kpm_reproduce.datasets.load_*`, tested on the real files elsewhere). "
@@ -2521,6 +2550,18 @@ def summarise(records, seed, timeout, wall, only=None, names=None):
             note = KNOWN.get((r["target"], r["mutation"]))
             detail += f" -- *{note}*" if note else ""
             lines.append(f"| {r['index']} | {r['target']} | {r['mutation']} | {r['outcome']} | {detail} |")
+    fam = [r for r in records if MUTATIONS.get(r["mutation"], ("?",))[0] in ("accuracy", "user_data", "weights")]
+    if fam:
+        lines += ["", "### Per target and family (accuracy, user-data and weights input kinds)", "",
+                  "| target | family | " + " | ".join(OUTCOMES) + " | seconds per case |",
+                  "|---|---|" + "---:|" * (len(OUTCOMES) + 1)]
+        by_tf = collections.defaultdict(list)
+        for r in fam:
+            by_tf[(r["target"], r["mutation"])].append(r)
+        for (tname, mname), rs in sorted(by_tf.items()):
+            c = collections.Counter(r["outcome"] for r in rs)
+            lines.append(f"| {tname} | {mname} | " + " | ".join(str(c.get(o, 0)) for o in OUTCOMES)
+                         + f" | {np.mean([r['seconds'] for r in rs]):.2f} |")
     slow = sorted(records, key=lambda r: -r["seconds"])[:5]
     lines += ["", "Slowest cases: " + ", ".join(f"{r['index']} ({r['target']}, {r['mutation']}: "
                                                f"{r['seconds']:.2f} s)" for r in slow) + "."]
@@ -2553,6 +2594,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--out", default="kpm-results")
+    ap.add_argument("--max-minutes", type=float, default=None,
+                    help="start no case after this many minutes (the report says how many ran)")
     ap.add_argument("--case", type=int, default=None, help="replay one case verbosely")
     ap.add_argument("--only", default=None,
                     help="comma-separated groups of input kinds to run alone, e.g. 'accuracy'")
@@ -2573,13 +2616,18 @@ def main(argv=None):
         replay(args.case, args.seed, only, names)
         return 0
     t0 = time.perf_counter()
-    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, progress=True, only=only, names=names)
+    section = "fuzz" + ("" if only is None else "_" + "_".join(only))
+    section += "" if names is None else "_" + "_".join(sorted(n.lower() for n in names))
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    records_file = Path(args.out) / f"{section}_records.jsonl"
+    records_file.unlink(missing_ok=True)
+    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, progress=True, only=only, names=names,
+                        max_seconds=None if args.max_minutes is None else 60 * args.max_minutes,
+                        records_file=records_file)
     wall = time.perf_counter() - t0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from robustness_report import write_section
 
-    section = "fuzz" + ("" if only is None else "_" + "_".join(only))
-    section += "" if names is None else "_" + "_".join(sorted(n.lower() for n in names))
     path = write_section(args.out, section, summarise(records, args.seed, args.timeout, wall, only, names))
     counts = collections.Counter(r["outcome"] for r in records)
     print(f"{len(records)} cases in {wall:.0f} s: {dict(counts)}; report in {path}")
