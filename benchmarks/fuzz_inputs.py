@@ -2179,8 +2179,8 @@ def accuracy_problem(t, d, out):
     without noise). The cross-validations of the references keep the copies of a row in one
     fold, and fit only the rows of nonzero sample weight.
     """
-    est = d.get("_fitted")
-    if est is None:
+    est = d.get("_fitted")  # the fitted estimator: its kernel, a reduced set's SVC
+    if est is None and not t.tags.get("denoiser"):
         return None
     rows = _weighted_rows(d)
     X, Xn = np.asarray(d["X"], dtype=float), np.asarray(d["Xn"], dtype=float)
