@@ -58,8 +58,9 @@ classifier against the majority class and an SVC with C tuned on a log grid by
 cross-validation (a reduced set against the SVC it reduces), each regressor against the mean
 and kernel ridge regression with alpha by its closed-form leave-one-out error (a constant
 target must come back exactly), KernelProjection against scikit-learn's KernelPCA, the
-denoisers (and the projection's pre-images) against returning the input and
-``kpm.LinearPCADenoiser`` with the clean data's dimension, in units of the input's error.
+denoisers against returning the input and ``kpm.LinearPCADenoiser`` with the clean data's
+dimension, in units of the input's error (the pre-images of the projection on every component
+against the input alone: they reconstruct it).
 The cross-validations of the references keep the copies of a row in one fold. The *weights*
 kinds (:data:`WEIGHT_FAMILIES`) give negative or zero class and sample weights: a clear error
 that names the weights is the answer (a class weight of 0: or a warning naming it), and 30 %
@@ -335,7 +336,7 @@ def _targets():
     pre = _estimator_target(
         "KernelProjection.inverse_transform", kpm.KernelProjection, "unsup", ("accuracy", "user_data"),
         {"sigma": [1.0, "median"], "random_state": [0],
-         "preimage": ["auto", "learned", "learned", "fixed-point", "mds"]}, denoiser=True)
+         "preimage": ["auto", "learned", "learned", "fixed-point", "mds"]}, denoiser=True, reconstruction=True)
 
     def preimages(d):
         est = kpm.KernelProjection(**d["params"])
@@ -2176,7 +2177,8 @@ def accuracy_problem(t, d, out):
     test points against returning the input and ``kpm.LinearPCADenoiser`` with the clean
     data's dimension, clearly worse when above the better of the two by more than
     ``DENOISE_MARGIN`` times the input's (plus 1e-4 of the clean data's variance, for data
-    without noise). The cross-validations of the references keep the copies of a row in one
+    without noise); the pre-images of the projection on every component against the input
+    alone (they reconstruct it). The cross-validations of the references keep the copies of a row in one
     fold, and fit only the rows of nonzero sample weight.
     """
     est = d.get("_fitted")  # the fitted estimator: its kernel, a reduced set's SVC
@@ -2260,10 +2262,15 @@ def accuracy_problem(t, d, out):
     if Z.shape != clean.shape:
         return f"denoised points of shape {Z.shape} for inputs of shape {clean.shape}"
     noisy = float(np.mean((Xn - clean) ** 2))
-    lin = _reference(_ref_key("linear_denoiser", d), lambda: _linear_denoiser_mse(X, Xn, clean))
-    lin_mse, q = lin if lin is not None else (np.inf, 0)
     mine = float(np.mean((Z - clean) ** 2))
     floor = 1e-4 * float(np.mean(np.var(clean, axis=0)))
+    if t.tags.get("reconstruction"):  # pre-images of the projection on every component: the input
+        if mine > noisy + DENOISE_MARGIN * noisy + floor:
+            return (f"mean squared error {mine:.3g} to the clean points on {d['family']}, returning the "
+                    f"input {noisy:.3g} (a projection on every component reconstructs the input)")
+        return None
+    lin = _reference(_ref_key("linear_denoiser", d), lambda: _linear_denoiser_mse(X, Xn, clean))
+    lin_mse, q = lin if lin is not None else (np.inf, 0)
     if mine > min(noisy, lin_mse) + DENOISE_MARGIN * noisy + floor:
         return (f"mean squared error {mine:.3g} to the clean points on {d['family']}, returning the input "
                 f"{noisy:.3g}, LinearPCADenoiser({q}) {lin_mse:.3g}")

@@ -296,6 +296,10 @@ def test_denoiser_oracle_against_the_input_and_linear_pca():
     assert F.judge(t, d, "accurate", {"transform": linear}, [], None)[0] == "correct"
     outcome, detail = F.judge(t, d, "accurate", {"transform": Xn}, [], None)
     assert outcome == "silent_wrong" and f"LinearPCADenoiser({q})" in detail
+    # the pre-images of a projection on every component reconstruct the input: judged against it
+    pre = targets["KernelProjection.inverse_transform"]
+    assert F.judge(pre, d, "accurate", {"transform": Xn}, [], None)[0] == "correct"
+    assert F.judge(pre, d, "accurate", {"transform": Xn + 0.5 * (Xn - clean)}, [], None)[0] == "silent_wrong"
     # on data without structure a linear PCA cannot use, returning the input is right
     d, _ = _family_case(t, "ud_tiny_n", dseed=2)
     assert F.judge(t, d, "accurate", {"transform": np.asarray(d["Xn"])}, [], None)[0] == "correct"
