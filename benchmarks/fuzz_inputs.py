@@ -1931,6 +1931,23 @@ def _weight_mutation(name):
     return m
 
 
+def family_data(family, task, data_seed, seed=0):
+    """The data set of an accuracy, user-data or weights family as the cases of run ``seed``
+    draw it for ``data_seed`` and ``task`` ('clf', 'reg' or 'unsup'), for reproducers: a dict
+    with ``X``, ``X_test``, ``y`` and ``y_test`` (supervised) or ``clean_test``, and where
+    the family sets them ``sample_weight`` and ``params`` (a polynomial kernel's degree, a
+    class weight)."""
+    stub = Target("?", None, None, (), kernel_of=lambda d: None, task=task)
+    d, _, _ = MUTATIONS[family][1]({"params": {}, "_seed": seed, "_dseed": data_seed},
+                                   np.random.default_rng(0), stub)
+    out = {"X": d["X"], "X_test": d["Xn"], "params": {k: v for k, v in d["params"].items()
+                                                      if k in ("kernel", "degree", "class_weight")}}
+    for k, new in (("y", "y"), ("y_test", "y_test"), ("clean_test", "clean_test"), ("sample_weight", "sample_weight")):
+        if k in d:
+            out[new] = d[k]
+    return out
+
+
 for _name in USER_FAMILIES:
     MUTATIONS[_name] = ("user_data", _user_family_mutation(_name))
 for _name in WEIGHT_FAMILIES:

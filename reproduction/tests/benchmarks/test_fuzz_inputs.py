@@ -244,6 +244,8 @@ def test_a_family_data_set_is_shared_by_the_targets_and_its_references_reused():
     d1, _ = _family_case(targets["KernelPCRClassifier"], "ud_dup_rows", dseed=5)
     d2, _ = _family_case(good, "ud_dup_rows", dseed=5)
     assert np.array_equal(d1["X"], d2["X"]) and np.array_equal(d1["y_test"], d2["y_test"])
+    d3 = F.family_data("ud_dup_rows", "clf", 5)  # the reproducers' access to it
+    assert np.array_equal(d3["X"], d1["X"]) and np.array_equal(d3["X_test"], d1["Xn"])
     F._REF_CACHE.clear()
     before = dict(F.REF_STATS)
     for d in (d1, d2):
