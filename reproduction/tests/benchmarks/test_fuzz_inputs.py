@@ -350,3 +350,21 @@ def test_a_broken_target_is_reported_silent_wrong_by_the_worker(monkeypatch):
     monkeypatch.setitem(F.__dict__, "_targets", lambda: {**targets, "BrokenSVC": _svc_target(True)})
     recs = F.run_cases(3, seed=0, timeout=60.0, only=("user_data",), names=("BrokenSVC",))
     assert [r["outcome"] for r in recs] == ["silent_wrong"] * 3, recs
+
+
+def test_only_kpm_warnings_make_a_shortfall_not_silent():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    t, d, out, rec = _accuracy_case("KernelPCRClassifier", "acc_separable")
+    wrong = dict(out, predict=np.full_like(out["predict"], np.bincount(d["y"]).argmin()))
+    for category, outcome in ((UserWarning, "correct"), (ConvergenceWarning, "silent_wrong"),
+                              (RuntimeWarning, "silent_wrong")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.warn("denoising is not expected to improve on the noisy input", category)
+        got, detail = F.judge(t, d, "accurate", wrong, caught, None)
+        assert got == outcome, (category, detail)
+        if outcome == "correct":  # the shortfall stays in the detail, for the report's count
+            assert detail.startswith("warned (UserWarning") and "where an SVC" in detail
