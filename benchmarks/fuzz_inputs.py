@@ -1679,9 +1679,11 @@ WEIGHT_FAMILIES = {
     "w_zero_all": ("every sample weight 0", "error"),
     "w_zero_some": ("30 % of the sample weights 0 (the references fit the other rows)", "accurate"),
 }
-#: words one of which a clear error about bad weights must contain (else it names another problem)
-_WEIGHT_WORDS = {"error": ("negative", "positive", "< 0", ">= 0", "non-neg", "nonneg"),
-                 "zero": ("zero", "positive", "> 0", "weight 0", "sum")}
+#: words one of which a clear error about bad weights must contain (else it names another
+#: problem): the parameter's name, or what is wrong with its values
+_WEIGHT_WORDS = {"error": ("class_weight", "sample_weight", "negative", "positive", "< 0", ">= 0", "non-neg",
+                           "nonneg"),
+                 "zero": ("class_weight", "sample_weight", "zero", "positive", "> 0", "weight 0", "sum")}
 
 
 def _centres(rng, k, p, sep):
@@ -2272,7 +2274,10 @@ def accuracy_problem(t, d, out):
     if t.name == "LinearPCADenoiser":
         from sklearn.decomposition import PCA
 
-        pca = PCA(d["params"].get("n_components"), svd_solver="full").fit(X)
+        # as many components as it kept: with None, those of nonzero singular value (scikit-learn's
+        # PCA keeps min(n, p), one more than the centred data's rank where n <= p, along an
+        # arbitrary direction the test points are not orthogonal to)
+        pca = PCA(getattr(est, "n_components_", d["params"].get("n_components")), svd_solver="full").fit(X)
         ref = pca.inverse_transform(pca.transform(Xn))
         off = float(np.max(np.abs(Z - ref)))
         if off > 1e-6 * max(1.0, float(np.max(np.abs(ref)))):
