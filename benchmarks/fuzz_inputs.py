@@ -2605,6 +2605,30 @@ def summarise(records, seed, timeout, wall, only=None, names=None):
     return lines
 
 
+def rerun_failures(records, seed, timeout=20.0, only=None, names=None):
+    """The records with every failure run again with the current code (library and harness),
+    in a worker process under the time limit: after a fix, or a correction of an oracle,
+    without running the passing cases again. Returns (records, number re-run)."""
+    targets = _selected_targets(names)
+    pool = _Pool(seed, True, only, names)
+    out, n = [], 0
+    try:
+        for r in records:
+            if r["outcome"] not in FAILURES + ("harness_error",):
+                out.append(r)
+                continue
+            n += 1
+            got = pool.run(r["index"], timeout)
+            if got[0] is None:
+                tname, mname, dseed = case_spec(r["index"], seed, targets, only)
+                got = (r["index"], tname, mname, dseed,
+                       "hang" if got[1].startswith("no answer") else "unclear_crash", got[1], timeout)
+            out.append(dict(zip(("index", "target", "mutation", "data_seed", "outcome", "detail", "seconds"), got)))
+    finally:
+        pool.close()
+    return out, n
+
+
 def replay(index, seed, only=None, names=None):
     """Run one case in this process and print what happened (with the traceback)."""
     targets = _selected_targets(names)
@@ -2631,6 +2655,11 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--out", default="kpm-results")
+    ap.add_argument("--from-records", default=None,
+                    help="write the report from the records (JSON lines) of an earlier run with the same "
+                         "--seed/--only/--targets, its failures run again with the current code")
+    ap.add_argument("--wall", type=float, default=None,
+                    help="with --from-records: the earlier run's wall time in seconds (default: the sum of its cases')")
     ap.add_argument("--max-minutes", type=float, default=None,
                     help="start no case after this many minutes (the report says how many ran)")
     ap.add_argument("--case", type=int, default=None, help="replay one case verbosely")
@@ -2651,6 +2680,24 @@ def main(argv=None):
             ap.error(f"unknown group(s) {unknown}; the groups are {sorted({g for g, _ in MUTATIONS.values()})}")
     if args.case is not None:
         replay(args.case, args.seed, only, names)
+        return 0
+    if args.from_records is not None:
+        import json
+
+        records = [json.loads(line) for line in open(args.from_records) if line.strip()]
+        records, n = rerun_failures(records, args.seed, args.timeout, only, names)
+        wall = args.wall if args.wall is not None else float(sum(r["seconds"] for r in records))
+        section = "fuzz" + ("" if only is None else "_" + "_".join(only))
+        section += "" if names is None else "_" + "_".join(sorted(n_.lower() for n_ in names))
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from robustness_report import write_section
+
+        lines = summarise(records, args.seed, args.timeout, wall, only, names)
+        lines.insert(3, f"(From the records of an earlier run, {args.from_records}; its {n} failures were run "
+                        "again with the current code.)")
+        path = write_section(args.out, section, lines)
+        counts = collections.Counter(r["outcome"] for r in records)
+        print(f"{len(records)} cases ({n} re-run): {dict(counts)}; report in {path}")
         return 0
     t0 = time.perf_counter()
     section = "fuzz" + ("" if only is None else "_" + "_".join(only))

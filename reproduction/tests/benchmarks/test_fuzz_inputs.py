@@ -368,3 +368,12 @@ def test_only_kpm_warnings_make_a_shortfall_not_silent():
         assert got == outcome, (category, detail)
         if outcome == "correct":  # the shortfall stays in the detail, for the report's count
             assert detail.startswith("warned (UserWarning") and "where an SVC" in detail
+
+
+def test_failures_of_a_records_file_are_run_again():
+    (rec,) = F.run_cases(1, seed=SEED, timeout=60.0, only=("weights",), names=("KernelPCRRegressor",))
+    stale = dict(rec, outcome="silent_wrong", detail="an oracle since corrected")
+    passing = dict(rec, index=rec["index"] + 1000, outcome="correct", detail="not run again")
+    records, n = F.rerun_failures([stale, passing], SEED, 60.0, ("weights",), ("KernelPCRRegressor",))
+    same = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
+    assert n == 1 and same(records[0]) == same(rec) and records[1] == passing
