@@ -2605,16 +2605,19 @@ def summarise(records, seed, timeout, wall, only=None, names=None):
     return lines
 
 
-def rerun_failures(records, seed, timeout=20.0, only=None, names=None):
+def rerun_failures(records, seed, timeout=20.0, only=None, names=None, matching=None):
     """The records with every failure run again with the current code (library and harness),
     in a worker process under the time limit: after a fix, or a correction of an oracle,
-    without running the passing cases again. Returns (records, number re-run)."""
+    without running the passing cases again (``matching``: a regular expression; only the
+    failures whose detail it matches). Returns (records, number re-run)."""
+    import re
     targets = _selected_targets(names)
     pool = _Pool(seed, True, only, names)
     out, n = [], 0
     try:
         for r in records:
-            if r["outcome"] not in FAILURES + ("harness_error",):
+            if r["outcome"] not in FAILURES + ("harness_error",) or (
+                    matching is not None and not re.search(matching, r["detail"])):
                 out.append(r)
                 continue
             n += 1
@@ -2658,6 +2661,8 @@ def main(argv=None):
     ap.add_argument("--from-records", default=None,
                     help="write the report from the records (JSON lines) of an earlier run with the same "
                          "--seed/--only/--targets, its failures run again with the current code")
+    ap.add_argument("--rerun-matching", default=None,
+                    help="with --from-records: re-run only the failures whose detail matches this regular expression")
     ap.add_argument("--wall", type=float, default=None,
                     help="with --from-records: the earlier run's wall time in seconds (default: the sum of its cases')")
     ap.add_argument("--max-minutes", type=float, default=None,
@@ -2685,7 +2690,7 @@ def main(argv=None):
         import json
 
         records = [json.loads(line) for line in open(args.from_records) if line.strip()]
-        records, n = rerun_failures(records, args.seed, args.timeout, only, names)
+        records, n = rerun_failures(records, args.seed, args.timeout, only, names, args.rerun_matching)
         wall = args.wall if args.wall is not None else float(sum(r["seconds"] for r in records))
         section = "fuzz" + ("" if only is None else "_" + "_".join(only))
         section += "" if names is None else "_" + "_".join(sorted(n_.lower() for n_ in names))
@@ -2693,8 +2698,9 @@ def main(argv=None):
         from robustness_report import write_section
 
         lines = summarise(records, args.seed, args.timeout, wall, only, names)
-        lines.insert(3, f"(From the records of an earlier run, {args.from_records}; its {n} failures were run "
-                        "again with the current code.)")
+        which = "" if args.rerun_matching is None else f" matching {args.rerun_matching!r}"
+        lines.insert(3, f"(From the records of an earlier run, {args.from_records}; its {n} failures{which} were "
+                        "run again with the current code.)")
         path = write_section(args.out, section, lines)
         counts = collections.Counter(r["outcome"] for r in records)
         print(f"{len(records)} cases ({n} re-run): {dict(counts)}; report in {path}")

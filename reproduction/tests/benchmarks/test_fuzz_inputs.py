@@ -377,3 +377,5 @@ def test_failures_of_a_records_file_are_run_again():
     records, n = F.rerun_failures([stale, passing], SEED, 60.0, ("weights",), ("KernelPCRRegressor",))
     same = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
     assert n == 1 and same(records[0]) == same(rec) and records[1] == passing
+    records, n = F.rerun_failures([stale], SEED, 60.0, ("weights",), ("KernelPCRRegressor",), matching="no such")
+    assert n == 0 and records == [stale]
