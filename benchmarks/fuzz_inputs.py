@@ -2702,6 +2702,8 @@ def main(argv=None):
         lines.insert(3, f"(From the records of an earlier run, {args.from_records}; its {n} failures{which} were "
                         "run again with the current code.)")
         path = write_section(args.out, section, lines)
+        with open(Path(args.out) / f"{section}_records_rerun.jsonl", "w") as sink:
+            sink.writelines(json.dumps(r, default=str) + "\n" for r in records)
         counts = collections.Counter(r["outcome"] for r in records)
         print(f"{len(records)} cases ({n} re-run): {dict(counts)}; report in {path}")
         return 0
