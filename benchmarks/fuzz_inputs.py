@@ -2655,6 +2655,9 @@ def replay(index, seed, only=None, names=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=20000)
+    ap.add_argument("--start", type=int, default=0,
+                    help="index of the first case (continue an earlier run: its records file and this one's "
+                         "concatenated go to --from-records)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--out", default="kpm-results")
@@ -2713,7 +2716,8 @@ def main(argv=None):
     Path(args.out).mkdir(parents=True, exist_ok=True)
     records_file = Path(args.out) / f"{section}_records.jsonl"
     records_file.unlink(missing_ok=True)
-    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, progress=True, only=only, names=names,
+    records = run_cases(args.cases, seed=args.seed, timeout=args.timeout, start=args.start, progress=True,
+                        only=only, names=names,
                         max_seconds=None if args.max_minutes is None else 60 * args.max_minutes,
                         records_file=records_file)
     wall = time.perf_counter() - t0
