@@ -136,9 +136,12 @@ def pipeline_fits(data, Cs):
 
 def report_lines(result):
     k = result["kpm"]
+    from kpm_reproduce.experiments.provenance import header
+
     lines = [
         f"# {TITLE}",
         "",
+        *header(result.get("command"), code=result.get("code")),
         f"`make_classification({result['n'] + result['n_test']}, 20, n_informative=10, random_state=0)`, "
         f"standardised, the first {result['n']:,} rows for training and the last {result['n_test']:,} for test, "
         f"sigma = {result['sigma']:.4f} (`kpm.median_sigma` of the training set). {result['cpus']} CPUs; "
@@ -187,7 +190,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     data = make_data(args.n, args.n_test)
-    result = {"n": args.n, "n_test": args.n_test, "sigma": data[4], "cpus": len(os.sched_getaffinity(0)),
+    from kpm_reproduce.experiments.provenance import code_version, command_line
+
+    result = {"command": command_line(), "code": code_version(), "n": args.n, "n_test": args.n_test, "sigma": data[4], "cpus": len(os.sched_getaffinity(0)),
               "dropped": DROPPED, "rss_after_data_gib": peak_rss_gib()}
     import kpm
 
