@@ -297,6 +297,31 @@ def test_loo_margins_through_the_points_out_of_the_margin_are_the_direct_ones():
         np.testing.assert_allclose(through_out, solver.loo_margins(), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_loo_margins_from_the_last_newton_factor_are_the_ones_computed_afresh(weighted):
+    # the leverages reuse the factor of the solve's last (exact) Newton step where it was taken
+    # on the solution's margin set; every kind of step: through the points out of the loss
+    # (small C), the points in it (large C), the columns (a C in between, columns not orthogonal)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((120, 6))
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 12.0)
+    lam, V = np.linalg.eigh(K)
+    Phi = V[:, ::-1][:, :40] * np.sqrt(lam[::-1][:40])
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(120) > 0, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, 120) if weighted else None
+    cols = Phi / np.sqrt(w)[:, None] if weighted else Phi
+    mixed = cols @ np.linalg.qr(rng.standard_normal((40, 40)))[0]  # the same span, columns not orthogonal
+    kinds = set()
+    for C, F in ((0.05, cols), (1e4, cols), (3.0, mixed), (0.05, mixed)):
+        solver = SquaredHingeSVM(F, y, C, sample_weight=w)
+        solver.solve(40)
+        kinds.add(solver._factor[3])
+        reused = solver.loo_margins()
+        solver._factor = None
+        np.testing.assert_allclose(reused, solver.loo_margins(), rtol=1e-9, atol=1e-9)
+    assert kinds == {"complement", "points", "columns"}
+
+
 def test_the_svd_solves_agree_with_the_cholesky_ones():
     # the fallbacks where the formed matrix's Cholesky factor fails to rounding
     from kpm.hinge.squared_hinge import _columns_leverage, _points_leverage, _ridge_solve, _svd_leverage

@@ -94,6 +94,9 @@ class SquaredHingeSVM:
         self._active = None  # its rows (the points with margin < 1 when it was made)
         self._gram = None  # sum over the active points of [Phi_i, B][Phi_i, B]^T
         self._arrow = _UNKNOWN  # the Gram matrix of all points, where it is diagonal but for the constant
+        # the last Newton step's factored system: (C, d, rows, kind, factor), rows its points in
+        # the loss -- the leave-one-out leverages of the solution it ends on need the same one
+        self._factor = None
 
     @property
     def work(self):
@@ -208,7 +211,9 @@ class SquaredHingeSVM:
         its margin is its own. Exact whenever leaving a point out moves no other point
         across the margin, and the approximation is first order otherwise. Costs about one
         Newton step: through the points inside the margin, the columns, or (orthogonal
-        columns, few points out of the margin) the points out of it, whichever is cheaper.
+        columns, few points out of the margin) the points out of it, whichever is cheaper --
+        and less where the solve ended on an exact Newton step (the same points in the
+        margin, columns and C), whose factored system it reuses (:meth:`_factored_leverage`).
 
         With ``groups`` the copies of a sample (points of identical features) are left out
         together: their leverages add up to the group's ``h_G`` (the rank-one block of the
@@ -239,8 +244,8 @@ class SquaredHingeSVM:
             return m
         F = self._weighted(rows, self._features(rows, d))
         C2 = 2.0 * self.C
-        one_minus_h = None
-        if complement_cheaper(len(rows), len(m) - len(rows), d):
+        one_minus_h = self._factored_leverage(F, rows, m, d)
+        if one_minus_h is None and complement_cheaper(len(rows), len(m) - len(rows), d):
             one_minus_h = self._complement_leverage(F, np.flatnonzero(m >= 1.0), d)
         if one_minus_h is None:
             try:
@@ -253,14 +258,30 @@ class SquaredHingeSVM:
         out[rows] = 1.0 - (1.0 - m[rows]) / np.maximum(one_minus_h, np.finfo(float).eps)
         return out
 
-    def _complement_leverage(self, F, out, d):
+    def _factored_leverage(self, F, rows, m, d):
+        """``1 - h`` of the points ``rows`` inside the margin (their weighted features ``F``)
+        from the factor of the last Newton step, where that step was taken on the same points,
+        columns and C -- as it is when the solve ended on an exact step: the leverages' matrix
+        is the Newton system's (``Id + 2C A_I^T W A_I``, or its Woodbury forms). None otherwise."""
+        cached = self._factor
+        if cached is None or cached[0] != self.C or cached[1] != d or not np.array_equal(cached[2], rows):
+            return None
+        kind, factor = cached[3], cached[4]
+        if kind == "complement":
+            return self._complement_leverage(F, np.flatnonzero(m >= 1.0), d, parts=factor)
+        if kind == "points":
+            return _points_leverage(F, 2.0 * self.C, factor=factor)
+        return _columns_leverage(F, 2.0 * self.C, factor=factor)
+
+    def _complement_leverage(self, F, out, d, parts=None):
         """``1 - h`` of the points inside the margin (their weighted features ``F``) through
         the points ``out`` of it, as :meth:`_complement_solve` solves the Newton step: with
         ``M = h0 - 2C U^T U`` (``h0 = Id + 2C G``, ``G`` the Gram matrix of all points, diagonal
         but for the constant), ``f^T M^{-1} f = f^T h0^{-1} f + q^T S^{-1} q`` with ``q = U
-        h0^{-1} f`` and ``S = Id / 2C - U h0^{-1} U^T``. None where the columns are not
-        orthogonal or ``S`` is not numerically positive definite."""
-        parts = self._complement(out, d)
+        h0^{-1} f`` and ``S = Id / 2C - U h0^{-1} U^T`` (``parts``: :meth:`_complement`'s, where
+        the caller has them). None where the columns are not orthogonal or ``S`` is not
+        numerically positive definite."""
+        parts = self._complement(out, d) if parts is None else parts
         if parts is None:
             return None
         h0, U, Y, factor = parts
@@ -278,6 +299,7 @@ class SquaredHingeSVM:
         factor of the ``(d + 1) x (d + 1)`` matrix (its ``A_I^T A_I`` kept and updated between
         steps)."""
         C2 = 2.0 * self.C
+        self._factor = None
         if len(rows) == 0:  # no point in the loss: the Hessian is the identity
             return grad.copy()
         if complement_cheaper(len(rows), len(self.y) - len(rows), d):
@@ -289,11 +311,16 @@ class SquaredHingeSVM:
                 Fw = self._weighted(rows, self._features(rows, d))
                 M = Fw @ Fw.T
                 _add_to_diagonal(M, 1.0 / C2)
-                return grad - Fw.T @ _cholesky_solve(M, Fw @ grad)
+                factor = _cholesky(M)
+                self._factor = (self.C, d, rows, "points", factor)
+                return grad - Fw.T @ _potrs(factor, Fw @ grad)
             H = C2 * self._gram_of(active, d)
             _add_to_diagonal(H, 1.0)
-            return _cholesky_solve(H, grad)
+            factor = _cholesky(H)
+            self._factor = (self.C, d, rows, "columns", factor)
+            return _potrs(factor, grad)
         except linalg.LinAlgError:
+            self._factor = None
             # features of very different scales (e.g. a polynomial kernel of high degree):
             # the Gram matrix's rounding swamps the identity and the factor fails, though
             # Id + 2C A^T A is positive definite; its singular vectors solve it stably
@@ -319,6 +346,7 @@ class SquaredHingeSVM:
         parts = self._complement(np.flatnonzero(~active), d)
         if parts is None:
             return None
+        self._factor = (self.C, d, rows, "complement", parts)
         h0, U, Y, factor = parts
         if U is None:
             return h0.solve(grad)
@@ -441,25 +469,30 @@ def _group_shift(groups, rows, h, residuals):
     return shift[groups]
 
 
-def _points_leverage(F, C2):
+def _points_leverage(F, C2, factor=None):
     """``1 - h`` of the rows of ``F`` (the weighted features of the points inside the
     margin), fewer than their columns: ``1 - h = diag(S^{-1}) / 2C`` with ``S = F F^T + Id /
-    2C``, the row sums of squares of the inverse of its Cholesky factor."""
-    S = F @ F.T
-    _add_to_diagonal(S, 1.0 / C2)
-    inverse, info = lapack.dtrtri(_cholesky(S), lower=False)
+    2C``, the row sums of squares of the inverse of its Cholesky factor (``factor``: that
+    upper factor, where the caller has it)."""
+    if factor is None:
+        S = F @ F.T
+        _add_to_diagonal(S, 1.0 / C2)
+        factor = _cholesky(S)
+    inverse, info = lapack.dtrtri(factor, lower=False)
     if info != 0:
         raise linalg.LinAlgError(f"trtri failed (info {info})")
     inverse = np.triu(inverse)  # (potrf and trtri leave the other triangle as it was)
     return (inverse * inverse).sum(axis=1) / C2
 
 
-def _columns_leverage(F, C2):
+def _columns_leverage(F, C2, factor=None):
     """``1 - h`` of the rows of ``F``, more than their columns: ``h_i = 2C |R^{-T} f_i|^2``
-    with ``Id + 2C F^T F = R^T R``."""
-    M = C2 * (F.T @ F)
-    _add_to_diagonal(M, 1.0)
-    Z = linalg.solve_triangular(_cholesky(M), F.T, trans="T", lower=False, check_finite=False)
+    with ``Id + 2C F^T F = R^T R`` (``factor``: ``R``, where the caller has it)."""
+    if factor is None:
+        M = C2 * (F.T @ F)
+        _add_to_diagonal(M, 1.0)
+        factor = _cholesky(M)
+    Z = linalg.solve_triangular(factor, F.T, trans="T", lower=False, check_finite=False)
     return 1.0 - C2 * (Z * Z).sum(axis=0)
 
 
@@ -499,12 +532,12 @@ def _cholesky(M):
     return factor
 
 
-def _cholesky_solve(M, rhs):
-    """``M^{-1} rhs`` for a symmetric positive definite ``M`` (overwritten), by LAPACK's
-    ``potrf``/``potrs`` called directly: the arithmetic of ``scipy.linalg.cho_solve``
-    without its wrappers, which cost as much as the factorisation at the small orders of
-    most Newton steps (measured: ``docs/results/notes/code_measurements.md``)."""
-    x, info = lapack.dpotrs(_cholesky(M), rhs, lower=False)
+def _potrs(factor, rhs):
+    """``M^{-1} rhs`` from the upper Cholesky factor of ``M`` (:func:`_cholesky`), by LAPACK's
+    ``potrs`` called directly: the arithmetic of ``scipy.linalg.cho_solve`` without its
+    wrappers, which cost as much as the factorisation at the small orders of most Newton steps
+    (measured: ``docs/results/notes/code_measurements.md``)."""
+    x, info = lapack.dpotrs(factor, rhs, lower=False)
     if info != 0:
         raise linalg.LinAlgError(f"potrs failed (info {info})")
     return x
