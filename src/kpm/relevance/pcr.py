@@ -131,6 +131,7 @@ from kpm.validation import (
     check_weighted_classes,
     duplicate_groups,
     one_vs_rest,
+    self_similarity_excess,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
@@ -165,7 +166,7 @@ def _weighted_scale_gamma(X, weight):
 def _diagonal_excess(K, weight):
     """The self-similarity every point of ``K`` has in excess of its nearest neighbour's.
 
-    ``delta = min_j (K_jj - K_{j, nn(j)})``, ``nn(j)`` the nearest other point in the
+    ``delta = min_j (K_jj - K_{j, nn(j)})`` (:func:`kpm.validation.self_similarity_excess`), ``nn(j)`` the nearest other point in the
     feature space (smallest ``K_ii + K_jj - 2 K_ij``); for the Gaussian kernel
     ``min_j (1 - max_{i != j} K_ij)``. In high dimensions, where every point is far from
     every other, ``K`` is close to a smooth kernel matrix plus this multiple of the identity
@@ -174,17 +175,9 @@ def _diagonal_excess(K, weight):
     copy -- an exact duplicate, or a weight of 2 or more (as many repeated rows) -- since a
     new point can then coincide with a training point.
     """
-    m = len(K)
-    if m < 2 or np.any(weight >= 2):
+    if len(K) < 2 or np.any(weight >= 2):
         return 0.0
-    diag = np.diag(K)
-    dist = diag[:, None] + diag[None, :] - 2.0 * K
-    np.fill_diagonal(dist, np.inf)
-    nn = np.argmin(dist, axis=0)
-    cols = np.arange(m)
-    if np.any(dist[nn, cols] <= 1e-12 * (np.abs(diag) + np.abs(diag[nn]))):
-        return 0.0
-    return max(0.0, float(np.min(diag - K[nn, cols])))
+    return float(np.min(self_similarity_excess(K)))
 
 
 class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
