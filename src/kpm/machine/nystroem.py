@@ -627,9 +627,11 @@ class NystroemKPM(BaseKPM):
         estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
         warn_if_self_similarity_overrates(
             self._name, error, excess, estimate, what, len(idx) if weights is None else float(weights.sum()),
-            "KernelProjectionMachine() is the better choice here (its default: the SVM in S_D, D and C by the "
-            "leave-one-out error of a basis without the left-out point); or a wider kernel (a larger sigma).",
-            stacklevel=5)
+            self._default_advice() + " Or a wider kernel (a larger sigma).", stacklevel=5)
+
+    def _default_advice(self):
+        return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
+                "is the better choice on such data.")
 
     def _warn_degenerate(self, family, data):
         coef, b = np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_)

@@ -12,8 +12,8 @@ the eigenfunctions of every landmark (the validation points among them), see the
 values: they overrate the model. On 30 points in R^500 (two Gaussian classes) the papers' LP
 on the Nyström basis had a CV error of 6.7 % and a test error of 31 %; its values without the
 excess misclassified 37 % of the training points, and the default
-:class:`~kpm.machine.KernelProjectionMachine` (each fold decomposed without its validation
-points) had 3 % test error.
+:class:`~kpm.machine.KernelProjectionMachine` (the soft-margin SVM in each subspace, C and D by
+leave-one-out) had 3 % test error.
 
 :func:`warn_if_self_similarity_overrates` compares the error of the values without the excess
 with the estimate the selection read (the CV error of the chosen model, or its training error
