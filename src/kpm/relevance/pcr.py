@@ -170,7 +170,8 @@ def _weighted_scale_gamma(X, weight):
 def _diagonal_excess(K, weight):
     """The self-similarity every point of ``K`` has in excess of its nearest neighbour's.
 
-    ``delta = min_j (K_jj - K_{j, nn(j)})`` (:func:`kpm.validation.self_similarity_excess`), ``nn(j)`` the nearest other point in the
+    ``delta = min_j (K_jj - K_{j, nn(j)})`` (the least of
+    :func:`kpm.validation.self_similarity_excess`), ``nn(j)`` the nearest other point in the
     feature space (smallest ``K_ii + K_jj - 2 K_ij``); for the Gaussian kernel
     ``min_j (1 - max_{i != j} K_ij)``. In high dimensions, where every point is far from
     every other, ``K`` is close to a smooth kernel matrix plus this multiple of the identity
