@@ -266,3 +266,32 @@ def test_fixed_D_below_max_dim(moons):
     np.testing.assert_array_equal(m.decision_function(Xt[:50]), plain.decision_function(Xt[:50]))
     with pytest.raises(ValueError, match="larger than the rank 2"):
         KernelProjectionMachine(kernel="linear", selection=4, max_components=6, formulation="paper").fit(X, y)
+
+
+def _two_gaussians_in_500_dimensions(rng, n):
+    """Two equal classes apart by 3 along 5 of 500 standard normal features."""
+    y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    return X, y
+
+
+@pytest.mark.parametrize("params, seed, message", [
+    # the slope heuristic reads the training error, which the self-similarity of 30 points in
+    # R^500 makes 0 to 13 % where the model misclassifies half of the new points
+    (dict(selection="slope"), 0, "far from each other in feature space"),
+    (dict(formulation="paper"), 2, "far from each other in feature space"),
+    # penalty='cv': its folds decompose anew, their error says the model is useless
+    (dict(selection="penalty"), 2, "no better than predicting the majority class"),
+])
+def test_papers_rules_on_high_dimensional_data_warn_naming_the_default(params, seed, message):
+    rng = np.random.default_rng(seed)
+    X, y = _two_gaussians_in_500_dimensions(rng, 30)
+    X_test, y_test = _two_gaussians_in_500_dimensions(rng, 1000)
+    with pytest.warns(UserWarning, match=message + r".*The default KernelProjectionMachine\(\)"):
+        clf = KernelProjectionMachine(random_state=0, **params).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the default is not checked against itself
+        default = KernelProjectionMachine(random_state=0).fit(X, y)
+    assert np.mean(clf.predict(X_test) != y_test) > np.mean(default.predict(X_test) != y_test) + 0.3

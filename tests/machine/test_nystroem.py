@@ -537,3 +537,33 @@ def test_a_polynomial_kernel_of_high_degree_fits_and_warns():
     with pytest.warns(DegenerateKernelWarning):
         m = NystroemKPM(kernel="poly", degree=30, random_state=0).fit(X[:200], y[:200])
     assert m.predict(X[200:]).shape == (100,)
+
+
+def _two_gaussians_in_500_dimensions(rng, n):
+    """Two equal classes apart by 3 along 5 of 500 standard normal features."""
+    y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    return X, y
+
+
+def test_self_similarity_of_high_dimensional_data_warns_naming_the_exact_kpm():
+    # 30 points in R^500: every point is far from the others, each training point's features
+    # hold its similarity with itself (a landmark), which the 3 CV folds keep too: the papers'
+    # LP had a CV error of 0 to 7 % and a test error near 50 %, the default
+    # KernelProjectionMachine 2 %; the fit must say so and name it
+    rng = np.random.default_rng(0)
+    X, y = _two_gaussians_in_500_dimensions(rng, 30)
+    X_test, y_test = _two_gaussians_in_500_dimensions(rng, 1000)
+    with pytest.warns(UserWarning, match=r"far from each other in feature space.*KernelProjectionMachine\(\)"):
+        clf = NystroemKPM(cv=3, random_state=0).fit(X, y)
+    exact = KernelProjectionMachine(random_state=0).fit(X, y)
+    assert np.mean(clf.predict(X_test) != y_test) > np.mean(exact.predict(X_test) != y_test) + 0.3
+
+
+def test_self_similarity_check_is_silent_on_low_dimensional_data(twonorm):
+    X, y = twonorm[0][:300], twonorm[1][:300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        NystroemKPM(n_landmarks=300, max_components=30, random_state=0).fit(X, y)

@@ -861,3 +861,51 @@ def test_a_class_of_zero_weight_is_a_clear_error():
         KernelPCRClassifier(class_weight={0: 0}).fit(X, y)
     with pytest.raises(ValueError, match=r"class\(es\) \[2\] all weigh zero"):
         KernelPCRClassifier().fit(X, y, sample_weight=(y != 2).astype(float))
+
+
+def test_smooth_extension_divides_by_the_smooth_part_of_the_eigenvalues():
+    # 'smooth': K = S + delta I, the extension to new points divides by lambda - delta; the
+    # training fit and the intercept are 'keep''s, and a new point's decision value is what
+    # the smooth part gives
+    X, y, Xt, _ = _high_dimensional(0)
+    kern = make_kernel("rbf", sigma=10.0)
+    K = kern(X)
+    delta = np.min(1.0 - np.max(K - 2.0 * np.eye(len(K)), axis=1))
+    keep = KernelPCRClassifier(3, sigma=10.0, self_similarity="keep").fit(X, y)
+    smooth = KernelPCRClassifier(3, sigma=10.0, self_similarity="smooth").fit(X, y)
+    np.testing.assert_allclose(smooth.fitted_train_, keep.fitted_train_, atol=1e-10)
+    np.testing.assert_allclose(smooth.intercept_, keep.intercept_, atol=1e-12)
+    lam, U = np.linalg.eigh(K)
+    lam, U = lam[::-1][:3], U[:, ::-1][:, :3]
+    assert delta > 0.9 and lam[1] - delta < lam[1] / 20  # the second direction's gain is capped
+    divisor = np.maximum(lam - delta, lam / 20)
+    want = U @ ((U.T @ keep.dual_coef_) * (lam / divisor)[:, None])
+    np.testing.assert_allclose(smooth.dual_coef_, want, atol=1e-10)
+    assert np.max(np.abs(smooth.decision_function(Xt) - keep.decision_function(Xt))) > 1e-2
+    # a point with a copy: no excess, 'keep''s model
+    Xd, yd = np.vstack([X, X[:1]]), np.r_[y, y[:1]]
+    a = KernelPCRClassifier(3, sigma=10.0, self_similarity="keep").fit(Xd, yd)
+    b = KernelPCRClassifier(3, sigma=10.0, self_similarity="smooth").fit(Xd, yd)
+    np.testing.assert_array_equal(b.dual_coef_, a.dual_coef_)
+
+
+@pytest.mark.parametrize("n_components", ["relevant", "cv"])
+def test_smooth_extension_in_high_dimensions_beats_the_nearest_intercept(n_components):
+    # 30 points in R^500 at the default width: 'nearest' erred on 11-27 % of 1000 new points,
+    # 'smooth' on 2-7 % (a tuned SVC on the same kernel: 2-6 %)
+    def draw(rng, n):
+        y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
+        rng.shuffle(y)
+        X = rng.normal(size=(n, 500))
+        X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+        return X, y
+
+    for seed in (0, 4):
+        rng = np.random.default_rng(seed)
+        X, y = draw(rng, 30)
+        X_test, y_test = draw(rng, 1000)
+        err = {}
+        for ss in ("nearest", "smooth"):
+            clf = KernelPCRClassifier(n_components, self_similarity=ss, random_state=0).fit(X, y)
+            err[ss] = np.mean(clf.predict(X_test) != y_test)
+        assert err["smooth"] < err["nearest"] - 0.05, (seed, err)

@@ -702,3 +702,16 @@ def test_class_labels_of_mixed_types_are_a_clear_error():
     y = np.array(["a", 1, 0, 1, 0], dtype=object)  # a string among integer labels
     with pytest.raises(ValueError, match=r"mixes labels of types that cannot be compared \(int, str\)"):
         one_vs_rest(y, "Estimator")
+
+
+def test_self_similarity_excess_is_the_gap_to_the_nearest_neighbour():
+    from kpm.validation import self_similarity_excess
+
+    # a kernel matrix 0.2 off the diagonal and 1 on it: every point exceeds its nearest
+    # neighbour (0.2) by 0.8; a point with a copy (rows 3 and 4) by nothing
+    K = np.full((5, 5), 0.2)
+    np.fill_diagonal(K, 1.0)
+    K[0, 1] = K[1, 0] = 0.5
+    K[3, 4] = K[4, 3] = 1.0
+    np.testing.assert_allclose(self_similarity_excess(K, block_rows=2), [0.5, 0.5, 0.8, 0.0, 0.0])
+    np.testing.assert_array_equal(self_similarity_excess(np.ones((1, 1))), [0.0])

@@ -247,6 +247,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             )
         self._warn_edge(family, data)
         self._warn_degenerate(family, data)
+        self._warn_cv_majority(family, data)
 
     def _warn_edge(self, family, data):
         """A dimension chosen at the end of a grid that stops below the rank -- by
@@ -270,6 +271,34 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                       "max_components above it to consider it.")
             warnings.warn(
                 f"{self._name}: the selected D = {self.n_components_} is the largest D considered {advice}",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    def _default_advice(self):
+        """The better choice a warning about this fit names (the estimator's default, where
+        the fit is not it), or None: the warnings that need it are then not given."""
+        return None
+
+    def _warn_cv_majority(self, family, data):
+        """The chosen model's CV error no better than predicting the majority class (within one
+        standard error of that rule's): every D the rule considered is useless with this
+        formulation. :meth:`_warn_edge` already warns for the end of a capped grid."""
+        advice = self._default_advice()
+        if advice is None or getattr(data, "codes", None) is None:  # the labels on Dask workers: no counts here
+            return
+        curves = self._curves
+        row = np.flatnonzero((curves.kernel == self._model_member) & (curves.D == self.n_components_))
+        if len(row) == 0 or not np.isfinite(curves.cv_error[row[0]]):
+            return
+        kp = family.paths[self._model_member]
+        if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
+            return
+        error = float(curves.cv_error[row[0]])
+        if _no_better_than_majority(error, data.codes, data.weights):
+            warnings.warn(
+                f"{self._name}: the selected D = {self.n_components_} has a cross-validation error of {error:.1%}, "
+                "no better than predicting the majority class: no D of this fit is useful. " + advice,
                 UserWarning,
                 stacklevel=4,
             )

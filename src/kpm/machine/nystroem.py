@@ -55,6 +55,7 @@ from kpm.machine.nystroem_data import (
     nystroem_basis,
     svm_stats,
 )
+from kpm.machine.self_similarity import selection_estimate, self_excluded_error, warn_if_self_similarity_overrates
 from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import LANDMARK_RULES
 from kpm.validation import (
@@ -600,6 +601,8 @@ class NystroemKPM(BaseKPM):
 
     def _warn_fit(self, family, data):
         super()._warn_fit(family, data)
+        if isinstance(data, InMemoryData):
+            self._warn_self_similarity(data)
         share = self.landmark_residual_
         if share is not None and share > LANDMARK_RESIDUAL_WARN:
             warnings.warn(
@@ -610,6 +613,25 @@ class NystroemKPM(BaseKPM):
                 UserWarning,
                 stacklevel=4,
             )
+
+    def _warn_self_similarity(self, data):
+        """The landmarks' training values without their self-similarity against the estimate
+        the selection read (:mod:`kpm.machine.self_similarity`): the CV folds keep every
+        landmark's eigenfunction, the validation points' own among them."""
+        idx = data.basis.indices
+        coef, b = np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_)
+        scores = data.F[idx, : self.n_components_] @ coef.T + b[None, :]
+        weights = None if data.weights is None else data.weights[idx]
+        error, excess = self_excluded_error(self.kernel_(self.landmarks_), scores, np.atleast_2d(self.dual_coef_).T,
+                                            data.codes[idx], weights)
+        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
+        warn_if_self_similarity_overrates(
+            self._name, error, excess, estimate, what, len(idx) if weights is None else float(weights.sum()),
+            self._default_advice() + " Or a wider kernel (a larger sigma).", stacklevel=5)
+
+    def _default_advice(self):
+        return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
+                "is the better choice on such data.")
 
     def _warn_degenerate(self, family, data):
         coef, b = np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_)

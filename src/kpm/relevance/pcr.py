@@ -131,18 +131,23 @@ from kpm.validation import (
     check_weighted_classes,
     duplicate_groups,
     one_vs_rest,
+    self_similarity_excess,
     validate_params,
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelPCRRegressor", "KernelPCRClassifier", "RIDGE_MARGIN"]
+__all__ = ["KernelPCRRegressor", "KernelPCRClassifier", "RIDGE_MARGIN", "SMOOTH_MAX_GAIN"]
 
 #: kernel ridge regression is clearly better when its leave-one-out error is below this
 #: multiple of the model's: the relative standard error of a mean of n squared Gaussian
 #: residuals is sqrt(2 / n), 0.1 at n = 200, so 0.8 is two of them there (and more for the
 #: paired difference of two fits to the same residuals, which are strongly correlated)
 RIDGE_MARGIN = 0.8
+#: ``self_similarity='smooth'`` divides a direction's coefficient by ``lam - delta``, at least
+#: ``lam / SMOOTH_MAX_GAIN``: a direction whose eigenvalue is mostly the excess ``delta`` (noise
+#: of the smooth part) is enlarged at most this many times
+SMOOTH_MAX_GAIN = 20.0
 
 
 def _weighted_scale_gamma(X, weight):
@@ -165,7 +170,8 @@ def _weighted_scale_gamma(X, weight):
 def _diagonal_excess(K, weight):
     """The self-similarity every point of ``K`` has in excess of its nearest neighbour's.
 
-    ``delta = min_j (K_jj - K_{j, nn(j)})``, ``nn(j)`` the nearest other point in the
+    ``delta = min_j (K_jj - K_{j, nn(j)})`` (the least of
+    :func:`kpm.validation.self_similarity_excess`), ``nn(j)`` the nearest other point in the
     feature space (smallest ``K_ii + K_jj - 2 K_ij``); for the Gaussian kernel
     ``min_j (1 - max_{i != j} K_ij)``. In high dimensions, where every point is far from
     every other, ``K`` is close to a smooth kernel matrix plus this multiple of the identity
@@ -174,17 +180,17 @@ def _diagonal_excess(K, weight):
     copy -- an exact duplicate, or a weight of 2 or more (as many repeated rows) -- since a
     new point can then coincide with a training point.
     """
-    m = len(K)
-    if m < 2 or np.any(weight >= 2):
+    if len(K) < 2 or np.any(weight >= 2):
         return 0.0
-    diag = np.diag(K)
-    dist = diag[:, None] + diag[None, :] - 2.0 * K
-    np.fill_diagonal(dist, np.inf)
-    nn = np.argmin(dist, axis=0)
-    cols = np.arange(m)
-    if np.any(dist[nn, cols] <= 1e-12 * (np.abs(diag) + np.abs(diag[nn]))):
-        return 0.0
-    return max(0.0, float(np.min(diag - K[nn, cols])))
+    return float(np.min(self_similarity_excess(K)))
+
+
+def _smooth_divisor(lam, delta):
+    """The eigenvalues the extension to new points divides by: ``lam - delta`` (the smooth
+    part's, ``self_similarity='smooth'``), at least ``lam /`` :data:`SMOOTH_MAX_GAIN`."""
+    if delta == 0.0:
+        return lam
+    return np.maximum(lam - delta, lam / SMOOTH_MAX_GAIN)
 
 
 class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
@@ -230,7 +236,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
     _parameter_constraints = {
         "n_components": [Integer(1), Options("relevant", "cv")],
         "fit_intercept": [Boolean()],
-        "self_similarity": [Options("nearest", "keep")],
+        "self_similarity": [Options("nearest", "keep", "smooth")],
         "cv": [Integer(2), Splitter()],
         "max_components": [Integer(1), None],
         "cv_loss": [Options("auto", "squared")],
@@ -319,11 +325,25 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             Kr = sw[:, None] * Kr * sw[None, :]
         return eigen_basis(Kr, m, solver=self.eigen_solver, random_state=self.random_state, name=name)
 
+    def _smooth_excess(self, K, rows, weight):
+        """``self_similarity='smooth'``: the multiple ``delta`` of the identity in the matrix the
+        basis decomposes (:func:`_diagonal_excess` of ``rows``, times their common weight),
+        which the extension to new points takes off the eigenvalues; 0 otherwise, and with
+        unequal weights (whose excess is not a multiple of the identity: the intercept is then
+        moved as by 'nearest', :meth:`_excess_weights`)."""
+        w = weight[rows]
+        if self.self_similarity != "smooth" or np.any(w != w[0]):
+            return 0.0
+        Kr = K if len(rows) == len(K) else K[np.ix_(rows, rows)]
+        return _diagonal_excess(Kr, w) * float(w[0])
+
     def _excess_weights(self, K, rows, weight):
         """``delta w_j / sum(w)`` on ``rows`` (``delta`` the diagonal excess of their kernel
         matrix, :func:`_diagonal_excess`): the intercept's shift is its product with the
         dual coefficients of ``rows``. None where the intercept is not corrected."""
-        if not (self.fit_intercept and self.self_similarity == "nearest"):
+        w = weight[rows]
+        if not (self.fit_intercept and (self.self_similarity == "nearest" or (
+                self.self_similarity == "smooth" and np.any(w != w[0])))):
             return None
         Kr = K if len(rows) == len(K) else K[np.ix_(rows, rows)]
         return _diagonal_excess(Kr, weight[rows]) * weight[rows] / float(weight[rows].sum())
@@ -352,7 +372,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             raise ValueError("cross-validation folds have kernel matrices of rank 0")
         losses = np.zeros((n, D))  # per-sample validation loss for every d
         for tr, va, lam, U, sw, contrib in folds:
-            Phi = (K[np.ix_(va, tr)] @ (sw[:, None] * U[:, :D])) / lam[:D]  # (n_va, D)
+            Phi = (K[np.ix_(va, tr)] @ (sw[:, None] * U[:, :D])) / _smooth_divisor(
+                lam[:D], self._smooth_excess(K, tr, weight))  # (n_va, D)
             pred = contrib.cumulative_predictions(Phi)  # (n_va, D, c)
             excess = self._excess_weights(K, tr, weight)
             if excess is not None:
@@ -450,7 +471,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             if d > (len(lam) if cap is None else cap):
                 raise ValueError(f"n_components={d} > max_components={self.max_components}")
         excess = self._excess_weights(K, rows, weight)
-        b, dual, fitted_rows = self._expansion(contrib, U, lam, sw, rows, n, d, excess)
+        b, dual, fitted_rows = self._expansion(contrib, U, lam, sw, rows, n, d, excess,
+                                               self._smooth_excess(K, rows, weight))
         fitted = K @ dual + b
         fitted[rows] = fitted_rows
         self.kernel_ = kernel
@@ -512,14 +534,14 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             )
 
     @staticmethod
-    def _expansion(contrib, U, lam, sw, rows, n, d, excess=None):
+    def _expansion(contrib, U, lam, sw, rows, n, d, excess=None, smooth=0.0):
         """``(intercept, dual coefficients (n, c), training fit on rows)`` of the fit on d
         directions, the intercept moved by ``excess @ dual[rows]`` (see
         :meth:`_excess_weights`); the training fit is exact:
         ``(W^1/2 K W^1/2) v_i = λ_i v_i``."""
         b, coef = contrib.coefficients(d)
         dual = np.zeros((n, coef.shape[1]))
-        dual[rows] = sw[:, None] * (U[:, :d] @ (coef / lam[:d, None]))
+        dual[rows] = sw[:, None] * (U[:, :d] @ (coef / _smooth_divisor(lam[:d], smooth)[:, None]))
         if excess is not None:
             b = b + excess @ dual[rows]
         return b, dual, U[:, :d] @ coef / sw[:, None] + b
@@ -590,15 +612,29 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         dimension from the contributions after it. False: the slides' model, without a
         constant (its predictions tend to 0 away from the data, and a target's offset is
         fitted only as far as the leading directions can make a constant).
-    self_similarity : {'nearest', 'keep'}, default='nearest'
-        How the intercept treats each training point's similarity with itself, which a new
+    self_similarity : {'nearest', 'keep', 'smooth'}, default='nearest'
+        How the model treats each training point's similarity with itself, which a new
         point lacks. 'nearest': the intercept is moved by ``delta * mean_w(dual_coef_)``,
         fitting it to the training points' values with the part ``delta`` of their
         self-similarity that every point has in excess of its nearest neighbour's removed
         (large only where every point is far from every other, as in high dimensions; 0 when
         a point has an exact duplicate or a weight of 2 or more). 'keep': the intercept of
-        the training fit, Braun, Lange & Buhmann's expansion as it is. Only with
-        ``fit_intercept=True``; the user guide derives it.
+        the training fit, Braun, Lange & Buhmann's expansion as it is. Both only with
+        ``fit_intercept=True``; the user guide derives them. 'smooth': the kernel matrix is
+        taken as a smooth one plus ``delta I`` (El Karoui 2010), whose eigenvectors are
+        those of K and eigenvalues ``lambda_i - delta``: a new point's kernel row sees the
+        smooth part only, so the extension divides by ``lambda_i - delta`` (at least
+        ``lambda_i / SMOOTH_MAX_GAIN``) instead of ``lambda_i``, and the intercept is the
+        training fit's (with unequal sample weights, whose excess is no multiple of the
+        identity, the intercept is moved as by 'nearest'). The training fit, the relevant
+        dimension and the leave-one-out errors are the same for the three; the CV folds
+        predict their validation points as the option says. On 30 points in R^500 (two
+        Gaussian classes) kernel PCR's test error was 18 % with 'nearest', 4 % with 'smooth'
+        (a tuned SVC on the same kernel: 2 %); on low-dimensional data ``delta`` is about 0
+        and the three agree. For regression it is worse: the shrinkage by
+        ``(lambda_i - delta) / lambda_i`` that the other two give new points regularises the
+        fit of the noise (fuzz harness, 30 to 60 points in R^200..R^600: test R^2 -1.08
+        against 0.06 for 'nearest', kernel ridge 0.18).
     cv : int, CV splitter or iterable of (train, test) index pairs, default=5
         Folds for ``n_components='cv'`` (an int: shuffled k-fold of the distinct inputs,
         identical rows in one fold, seeded by ``random_state``; stratified by class for the

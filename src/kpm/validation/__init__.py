@@ -36,6 +36,7 @@ from kpm.validation.degeneracy import (
     warn_if_degenerate_kernel,
     warn_if_degenerate_model,
     warn_if_one_class,
+    self_similarity_excess,
 )
 from kpm.validation.kernel_matrix import (
     PSD_RTOL,
@@ -81,4 +82,5 @@ __all__ = [
     "check_kernel_values",
     "DEGENERACY_TOL", "ISOLATED_FRACTION", "DIAGONAL_RTOL", "kernel_degeneracy", "warn_if_degenerate_kernel",
     "warn_degenerate_kernel", "warn_if_one_class", "warn_if_degenerate_model", "warn_if_degenerate_counts",
+    "self_similarity_excess",
 ]

@@ -25,6 +25,7 @@ __all__ = [
     "warn_if_one_class",
     "warn_if_degenerate_model",
     "warn_if_degenerate_counts",
+    "self_similarity_excess",
 ]
 
 DEGENERACY_TOL = float(np.sqrt(np.finfo(float).eps))
@@ -208,3 +209,41 @@ def warn_if_degenerate_counts(predicted, correct, counts, classes, where, *, sta
         _warn_one_class(classes[int(np.flatnonzero(predicted)[0])], n, len(classes), where, stacklevel + 1)
         return True
     return _warn_if_less_accurate(correct / n, counts.max() / n, where, stacklevel + 1)
+
+
+def self_similarity_excess(K, *, block_rows=512):
+    """Each point's self-similarity in excess of its nearest neighbour's in feature space.
+
+    ``e_j = K_jj - K_{j, nn(j)}``, ``nn(j)`` the nearest other point (smallest
+    ``K_ii + K_jj - 2 K_ij``); for the Gaussian kernel ``1 - max_{i != j} K_ij``. In high
+    dimensions, where every point is far from every other, ``K`` is close to a smooth kernel
+    matrix plus ``min_j e_j`` times the identity (El Karoui 2010): a part of the training
+    points' kernel rows that no new point has. 0 for a point with an exact copy (a new point
+    can coincide with a training point) and where the difference is negative; all 0 for fewer
+    than two points.
+
+    Parameters
+    ----------
+    K : ndarray (m, m)
+        A symmetric kernel matrix.
+    block_rows : int, default=512
+        Rows of the distance matrix held at a time.
+
+    Returns
+    -------
+    ndarray (m,)
+    """
+    K = np.asarray(K, dtype=float)
+    m = len(K)
+    if m < 2:
+        return np.zeros(m)
+    diag = np.diag(K).copy()
+    out = np.empty(m)
+    for start in range(0, m, block_rows):
+        rows = np.arange(start, min(m, start + block_rows))
+        dist = diag[rows, None] + diag[None, :] - 2.0 * K[rows]
+        dist[np.arange(len(rows)), rows] = np.inf
+        nn = np.argmin(dist, axis=1)
+        copy = dist[np.arange(len(rows)), nn] <= 1e-12 * (np.abs(diag[rows]) + np.abs(diag[nn]))
+        out[rows] = np.where(copy, 0.0, diag[rows] - K[rows, nn])
+    return np.maximum(out, 0.0)
