@@ -59,6 +59,16 @@ class KernelParamsMixin:
         return tags
 
 
+def store_init_params(est, params):
+    """Set the constructor's parameters on ``est`` as they are (``params``: the constructor's
+    ``locals()`` before anything else runs): scikit-learn's convention of one attribute per
+    parameter, unchanged, its validation left to ``fit``, written once for the estimators
+    with long parameter lists."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)
+
+
 def check_n_components(n_components, rank: int, *, name: str = "n_components") -> int:
     """Validate an integer number of components against the available rank."""
     n_components = check_int(n_components, name, minimum=1)

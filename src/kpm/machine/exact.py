@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from kpm.base import validate_kernel_input, validate_kernel_input_y
+from kpm.base import store_init_params, validate_kernel_input, validate_kernel_input_y
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.basis_choice import BASES, fit_nystroem, resolve_basis
@@ -455,36 +455,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         verbose=0,
         keep_paths=False,
     ):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.basis = basis
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.selection = selection
-        self.cv = cv
-        self.penalty = penalty
-        self.slope_factor = slope_factor
-        self.max_components = max_components
-        self.n_components_grid = n_components_grid
-        self.early_stopping = early_stopping
-        self.centered = centered
-        self.lp_solver = lp_solver
-        self.cv_duplicates = cv_duplicates
-        self.eigen_solver = eigen_solver
-        self.formulation = formulation
-        self.C = C
-        self.c_selection = c_selection
-        self.loss = loss
-        self.cv_basis = cv_basis
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.keep_paths = keep_paths
+        store_init_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         r"""Fit the path of every D, select D, and keep the selected function.

@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from kpm.base import store_init_params
 from kpm.hinge.constraint_generation import ConstraintGenerationOptions
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.dask_data import check_client, dask_errors, is_dask_array, labels_block
@@ -404,35 +405,7 @@ class NystroemKPM(BaseKPM):
         verbose=0,
         keep_paths=False,
     ):
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.max_components = max_components
-        self.n_components_grid = n_components_grid
-        self.selection = selection
-        self.cv = cv
-        self.penalty = penalty
-        self.slope_factor = slope_factor
-        self.formulation = formulation
-        self.C = C
-        self.c_selection = c_selection
-        self.loss = loss
-        self.early_stopping = early_stopping
-        self.n_jobs = n_jobs
-        self.memory_budget = memory_budget
-        self.rank_tol = rank_tol
-        self.solver_options = solver_options
-        self.cv_duplicates = cv_duplicates
-        self.client = client
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_paths = keep_paths
+        store_init_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         r"""Fit: landmarks, eigenfunctions, features, the paths the rule needs, the rule.
