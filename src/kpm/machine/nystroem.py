@@ -42,6 +42,7 @@ from kpm.machine.family import BasisFit, EngineSettings, build_family
 from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
 from kpm.machine.formulation import LOSSES
 from kpm.machine.grids import SVM_MAX_COMPONENTS
+from kpm.machine import streamed
 from kpm.machine.nystroem_dask import check_training_data, dask_scores, dask_training_data
 from kpm.machine.nystroem_data import (
     RESIDUAL_ROWS,
@@ -49,6 +50,7 @@ from kpm.machine.nystroem_data import (
     block_rows,
     ConstraintGenerationFullPath,
     InMemoryData,
+    StreamedFit,
     cv_error_table,
     expansion_scores,
     lp_stats,
@@ -69,6 +71,7 @@ from kpm.validation import (
     duplicate_groups,
     check_estimator_data,
     check_int,
+    check_samples,
     warn_if_degenerate_counts,
     warn_if_degenerate_model,
 )
@@ -470,20 +473,21 @@ class NystroemKPM(BaseKPM):
         return tags
 
     def _check_params(self):
-        if self.formulation == "svm" and self.client is not None:
+        if self.formulation == "svm" and self.client is not None and self.loss != "squared_hinge":
             raise ValueError(
-                "formulation='svm' is not supported with client= (the distributed fit solves the "
-                "paper's hinge LP by constraint generation); fit the SVM in memory (client=None; "
-                "a Dask X is then computed into memory) or use formulation='paper'"
+                "formulation='svm' with client= fits the squared hinge (the final fit streamed by Newton "
+                "steps over the workers' chunks); use loss='squared_hinge', fit in memory (client=None), or "
+                "use formulation='paper'"
             )
         ConstraintGenerationOptions.of(self.solver_options)
         check_client(self.client)
 
     def _lp_only(self):
-        return self.client is not None  # the distributed fit is the constraint-generation LP
+        # with client=, 'auto' is the constraint-generation LP; formulation='svm' is streamed
+        return self.client is not None and self.formulation != "svm"
 
     def _lp_reason(self):
-        return "with client=" if self.client is not None else None
+        return "with client=" if self._lp_only() else None
 
     def _fit_context(self):
         return dask_errors(self.client)
@@ -517,10 +521,13 @@ class NystroemKPM(BaseKPM):
                 "sample_weight and class_weight are not supported with client= (the distributed constraint "
                 "generation weighs every point alike); fit in memory (client=None) to weigh the samples"
             )
+        svm_client = client is not None and plan.formulation == "svm"  # selection in memory, the final fit streamed
         X, y, self.n_features_in_ = check_training_data(self, X, y, distributed=client is not None)
+        if svm_client and is_dask_array(y):
+            y = np.asarray(y.compute())  # n labels on the client; X stays on the workers
         weights = keep = None
         y_all = y
-        if client is None:
+        if client is None or svm_client:
             sample_weight, keep = positive_weights(sample_weight, y, who=self._name)
             if keep is not None:
                 kept = np.flatnonzero(keep)
@@ -537,7 +544,20 @@ class NystroemKPM(BaseKPM):
         self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
                        f"{X.shape[0]} points")
         t = time.perf_counter()
-        if client is None:
+        self.n_selection_samples_ = X.shape[0]
+        if client is None or svm_client:
+            stream = None
+            sub = streamed.selection_rows(X.shape[0], basis.projection.shape[1]) if plan.loss == "squared_hinge" \
+                and plan.formulation == "svm" else None
+            if svm_client or sub is not None:  # C and D chosen on a subsample, the final fit streamed
+                idx = streamed.selection_subsample(codes, X.shape[0] if sub is None else sub, int(seeds[2]))
+                source = (streamed.DaskRowSource(X, rows, client) if svm_client else streamed.RowSource(X, rows))
+                stream = StreamedFit(source, Y, weights)
+                X = check_samples(X[idx].compute()) if svm_client else X[idx]
+                y = y_all = np.asarray(y)[idx]
+                codes, Y, keep = codes[idx], Y[idx], None
+                weights = None if weights is None else weights[idx]
+                self.n_selection_samples_ = len(idx)
             splits = cv_total = groups = None
             if plan.rule.needs_cv and isinstance(self.cv, str) and self.cv_duplicates != "split":
                 groups = duplicate_groups(X)  # the copies the leave-one-out error leaves out together
@@ -553,7 +573,7 @@ class NystroemKPM(BaseKPM):
             F = basis.features(X, rows, order="C" if loo else "F")
             phases["features"] = time.perf_counter() - t
             return InMemoryData(F, Y, codes, splits, basis.grid, basis.svm_scale, self._cg_options(int(seeds[3])),
-                                weights, basis, cv_total, loo, groups if loo else None, phases)
+                                weights, basis, cv_total, loo, groups if loo else None, phases, stream)
         self.classes_, data = dask_training_data(X, y, self.cv, plan.rule, seeds, basis, rows, client,
                                                  self._cg_options(int(seeds[3])), phases, t, DASK_CHUNK_BYTES)
         return data
@@ -578,6 +598,16 @@ class NystroemKPM(BaseKPM):
         coefs = [p.coef_at(D) for p in full.paths]
         coef = np.array([beta for beta, _ in coefs])
         intercept = np.array([b for _, b in coefs])
+        self.streamed_steps_ = None
+        stream = getattr(data, "stream", None)
+        if stream is not None:  # the SVM at the chosen (D, C) on every training point
+            t = time.perf_counter()
+            scale = basis.svm_scale[:D]
+            W, intercept, self.streamed_steps_ = streamed.streamed_svm(
+                stream.source, stream.Y, stream.weights, basis.landmarks, basis.kernel,
+                basis.projection[:, :D] * scale, self.C_, coef[:, :D] / scale, intercept)
+            coef = W * scale
+            data.phases["streamed_fit"] = time.perf_counter() - t
         dual = coef @ basis.projection[:, :D].T
         binary = len(coefs) == 1
         self.coef_ = coef[0] if binary else coef

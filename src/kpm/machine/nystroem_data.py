@@ -50,6 +50,7 @@ __all__ = [
     "landmark_residual",
     "NystroemBasis",
     "InMemoryData",
+    "StreamedFit",
     "ConstraintGenerationFullPath",
     "ROW_BLOCK",
     "RESIDUAL_ROWS",
@@ -329,6 +330,17 @@ def grow_paths(solvers, columns, grid):
 
 
 @dataclass
+class StreamedFit:
+    """All the training points of a fit whose C and D are chosen on a subsample
+    (:mod:`kpm.machine.streamed`): their rows (a :class:`kpm.machine.streamed.RowSource`), the
+    one-vs-rest targets and the samples' weights (None: unweighted)."""
+
+    source: object
+    Y: np.ndarray
+    weights: np.ndarray | None = None
+
+
+@dataclass
 class InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
     memory, with the D grid, the SVM's feature scale, the constraint generation's
@@ -352,6 +364,7 @@ class InMemoryData:
     loo: bool = False
     loo_groups: np.ndarray | None = None
     phases: dict = field(default_factory=dict)
+    stream: StreamedFit | None = None
 
     @property
     def n(self):
