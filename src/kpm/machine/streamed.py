@@ -5,8 +5,8 @@ fit streamed.
 (the default of :class:`~kpm.machine.exact.KernelProjectionMachine` on the Nyström basis) holds
 the features ``F = K(X, Z) P`` of its training points in memory, and the fit about
 :data:`FEATURE_COPIES` arrays of that size (the features, the SVM's scaled copy, the solvers'
-temporaries: 2.3 GiB beyond the data at n = 10^5, m = 1000). Beyond a quarter of
-``kpm.get_config()['max_kernel_bytes']`` for those arrays (:func:`selection_rows`):
+temporaries: 2.3 GiB beyond the data at n = 10^5, m = 1000). Beyond :data:`SELECTION_BYTES`
+(1 GiB) for those arrays (:func:`selection_rows`):
 
 1. C and D are chosen exactly as in memory -- the same basis (landmarks and eigenfunctions of
    all the training points), the same selection path -- on a uniform, stratified subsample
@@ -39,17 +39,21 @@ import numpy as np
 from scipy import linalg
 
 from kpm.blas_threads import small_blas
-from kpm.config import get_config
 from kpm.hinge.squared_hinge import MAX_ITER, TOL, weighted_line_search
 from kpm.hinge.svm_path import BIAS_SCALE
 from kpm.machine.nystroem_data import expansion_scores, feature_block
 
-__all__ = ["FEATURE_COPIES", "DECREMENT_TOL", "selection_rows", "selection_subsample", "RowSource", "DaskRowSource",
+__all__ = ["FEATURE_COPIES", "SELECTION_BYTES", "DECREMENT_TOL", "selection_rows", "selection_subsample", "RowSource", "DaskRowSource",
            "chunk_sums", "streamed_svm"]
 
 #: The in-memory SVM fit holds about this many ``n x cols`` float64 arrays (features, their
 #: scaled copy, the solvers' temporaries): 2.3 GiB beyond the data at n = 10^5, cols = 1000.
 FEATURE_COPIES = 3
+#: The most bytes of those arrays: beyond, C and D are chosen on a subsample and the final fit
+#: streamed. A constant of its own, not a share of ``max_kernel_bytes`` (which tests and users
+#: lower to reach the Nyström basis at small n): the growth of the fit beyond the data stays
+#: below 2 GiB at n = 10^6, m = 1000.
+SELECTION_BYTES = 2**30
 
 
 #: The streamed Newton method also stops where the Newton decrement ``-grad . step`` is below
@@ -62,11 +66,11 @@ DECREMENT_TOL = 1e-16
 def selection_rows(n, cols):
     """The points on which C and D are chosen, or None where the fit runs in memory.
 
-    In memory while ``FEATURE_COPIES * 8 * n * cols`` bytes fit a quarter of
-    ``kpm.get_config()['max_kernel_bytes']`` (1 GiB at the 4 GiB default: 44,739 points at
-    ``cols = 1000``); beyond, that many points (the final fit is then streamed over all ``n``).
+    In memory while the in-memory fit's ``FEATURE_COPIES * 8 * n * cols`` bytes fit
+    :data:`SELECTION_BYTES` (1 GiB: 44,739 points at ``cols = 1000``); beyond, that many
+    points (the final fit is then streamed over all ``n``).
     """
-    rows = int(get_config()["max_kernel_bytes"] // (4 * FEATURE_COPIES * 8 * max(int(cols), 1)))
+    rows = int(SELECTION_BYTES // (FEATURE_COPIES * 8 * max(int(cols), 1)))
     return None if n <= rows else max(rows, 2)
 
 
