@@ -102,7 +102,7 @@ def test_dask_client_equals_the_in_memory_streamed_fit(data, third):
 
     X, y, Xt, _ = data
     with pytest.MonkeyPatch.context() as mp, Client(processes=False, n_workers=2, threads_per_worker=1,
-                                                    dashboard_address=None) as client:
+                                                    dashboard_address=":0") as client:
         mp.setattr(streamed, "selection_rows", lambda n, cols: n // 3)
         est = NystroemKPM(**KW, client=client).fit(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
     assert (est.n_components_, est.C_, est.n_selection_samples_) == (third.n_components_, third.C_,
@@ -118,7 +118,7 @@ def test_dask_client_below_the_bytes_chooses_on_every_point(data, in_memory):
     from distributed import Client
 
     X, y, Xt, _ = data
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
         est = NystroemKPM(**KW, client=client).fit(da.from_array(X, chunks=700), y)
     assert est.n_selection_samples_ == N_TRAIN and est.streamed_steps_ == 0
     np.testing.assert_allclose(est.decision_function(Xt), in_memory.decision_function(Xt), atol=1e-6)

@@ -43,14 +43,13 @@ from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_t
 from kpm.machine.formulation import LOSSES
 from kpm.machine.grids import SVM_MAX_COMPONENTS
 from kpm.machine import streamed
-from kpm.machine.nystroem_dask import check_training_data, dask_scores, dask_training_data
+from kpm.machine.nystroem_dask import check_training_data, dask_accuracy, dask_scores, dask_training_data
 from kpm.machine.nystroem_data import (
     RESIDUAL_ROWS,
     ROW_BLOCK,
     block_rows,
     ConstraintGenerationFullPath,
     InMemoryData,
-    StreamedFit,
     cv_error_table,
     expansion_scores,
     lp_stats,
@@ -122,8 +121,9 @@ class NystroemKPM(BaseKPM):
     guide, "Beyond the papers"): in each :math:`S_D` it fits the soft-margin SVM on the
     eigenfunctions scaled to :math:`\sqrt{\lambda_j / m}\, \phi_j`, whose inner product is
     the Nyström kernel :math:`\tilde k(x, x') = K(x, Z)\, U \Lambda^{-1} U^\top K(Z, x')`.
-    It is solved in memory by warm-started dual coordinate descent, and is not available
-    with ``client=``.
+    With the squared hinge, beyond 1 GiB for the in-memory fit's features and always with
+    ``client=``, C and D are chosen on a stratified subsample and the SVM at that (D, C) is
+    fitted on every point by streamed Newton steps (:mod:`kpm.machine.streamed`).
 
     Parameters
     ----------
@@ -177,8 +177,9 @@ class NystroemKPM(BaseKPM):
         Factor of the slope heuristic (Birgé-Massart's 2).
     formulation : {'paper', 'svm', 'auto'}, default='paper'
         ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation.
-        ``'svm'``: the soft-margin SVM restricted to ``S_D`` (see above), in memory, on the
-        same D grid; ``client`` must then be None. With several ``C`` the selection must be
+        ``'svm'``: the soft-margin SVM restricted to ``S_D`` (see above), on the same D grid;
+        with ``client`` the squared hinge only, C and D chosen on a subsample in memory and the
+        final fit streamed over the workers. With several ``C`` the selection must be
         ``'cv'``. ``'auto'``: as in :class:`KernelProjectionMachine`, ``'svm'`` when D is
         chosen by CV (and no ``client`` is given), ``'paper'`` otherwise; ``formulation_``
         tells which ran.
@@ -227,7 +228,9 @@ class NystroemKPM(BaseKPM):
         persisted on the workers, the violation searches and curves computed there; only
         working-set rows and per-chunk sums reach the client. With ``cv`` an int the folds
         are stratified chunk by chunk (not scikit-learn's StratifiedKFold); a CV splitter
-        must put every point in exactly one validation set. Needs the ``dask`` extra.
+        must put every point in exactly one validation set. With ``formulation='svm'`` X stays
+        on the workers, the labels and the selection's subsample come to the client (see
+        above). Needs the ``dask`` extra.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as :class:`sklearn.svm.SVC` has them (a dict ``{label:
         weight}``, 1 for the classes it does not name, or ``'balanced'``: :math:`n / (n_{\text{classes}}\,
@@ -306,8 +309,15 @@ class NystroemKPM(BaseKPM):
         (``ConvergenceWarning``) and selected D below the first failure.
     lp_fallbacks_ : int
         Working-set LPs solved by the exact KPM's path solver after HiGHS failed.
+    n_selection_samples_ : int
+        The training points on which C and D were chosen (and on which the curves --
+        ``cv_error_``, ``train_risk_``, ... -- are computed): all of them, or the subsample of a
+        streamed fit.
+    streamed_steps_ : int or None
+        Newton steps of the streamed final fit on all the points (each reads the data twice;
+        0: the subsample's solution was the minimiser); None in memory.
     timings_ : dict
-        Seconds spent in each phase.
+        Seconds spent in each phase (``streamed_fit``: the streamed final fit).
     fit_time_ : float
         Seconds spent in :meth:`fit`.
 
@@ -547,16 +557,14 @@ class NystroemKPM(BaseKPM):
         self.n_selection_samples_ = X.shape[0]
         if client is None or svm_client:
             stream = None
-            sub = streamed.selection_rows(X.shape[0], basis.projection.shape[1]) if plan.loss == "squared_hinge" \
-                and plan.formulation == "svm" else None
-            if svm_client or sub is not None:  # C and D chosen on a subsample, the final fit streamed
-                idx = streamed.selection_subsample(codes, X.shape[0] if sub is None else sub, int(seeds[2]))
-                source = (streamed.DaskRowSource(X, rows, client) if svm_client else streamed.RowSource(X, rows))
-                stream = StreamedFit(source, Y, weights)
+            if svm_client or (plan.formulation == "svm" and plan.loss == "squared_hinge"):
+                stream = streamed.streamed_fit(X, Y, codes, weights, basis.projection.shape[1], rows, int(seeds[2]),
+                                               client if svm_client else None)
+            if stream is not None:  # C and D chosen on a subsample, the final fit streamed
+                idx = stream.selection
                 X = check_samples(X[idx].compute()) if svm_client else X[idx]
                 y = y_all = np.asarray(y)[idx]
-                codes, Y, keep = codes[idx], Y[idx], None
-                weights = None if weights is None else weights[idx]
+                codes, Y, keep, weights = codes[idx], Y[idx], None, None if weights is None else weights[idx]
                 self.n_selection_samples_ = len(idx)
             splits = cv_total = groups = None
             if plan.rule.needs_cv and isinstance(self.cv, str) and self.cv_duplicates != "split":
@@ -599,14 +607,9 @@ class NystroemKPM(BaseKPM):
         coef = np.array([beta for beta, _ in coefs])
         intercept = np.array([b for _, b in coefs])
         self.streamed_steps_ = None
-        stream = getattr(data, "stream", None)
-        if stream is not None:  # the SVM at the chosen (D, C) on every training point
+        if getattr(data, "stream", None) is not None:  # the SVM at the chosen (D, C) on every training point
             t = time.perf_counter()
-            scale = basis.svm_scale[:D]
-            W, intercept, self.streamed_steps_ = streamed.streamed_svm(
-                stream.source, stream.Y, stream.weights, basis.landmarks, basis.kernel,
-                basis.projection[:, :D] * scale, self.C_, coef[:, :D] / scale, intercept)
-            coef = W * scale
+            coef, intercept, self.streamed_steps_ = data.stream.refit(basis, D, self.C_, coef, intercept)
             data.phases["streamed_fit"] = time.perf_counter() - t
         dual = coef @ basis.projection[:, :D].T
         binary = len(coefs) == 1
@@ -687,20 +690,7 @@ class NystroemKPM(BaseKPM):
         data are (on the workers with ``client``) and only the number travels back."""
         if not is_dask_array(X):
             return super().score(X, y, sample_weight=sample_weight)
-        import dask.array as da
-
-        pred = self.predict(X)
-        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=pred.chunks)
-        if y.shape != pred.shape:
-            raise ValueError(f"y has shape {y.shape}, expected {pred.shape}")
-        hit = pred == y.rechunk(pred.chunks)
-        if sample_weight is None:
-            acc = hit.mean()
-        else:
-            w = sample_weight if is_dask_array(sample_weight) else da.from_array(np.asarray(sample_weight, float),
-                                                                                  chunks=pred.chunks)
-            acc = (w.rechunk(pred.chunks) * hit).sum() / w.sum()
-        return float(self.client.compute(acc).result() if self.client is not None else acc.compute())
+        return dask_accuracy(self.predict(X), y, sample_weight, self.client)
 
     def transform_eigenfunctions(self, X, n_components=None):
         """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``;

@@ -50,7 +50,6 @@ __all__ = [
     "landmark_residual",
     "NystroemBasis",
     "InMemoryData",
-    "StreamedFit",
     "ConstraintGenerationFullPath",
     "ROW_BLOCK",
     "RESIDUAL_ROWS",
@@ -330,17 +329,6 @@ def grow_paths(solvers, columns, grid):
 
 
 @dataclass
-class StreamedFit:
-    """All the training points of a fit whose C and D are chosen on a subsample
-    (:mod:`kpm.machine.streamed`): their rows (a :class:`kpm.machine.streamed.RowSource`), the
-    one-vs-rest targets and the samples' weights (None: unweighted)."""
-
-    source: object
-    Y: np.ndarray
-    weights: np.ndarray | None = None
-
-
-@dataclass
 class InMemoryData:
     """The training features ``F``, one-vs-rest targets ``Y``, class codes and CV splits in
     memory, with the D grid, the SVM's feature scale, the constraint generation's
@@ -349,7 +337,9 @@ class InMemoryData:
     weights (None: unweighted), the basis, the pooled CV error's denominator (``cv_total``,
     None: the points), ``loo``: D and C by the leave-one-out error, which leaves the
     copies of a sample (``loo_groups``, None: one point at a time) out together, and the
-    seconds of the data's phases (:class:`kpm.machine.family.FitData`)."""
+    seconds of the data's phases (:class:`kpm.machine.family.FitData`); ``stream``: all the
+    training points where these are the subsample of a streamed fit
+    (:class:`kpm.machine.streamed.StreamedFit`)."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -364,7 +354,7 @@ class InMemoryData:
     loo: bool = False
     loo_groups: np.ndarray | None = None
     phases: dict = field(default_factory=dict)
-    stream: StreamedFit | None = None
+    stream: object = None
 
     @property
     def n(self):

@@ -35,6 +35,8 @@ decision values per problem travelling to the client.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import linalg
 
@@ -43,7 +45,8 @@ from kpm.hinge.squared_hinge import MAX_ITER, TOL, weighted_line_search
 from kpm.hinge.svm_path import BIAS_SCALE
 from kpm.machine.nystroem_data import expansion_scores, feature_block
 
-__all__ = ["FEATURE_COPIES", "SELECTION_BYTES", "DECREMENT_TOL", "selection_rows", "selection_subsample", "RowSource", "DaskRowSource",
+__all__ = ["FEATURE_COPIES", "SELECTION_BYTES", "DECREMENT_TOL", "selection_rows", "selection_subsample", "StreamedFit", "streamed_fit",
+           "RowSource", "DaskRowSource",
            "chunk_sums", "streamed_svm"]
 
 #: The in-memory SVM fit holds about this many ``n x cols`` float64 arrays (features, their
@@ -109,6 +112,40 @@ def chunk_sums(X, weights, residuals, Z, kernel, M, B, rows):
             G[c] += (Ac * w[used[inside], c][:, None]).T @ Ac
             g[c] += Ac.T @ r[used[inside], c]
     return G, g
+
+
+@dataclass
+class StreamedFit:
+    """All the training points of a fit whose C and D are chosen on the subsample
+    ``selection`` (sorted indices): their rows (a :class:`RowSource`), the one-vs-rest
+    targets and the samples' weights (None: unweighted)."""
+
+    source: RowSource
+    Y: np.ndarray
+    weights: np.ndarray | None
+    selection: np.ndarray
+
+    def refit(self, basis, D, C, coef, intercept):
+        """``(coef, intercept, steps)``: the SVM at ``(D, C)`` on every point
+        (:func:`streamed_svm`), from the subsample's ``coef`` (n_problems, >= D) in the
+        coordinates of the Nyström ``basis``'s eigenfunctions and ``intercept``."""
+        scale = basis.svm_scale[:D]
+        W, b, steps = streamed_svm(self.source, self.Y, self.weights, basis.landmarks, basis.kernel,
+                                   basis.projection[:, :D] * scale, C, coef[:, :D] / scale, intercept)
+        return W * scale, b, steps
+
+
+def streamed_fit(X, Y, codes, weights, cols, rows, seed, client=None):
+    """The :class:`StreamedFit` of training data ``X`` (numpy, or Dask on ``client``'s
+    workers) with ``cols`` features per point, read in blocks of ``rows`` rows; None where the
+    fit runs in memory (:func:`selection_rows`; with ``client`` always streamed, on a
+    subsample of every point below the bytes). The subsample is drawn with ``seed``."""
+    sub = selection_rows(X.shape[0], cols)
+    if sub is None and client is None:
+        return None
+    source = RowSource(X, rows) if client is None else DaskRowSource(X, rows, client)
+    idx = selection_subsample(codes, X.shape[0] if sub is None else sub, seed)
+    return StreamedFit(source, Y, weights, idx)
 
 
 class RowSource:
