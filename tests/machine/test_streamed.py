@@ -122,3 +122,21 @@ def test_dask_client_below_the_bytes_chooses_on_every_point(data, in_memory):
         est = NystroemKPM(**KW, client=client).fit(da.from_array(X, chunks=700), y)
     assert est.n_selection_samples_ == N_TRAIN and est.streamed_steps_ == 0
     np.testing.assert_allclose(est.decision_function(Xt), in_memory.decision_function(Xt), atol=1e-6)
+
+
+def test_chunk_sums_are_the_weighted_gram_and_gradient_sums():
+    """Blockwise over rows, only the rows of positive weight: the sums of a_i a_i^T and r_i a_i."""
+    from kpm.kernels import make_kernel
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 5))
+    w = rng.uniform(0.5, 2.0, (500, 2))
+    w[::3, 0] = 0.0
+    w[1::2, 1] = 0.0
+    r = rng.standard_normal((500, 2))
+    Z, M, kernel = X[:40], rng.standard_normal((40, 30)), make_kernel("rbf", sigma=2.0)
+    G, g = streamed.chunk_sums(X, w, r, Z, kernel, M, 0.5, 128)
+    A = np.hstack([kernel(X, Z) @ M, np.full((500, 1), 0.5)])
+    for c in range(2):
+        np.testing.assert_allclose(G[c], (A * w[:, c:c + 1]).T @ A, rtol=1e-12, atol=1e-12 * np.abs(G[c]).max())
+        np.testing.assert_allclose(g[c], A.T @ np.where(w[:, c] > 0, r[:, c], 0.0), rtol=1e-12, atol=1e-10)

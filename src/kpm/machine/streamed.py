@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas
 
 from kpm.blas_threads import small_blas
 from kpm.hinge.squared_hinge import MAX_ITER, TOL, weighted_line_search
@@ -109,8 +110,13 @@ def chunk_sums(X, weights, residuals, Z, kernel, M, B, rows):
         for c in range(P):
             inside = np.flatnonzero(w[used, c] > 0)
             Ac = A[inside]
-            G[c] += (Ac * w[used[inside], c][:, None]).T @ Ac
             g[c] += Ac.T @ r[used[inside], c]
+            # the upper triangle of Ac^T W Ac (a symmetric rank-k update: half a product's flops)
+            G[c] = blas.dsyrk(1.0, (Ac * np.sqrt(w[used[inside], c])[:, None]).T, c=G[c], beta=1.0, trans=0,
+                              overwrite_c=1)
+    upper = np.triu_indices(d + 1, 1)
+    for c in range(P):
+        G[c][(upper[1], upper[0])] = G[c][upper]
     return G, g
 
 
