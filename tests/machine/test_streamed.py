@@ -140,3 +140,17 @@ def test_chunk_sums_are_the_weighted_gram_and_gradient_sums():
     for c in range(2):
         np.testing.assert_allclose(G[c], (A * w[:, c:c + 1]).T @ A, rtol=1e-12, atol=1e-12 * np.abs(G[c]).max())
         np.testing.assert_allclose(g[c], A.T @ np.where(w[:, c] > 0, r[:, c], 0.0), rtol=1e-12, atol=1e-10)
+
+
+def test_dask_client_with_numpy_data_equals_the_in_memory_streamed_fit(data, third):
+    """A numpy X with client= is persisted on the workers in row chunks: the same fit."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    X, y, Xt, _ = data
+    with pytest.MonkeyPatch.context() as mp, Client(processes=False, n_workers=1, threads_per_worker=1,
+                                                    dashboard_address=":0") as client:
+        mp.setattr(streamed, "selection_rows", lambda n, cols: n // 3)
+        est = NystroemKPM(**KW, client=client).fit(X, y)
+    assert (est.n_components_, est.C_, est.streamed_steps_) == (third.n_components_, third.C_, third.streamed_steps_)
+    np.testing.assert_allclose(est.decision_function(Xt), third.decision_function(Xt), atol=1e-8)

@@ -533,8 +533,8 @@ class NystroemKPM(BaseKPM):
             )
         svm_client = client is not None and plan.formulation == "svm"  # selection in memory, the final fit streamed
         X, y, self.n_features_in_ = check_training_data(self, X, y, distributed=client is not None)
-        if svm_client and is_dask_array(y):
-            y = np.asarray(y.compute())  # n labels on the client; X stays on the workers
+        if svm_client:  # X persisted on the workers once, the n labels on the client
+            X, y = streamed.persisted(X, client), np.asarray(y.compute() if is_dask_array(y) else y)
         weights = keep = None
         y_all = y
         if client is None or svm_client:

@@ -44,10 +44,11 @@ from scipy.linalg import blas
 from kpm.blas_threads import small_blas
 from kpm.hinge.squared_hinge import MAX_ITER, TOL, weighted_line_search
 from kpm.hinge.svm_path import BIAS_SCALE
+from kpm.machine.dask_data import is_dask_array
 from kpm.machine.nystroem_data import expansion_scores, feature_block
 
 __all__ = ["FEATURE_COPIES", "SELECTION_BYTES", "DECREMENT_TOL", "selection_rows", "selection_subsample", "StreamedFit", "streamed_fit",
-           "RowSource", "DaskRowSource",
+           "RowSource", "DASK_CHUNKS", "persisted", "DaskRowSource",
            "chunk_sums", "streamed_svm"]
 
 #: The in-memory SVM fit holds about this many ``n x cols`` float64 arrays (features, their
@@ -170,12 +171,27 @@ class RowSource:
         return chunk_sums(self.X, weights, residuals, Z, kernel, M, B, self.rows)
 
 
+#: Chunks of a numpy ``X`` given with ``client=`` (:func:`persisted`).
+DASK_CHUNKS = 8
+
+
+def persisted(X, client):
+    """``X`` persisted on ``client``'s workers (a numpy ``X`` as :data:`DASK_CHUNKS` row
+    chunks): the landmarks, the subsample and every Newton pass then read it there, the data
+    sent once."""
+    if not is_dask_array(X):
+        import dask.array as da  # the optional dependency, imported where it is used
+
+        X = da.from_array(X, chunks=(-(-X.shape[0] // DASK_CHUNKS), X.shape[1]))
+    return client.persist(X)
+
+
 class DaskRowSource(RowSource):
     """Training rows of a Dask array ``X`` on ``client``'s workers (persisted there): each chunk
     read where it is, the per-chunk sums and the decision values gathered by the client."""
 
     def __init__(self, X, rows, client):
-        super().__init__(client.persist(X), rows)
+        super().__init__(persisted(X, client), rows)
         self.client = client
         self.bounds = np.concatenate([[0], np.cumsum(self.X.chunks[0])]).astype(int)
 
