@@ -20,6 +20,17 @@ are the test set), the RBF width ``sigma = kpm.median_sigma`` of the standardise
   (``numpy.logspace(-2, 3, 11)``), 5-fold grid search; and its test error at each C of
   ``--pipeline-C`` (default 1 and 100) fitted on the whole training set.
 
+* With ``--dask-workers N`` the same model through a Dask ``LocalCluster`` of N single-threaded
+  worker processes (``NystroemKPM(formulation='svm', client=...)`` with the default KPM's
+  parameters, X a Dask array of row chunks): the wall and CPU seconds of the client, D, C,
+  the test error, the client's peak memory and each worker's; ``--no-kpm`` skips the in-memory
+  fit, so that the client's peak is its own.
+
+Beyond 1 GiB for the in-memory SVM's features (``kpm.machine.streamed.SELECTION_BYTES``: about
+45,000 points at m = 1000) C and D are chosen on a stratified subsample and the final SVM is
+streamed over all the points; the table says on how many points C and D were chosen, and the
+growth of the peak memory beyond that after the data.
+
 The machine may be shared: the 1-minute load average is recorded before each fit, and the CPU
 seconds alongside the wall seconds.
 
@@ -28,7 +39,7 @@ Output: ``<out>/bench_large_n.json`` and ``<out>/bench_large_n.md`` (default ``.
 Usage::
 
     python benchmarks/bench_large_n.py [--n 100000] [--n-test 20000] [--one-thread]
-        [--pipeline-C 1 100] [--no-pipeline] [--out kpm-results]
+        [--pipeline-C 1 100] [--no-pipeline] [--dask-workers N] [--no-kpm] [--out kpm-results]
 """
 
 from __future__ import annotations
@@ -103,7 +114,40 @@ def kpm_fit(data, one_thread=False):
         warnings.simplefilter("always")
         clf, rec = timed(lambda: KernelProjectionMachine(sigma=sigma, random_state=0).fit(X, y), one_thread)
     rec.update(basis=clf.basis_, D=int(clf.n_components_), C=clf.C_, test_error=float(1 - clf.score(X_test, y_test)),
-               peak_rss_gib=peak_rss_gib(), timings={k: float(v) for k, v in clf.timings_.items()},
+               peak_rss_gib=peak_rss_gib(), n_selection_samples=int(getattr(clf, "n_selection_samples_", len(y))),
+               streamed_steps=getattr(clf, "streamed_steps_", None),
+               timings={k: float(v) for k, v in clf.timings_.items()},
+               warnings=sorted({str(w.message)[:200] for w in caught}))
+    return rec
+
+
+def dask_fit(data, n_workers, rss_after_data):
+    """The default KPM's fit through a Dask ``LocalCluster`` of ``n_workers`` single-threaded
+    worker processes: a :class:`kpm.NystroemKPM` with the default KPM's parameters on the
+    Nyström basis and ``formulation='svm'``, ``X`` a Dask array of row chunks (two per worker)
+    on the workers, ``client=``. Its record: times, D, C, test error, the client's peak memory
+    and its growth beyond the data, and each worker's peak resident memory."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from kpm import KernelProjectionMachine, NystroemKPM
+    from kpm.machine.basis_choice import NYSTROEM_PARAMETERS
+
+    X, y, X_test, y_test, sigma = data
+    default = KernelProjectionMachine(sigma=sigma, random_state=0)
+    params = {name: getattr(default, name) for name in NYSTROEM_PARAMETERS}
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        Xd = da.from_array(X, chunks=(-(-X.shape[0] // (2 * n_workers)), X.shape[1]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf, rec = timed(lambda: NystroemKPM(**dict(params, formulation="svm"), client=client).fit(Xd, y))
+        workers = client.run(peak_rss_gib)
+    rec.update(basis="nystroem (Dask)", workers=n_workers, D=int(clf.n_components_), C=clf.C_,
+               test_error=float(1 - clf.score(X_test, y_test)), peak_rss_gib=peak_rss_gib(),
+               rss_growth_gib=peak_rss_gib() - rss_after_data, worker_peak_rss_gib=sorted(workers.values()),
+               n_selection_samples=int(clf.n_selection_samples_), streamed_steps=clf.streamed_steps_,
+               timings={k: float(v) for k, v in clf.timings_.items()},
                warnings=sorted({str(w.message)[:200] for w in caught}))
     return rec
 
@@ -135,8 +179,12 @@ def pipeline_fits(data, Cs):
 
 
 def report_lines(result):
-    k = result["kpm"]
     from kpm_reproduce.experiments.provenance import header
+
+    fits = [("KernelProjectionMachine()", r) for r in [result.get("kpm")] + result.get("kpm_one_thread", []) if r]
+    if result.get("dask") is not None:
+        fits.append((f"NystroemKPM(client=), {result['dask']['workers']} workers", result["dask"]))
+    k = fits[0][1]
 
     lines = [
         f"# {TITLE}",
@@ -148,15 +196,22 @@ def report_lines(result):
         f"BLAS threads at the default: {k['blas_threads']}. Peak resident memory after the data: "
         f"{result['rss_after_data_gib']:.2f} GiB.",
         "",
-        "| fit | threads | wall s | CPU s | load before | basis | D | C | test error | peak RSS GiB |",
-        "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| fit | threads | wall s | CPU s | load before | basis | C, D chosen on | D | C | test error "
+        "| peak RSS GiB | growth GiB |",
+        "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, rec in [("KernelProjectionMachine()", k)] + [("KernelProjectionMachine()", r)
-                                                            for r in result.get("kpm_one_thread", [])]:
+    for name, rec in fits:
+        chosen_on = rec.get("n_selection_samples", result["n"])
         lines.append(f"| {name} | {rec['blas_threads']} | {rec['wall_s']:.1f} | {rec['cpu_s']:.1f} | "
-                     f"{rec['load_before']:.2f} | {rec['basis']} | {rec['D']} | {rec['C']:.4g} | "
-                     f"{100 * rec['test_error']:.2f} % | {rec['peak_rss_gib']:.2f} |")
-    lines += ["", "KPM phases (s): " + ", ".join(f"{p} {s:.1f}" for p, s in k["timings"].items()), ""]
+                     f"{rec['load_before']:.2f} | {rec['basis']} | {chosen_on:,} | {rec['D']} | {rec['C']:.4g} | "
+                     f"{100 * rec['test_error']:.2f} % | {rec['peak_rss_gib']:.2f} | "
+                     f"{rec['peak_rss_gib'] - result['rss_after_data_gib']:.2f} |")
+    for name, rec in fits:
+        lines += ["", f"{name} phases (s): " + ", ".join(f"{p} {s:.1f}" for p, s in rec["timings"].items())]
+        if rec.get("worker_peak_rss_gib"):
+            lines.append("Workers' peak resident memory (GiB): "
+                         + ", ".join(f"{g:.2f}" for g in rec["worker_peak_rss_gib"]))
+    lines.append("")
     p = result.get("pipeline")
     if p is not None:
         one = p["one_fit"]
@@ -184,6 +239,10 @@ def main(argv=None):
     ap.add_argument("--pipeline-C", type=float, nargs="*", default=[1.0, 100.0],
                     help="the C values at which the pipeline's test error is measured")
     ap.add_argument("--no-pipeline", action="store_true", help="skip the pipeline")
+    ap.add_argument("--dask-workers", type=int, default=None,
+                    help="also fit through a Dask LocalCluster of this many worker processes")
+    ap.add_argument("--no-kpm", action="store_true",
+                    help="skip the in-memory KPM fit (with --dask-workers: the client's memory alone)")
     ap.add_argument("--max-kernel-bytes", type=int, default=None,
                     help="the exact basis's kernel budget (kpm.set_config; default: the library's)")
     ap.add_argument("--out", default="kpm-results")
@@ -197,10 +256,16 @@ def main(argv=None):
     import kpm
 
     budget = {} if args.max_kernel_bytes is None else {"max_kernel_bytes": args.max_kernel_bytes}
+    if args.no_kpm and args.dask_workers is None:
+        ap.error("--no-kpm needs --dask-workers")
     with kpm.config_context(**budget):
-        result["kpm"] = kpm_fit(data)
-        print(f"KPM (default threads): {json.dumps(result['kpm'])}", flush=True)
-        if args.one_thread:
+        if not args.no_kpm:
+            result["kpm"] = kpm_fit(data)
+            print(f"KPM (default threads): {json.dumps(result['kpm'])}", flush=True)
+        if args.dask_workers is not None:
+            result["dask"] = dask_fit(data, args.dask_workers, result["rss_after_data_gib"])
+            print(f"KPM (Dask): {json.dumps(result['dask'])}", flush=True)
+        if args.one_thread and not args.no_kpm:
             result["kpm_one_thread"] = [kpm_fit(data, one_thread=True)]
             print(f"KPM (one thread): {json.dumps(result['kpm_one_thread'][0])}", flush=True)
     if not args.no_pipeline:

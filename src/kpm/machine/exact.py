@@ -308,7 +308,9 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
     basis_ : {'exact', 'nystroem'}
         The basis fitted (``basis`` with ``'auto'`` resolved). On the Nyström basis the
         model also has :class:`NystroemKPM`'s fitted attributes (``landmarks_``,
-        ``projection_``, ``coef_``, ``landmark_residual_``, ...), ``X_fit_`` is
+        ``projection_``, ``coef_``, ``landmark_residual_``, ``n_selection_samples_``,
+        ``streamed_steps_``, ...: beyond the memory of its features C and D are chosen on a
+        subsample and the final SVM is streamed over all the points), ``X_fit_`` is
         ``landmarks_`` and only :meth:`select_dim` of the path methods applies.
     n_components_ : int
         The selected dimension D.

@@ -43,7 +43,8 @@ from kpm.machine.family import BasisFit, EngineSettings, build_family
 from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
 from kpm.machine.formulation import LOSSES
 from kpm.machine.grids import SVM_MAX_COMPONENTS
-from kpm.machine.nystroem_dask import check_training_data, dask_scores, dask_training_data
+from kpm.machine import streamed
+from kpm.machine.nystroem_dask import check_training_data, dask_accuracy, dask_scores, dask_training_data
 from kpm.machine.nystroem_data import (
     RESIDUAL_ROWS,
     ROW_BLOCK,
@@ -71,6 +72,7 @@ from kpm.validation import (
     duplicate_groups,
     check_estimator_data,
     check_int,
+    check_samples,
     warn_if_degenerate_counts,
     warn_if_degenerate_model,
 )
@@ -121,8 +123,9 @@ class NystroemKPM(BaseKPM):
     guide, "Beyond the papers"): in each :math:`S_D` it fits the soft-margin SVM on the
     eigenfunctions scaled to :math:`\sqrt{\lambda_j / m}\, \phi_j`, whose inner product is
     the Nyström kernel :math:`\tilde k(x, x') = K(x, Z)\, U \Lambda^{-1} U^\top K(Z, x')`.
-    It is solved in memory by warm-started dual coordinate descent, and is not available
-    with ``client=``.
+    With the squared hinge, beyond 1 GiB for the in-memory fit's features and always with
+    ``client=``, C and D are chosen on a stratified subsample and the SVM at that (D, C) is
+    fitted on every point by streamed Newton steps (:mod:`kpm.machine.streamed`).
 
     Parameters
     ----------
@@ -176,8 +179,9 @@ class NystroemKPM(BaseKPM):
         Factor of the slope heuristic (Birgé-Massart's 2).
     formulation : {'paper', 'svm', 'auto'}, default='paper'
         ``'paper'``: the KPM's hinge LP in every ``S_D``, by constraint generation.
-        ``'svm'``: the soft-margin SVM restricted to ``S_D`` (see above), in memory, on the
-        same D grid; ``client`` must then be None. With several ``C`` the selection must be
+        ``'svm'``: the soft-margin SVM restricted to ``S_D`` (see above), on the same D grid;
+        with ``client`` the squared hinge only, C and D chosen on a subsample in memory and the
+        final fit streamed over the workers. With several ``C`` the selection must be
         ``'cv'``. ``'auto'``: as in :class:`KernelProjectionMachine`, ``'svm'`` when D is
         chosen by CV (and no ``client`` is given), ``'paper'`` otherwise; ``formulation_``
         tells which ran.
@@ -226,7 +230,9 @@ class NystroemKPM(BaseKPM):
         persisted on the workers, the violation searches and curves computed there; only
         working-set rows and per-chunk sums reach the client. With ``cv`` an int the folds
         are stratified chunk by chunk (not scikit-learn's StratifiedKFold); a CV splitter
-        must put every point in exactly one validation set. Needs the ``dask`` extra.
+        must put every point in exactly one validation set. With ``formulation='svm'`` X stays
+        on the workers, the labels and the selection's subsample come to the client (see
+        above). Needs the ``dask`` extra.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as :class:`sklearn.svm.SVC` has them (a dict ``{label:
         weight}``, 1 for the classes it does not name, or ``'balanced'``: :math:`n / (n_{\text{classes}}\,
@@ -305,8 +311,15 @@ class NystroemKPM(BaseKPM):
         (``ConvergenceWarning``) and selected D below the first failure.
     lp_fallbacks_ : int
         Working-set LPs solved by the exact KPM's path solver after HiGHS failed.
+    n_selection_samples_ : int
+        The training points on which C and D were chosen (and on which the curves --
+        ``cv_error_``, ``train_risk_``, ... -- are computed): all of them, or the subsample of a
+        streamed fit.
+    streamed_steps_ : int or None
+        Newton steps of the streamed final fit on all the points (each reads the data twice;
+        0: the subsample's solution was the minimiser); None in memory.
     timings_ : dict
-        Seconds spent in each phase.
+        Seconds spent in each phase (``streamed_fit``: the streamed final fit).
     fit_time_ : float
         Seconds spent in :meth:`fit`.
 
@@ -444,20 +457,21 @@ class NystroemKPM(BaseKPM):
         return tags
 
     def _check_params(self):
-        if self.formulation == "svm" and self.client is not None:
+        if self.formulation == "svm" and self.client is not None and self.loss != "squared_hinge":
             raise ValueError(
-                "formulation='svm' is not supported with client= (the distributed fit solves the "
-                "paper's hinge LP by constraint generation); fit the SVM in memory (client=None; "
-                "a Dask X is then computed into memory) or use formulation='paper'"
+                "formulation='svm' with client= fits the squared hinge (the final fit streamed by Newton "
+                "steps over the workers' chunks); use loss='squared_hinge', fit in memory (client=None), or "
+                "use formulation='paper'"
             )
         ConstraintGenerationOptions.of(self.solver_options)
         check_client(self.client)
 
     def _lp_only(self):
-        return self.client is not None  # the distributed fit is the constraint-generation LP
+        # with client=, 'auto' is the constraint-generation LP; formulation='svm' is streamed
+        return self.client is not None and self.formulation != "svm"
 
     def _lp_reason(self):
-        return "with client=" if self.client is not None else None
+        return "with client=" if self._lp_only() else None
 
     def _fit_context(self):
         return dask_errors(self.client)
@@ -491,10 +505,13 @@ class NystroemKPM(BaseKPM):
                 "sample_weight and class_weight are not supported with client= (the distributed constraint "
                 "generation weighs every point alike); fit in memory (client=None) to weigh the samples"
             )
+        svm_client = client is not None and plan.formulation == "svm"  # selection in memory, the final fit streamed
         X, y, self.n_features_in_ = check_training_data(self, X, y, distributed=client is not None)
+        if svm_client:  # X persisted on the workers once, the n labels on the client
+            X, y = streamed.persisted(X, client), np.asarray(y.compute() if is_dask_array(y) else y)
         weights = keep = None
         y_all = y
-        if client is None:
+        if client is None or svm_client:
             sample_weight, keep = positive_weights(sample_weight, y, who=self._name)
             if keep is not None:
                 kept = np.flatnonzero(keep)
@@ -511,7 +528,18 @@ class NystroemKPM(BaseKPM):
         self._progress(f"{len(basis.indices)} landmarks, {len(basis.eigenvalues)} eigenfunctions; the features of "
                        f"{X.shape[0]} points")
         t = time.perf_counter()
-        if client is None:
+        self.n_selection_samples_ = X.shape[0]
+        if client is None or svm_client:
+            stream = None
+            if svm_client or (plan.formulation == "svm" and plan.loss == "squared_hinge"):
+                stream = streamed.streamed_fit(X, Y, codes, weights, basis.projection.shape[1], rows, int(seeds[2]),
+                                               client if svm_client else None)
+            if stream is not None:  # C and D chosen on a subsample, the final fit streamed
+                idx = stream.selection
+                X = check_samples(X[idx].compute()) if svm_client else X[idx]
+                y = y_all = np.asarray(y)[idx]
+                codes, Y, keep, weights = codes[idx], Y[idx], None, None if weights is None else weights[idx]
+                self.n_selection_samples_ = len(idx)
             splits = cv_total = groups = None
             if plan.rule.needs_cv and isinstance(self.cv, str) and self.cv_duplicates != "split":
                 groups = duplicate_groups(X)  # the copies the leave-one-out error leaves out together
@@ -527,7 +555,7 @@ class NystroemKPM(BaseKPM):
             F = basis.features(X, rows, order="C" if loo else "F")
             phases["features"] = time.perf_counter() - t
             return InMemoryData(F, Y, codes, splits, basis.grid, basis.svm_scale, self._cg_options(int(seeds[3])),
-                                weights, basis, cv_total, loo, groups if loo else None, phases)
+                                weights, basis, cv_total, loo, groups if loo else None, phases, stream)
         self.classes_, data = dask_training_data(X, y, self.cv, plan.rule, seeds, basis, rows, client,
                                                  self._cg_options(int(seeds[3])), phases, t, DASK_CHUNK_BYTES)
         return data
@@ -552,6 +580,11 @@ class NystroemKPM(BaseKPM):
         coefs = [p.coef_at(D) for p in full.paths]
         coef = np.array([beta for beta, _ in coefs])
         intercept = np.array([b for _, b in coefs])
+        self.streamed_steps_ = None
+        if getattr(data, "stream", None) is not None:  # the SVM at the chosen (D, C) on every training point
+            t = time.perf_counter()
+            coef, intercept, self.streamed_steps_ = data.stream.refit(basis, D, self.C_, coef, intercept)
+            data.phases["streamed_fit"] = time.perf_counter() - t
         dual = coef @ basis.projection[:, :D].T
         binary = len(coefs) == 1
         self.coef_ = coef[0] if binary else coef
@@ -652,20 +685,7 @@ class NystroemKPM(BaseKPM):
         data are (on the workers with ``client``) and only the number travels back."""
         if not is_dask_array(X):
             return super().score(X, y, sample_weight=sample_weight)
-        import dask.array as da
-
-        pred = self.predict(X)
-        y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=pred.chunks)
-        if y.shape != pred.shape:
-            raise ValueError(f"y has shape {y.shape}, expected {pred.shape}")
-        hit = pred == y.rechunk(pred.chunks)
-        if sample_weight is None:
-            acc = hit.mean()
-        else:
-            w = sample_weight if is_dask_array(sample_weight) else da.from_array(np.asarray(sample_weight, float),
-                                                                                  chunks=pred.chunks)
-            acc = (w.rechunk(pred.chunks) * hit).sum() / w.sum()
-        return float(self.client.compute(acc).result() if self.client is not None else acc.compute())
+        return dask_accuracy(self.predict(X), y, sample_weight, self.client)
 
     def transform_eigenfunctions(self, X, n_components=None):
         """The Nyström eigenfunction features ``φ_1..φ_D`` of X (default D = ``n_components_``;

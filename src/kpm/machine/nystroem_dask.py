@@ -19,7 +19,8 @@ from kpm.machine.folds import make_splits
 from kpm.machine.nystroem_data import feature_block, feature_block_f
 from kpm.validation import check_estimator_data, check_samples
 
-__all__ = ["check_training_data", "feature_array", "dask_training_data", "splitter_folds", "dask_scores"]
+__all__ = ["check_training_data", "feature_array", "dask_training_data", "splitter_folds", "dask_scores",
+           "dask_accuracy"]
 
 
 def check_training_data(est, X, y, distributed=False):
@@ -98,3 +99,21 @@ def dask_scores(X, est):
     fd = Xd.map_blocks(feature_block, est.landmarks_, A, est.kernel_, dtype=float,
                        chunks=(Xd.chunks[0], (A.shape[1],)))
     return fd + np.atleast_1d(est.intercept_)[None, :]
+
+
+def dask_accuracy(pred, y, sample_weight=None, client=None):
+    """The (weighted) share of the lazy Dask labels ``pred`` equal to ``y`` (numpy or Dask),
+    computed blockwise where the data are (on ``client``'s workers): only the number travels."""
+    import dask.array as da  # the optional dependency, imported where it is used
+
+    y = y if is_dask_array(y) else da.from_array(np.asarray(y), chunks=pred.chunks)
+    if y.shape != pred.shape:
+        raise ValueError(f"y has shape {y.shape}, expected {pred.shape}")
+    hit = pred == y.rechunk(pred.chunks)
+    if sample_weight is None:
+        acc = hit.mean()
+    else:
+        w = sample_weight if is_dask_array(sample_weight) else da.from_array(np.asarray(sample_weight, float),
+                                                                              chunks=pred.chunks)
+        acc = (w.rechunk(pred.chunks) * hit).sum() / w.sum()
+    return float(client.compute(acc).result() if client is not None else acc.compute())

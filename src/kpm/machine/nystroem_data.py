@@ -337,7 +337,9 @@ class InMemoryData:
     weights (None: unweighted), the basis, the pooled CV error's denominator (``cv_total``,
     None: the points), ``loo``: D and C by the leave-one-out error, which leaves the
     copies of a sample (``loo_groups``, None: one point at a time) out together, and the
-    seconds of the data's phases (:class:`kpm.machine.family.FitData`)."""
+    seconds of the data's phases (:class:`kpm.machine.family.FitData`); ``stream``: all the
+    training points where these are the subsample of a streamed fit
+    (:class:`kpm.machine.streamed.StreamedFit`)."""
 
     F: np.ndarray
     Y: np.ndarray
@@ -352,6 +354,7 @@ class InMemoryData:
     loo: bool = False
     loo_groups: np.ndarray | None = None
     phases: dict = field(default_factory=dict)
+    stream: object = None
 
     @property
     def n(self):
