@@ -607,7 +607,8 @@ class NystroemKPM(BaseKPM):
 
     def _warn_fit(self, family, data):
         super()._warn_fit(family, data)
-        if isinstance(data, InMemoryData):
+        if isinstance(data, InMemoryData) and data.stream is None:  # streamed: the landmarks are
+            # a small share of a large training set, whose features and labels are not all in memory
             self._warn_self_similarity(data)
         share = self.landmark_residual_
         if share is not None and share > LANDMARK_RESIDUAL_WARN:
