@@ -33,7 +33,7 @@ from kpm.preimage import (
     preimage_objective,
     solve_preimages,
 )
-from kpm.preimage.noise import heldout_linear_pca, noise_level, noise_variance_bound, residual_variances
+from kpm.preimage.noise import heldout_folds, heldout_linear_pca, noise_level, noise_variance_bound, residual_variances
 from kpm.validation import check_samples
 
 __all__ = ["Preimager", "fit_learned_map", "reconstruction_warning", "resolve_preimage", "warn_reconstruction"]
@@ -246,7 +246,8 @@ def reconstruction_warning(projection, start_at_input, *, n_folds=5, max_points=
     rank) maps a point to the projection of its image onto the span of the training images;
     its pre-image is meant to reconstruct the point. Whether it does is measured on held-out
     training points, as :mod:`kpm.denoising.selection` measures a denoiser: ``projection``'s
-    settings are fitted on ``n_folds - 1`` folds (copies of a row in one fold), the held-out
+    settings are fitted on ``n_folds - 1`` folds (copies of a row in one fold; on at most
+    ``4 n_folds`` points, on all distinct points but one, in turn), the held-out
     points are mapped by ``transform`` and back by ``inverse_transform`` (the iterative
     pre-images started at the held-out points with ``start_at_input``, as a caller passing
     the inputs as ``init`` does), and Stein's unbiased estimate of the squared error against
@@ -291,14 +292,20 @@ def reconstruction_warning(projection, start_at_input, *, n_folds=5, max_points=
         sigma2 = float(np.min(residual_variances(E_lin, d)))
     variance = float(np.mean(np.var(X, axis=0)))
     eps = 0.1 * np.sqrt(sigma2) if sigma2 > 0.0 else 1e-8 * max(np.sqrt(variance), 1e-300)
-    per_fold = max(1, max_test // n_folds)
+    # few points: leave one (distinct) point out at a time, so the folds' fits are as close
+    # to the whole fit as they can be (fits on 4/5 of 10 points reconstruct far worse)
+    n_check = n_folds
+    if len(X) <= 4 * n_folds:
+        labels = heldout_folds(X, len(X), rng)
+        n_check = int(labels.max()) + 1
+    per_fold = max(1, max_test // n_check)
     err = div = 0.0
     count = 0
     token = _CHECKING.set(True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the folds' fits: the caller's fit warned already
-            for f in range(n_folds):
+            for f in range(n_check):
                 test = np.flatnonzero(labels == f)[:per_fold]
                 train = labels != f
                 if test.size == 0 or np.count_nonzero(train) < 2:
