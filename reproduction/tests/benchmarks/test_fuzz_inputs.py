@@ -36,16 +36,6 @@ def test_sample_covers_every_target_and_input_kind(records):
 #: each a silent answer clearly worse than the cheap reference; the test fails on any other
 #: failure, and on any of these once it passes (then it leaves this list).
 KNOWN_OPEN = {
-    # pre-images of a projection on every component, worse than returning the input: a point
-    # far from the span of the training features (2-5 samples per class, 50 x 500 data), whose
-    # projection no input point maps to; or data in a subspace, where the MDS and fixed-point
-    # pre-images stop 1e-4 away from an exact reconstruction
-    ("KernelProjection.inverse_transform", "ud_tiny_n", 12): "mds, MSE 4.44 against 0.024 for the input",
-    ("KernelProjection.inverse_transform", "ud_tiny_n", 5): "fixed-point, MSE 0.0187 against 0.0061",
-    ("KernelProjection.inverse_transform", "ud_wide", 9): "fixed-point, MSE 0.314 against 0.01",
-    ("KernelProjection.inverse_transform", "ud_subspace", 7): "mds, MSE 0.036 against 0.0004",
-    ("KernelProjection.inverse_transform", "ud_subspace_exact", 10): "mds, MSE 3.5e-4 against 1e-16",
-    ("KernelProjection.inverse_transform", "ud_subspace_exact", 15): "fixed-point, MSE 2.6e-4 against 2e-16",
     # kernel PCR's d on 50 x 500 data and on 40 points in 50 dimensions: test error above the
     # tuned SVC's by more than the margin, its leave-one-out / CV choice of d not warned
     ("KernelPCRClassifier", "ud_wide", 10): "relevant d, 0.467 against the SVC's 0.357",

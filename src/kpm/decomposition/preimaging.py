@@ -11,11 +11,15 @@ given by the learned map (Bakır, Weston & Schölkopf 2004).
 * :func:`fit_learned_map` -- the learned map of :meth:`kpm.KernelProjection.fit`, with a
   warning when it misses held-out points by more than the noise;
 * :class:`Preimager` -- the expansions of a fitted projection's coordinates and their
-  pre-images, solved in blocks (:meth:`kpm.KernelProjection.inverse_transform`).
+  pre-images, solved in blocks (:meth:`kpm.KernelProjection.inverse_transform`);
+* :func:`reconstruction_warning` -- whether the pre-images of a projection on every
+  component reconstruct held-out points better than the points themselves are to their clean
+  values, and the warning that says they do not (:func:`warn_reconstruction`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import warnings
 
 import numpy as np
@@ -29,10 +33,10 @@ from kpm.preimage import (
     preimage_objective,
     solve_preimages,
 )
-from kpm.preimage.noise import noise_variance_bound
+from kpm.preimage.noise import heldout_folds, heldout_linear_pca, noise_level, noise_variance_bound, residual_variances
 from kpm.validation import check_samples
 
-__all__ = ["Preimager", "fit_learned_map", "resolve_preimage"]
+__all__ = ["Preimager", "fit_learned_map", "reconstruction_warning", "resolve_preimage", "warn_reconstruction"]
 
 
 def resolve_preimage(kernel, method):
@@ -228,3 +232,123 @@ class Preimager:
                 tol=kp.preimage_tol, restart=kp.preimage_restart)
             info.n_iter[rows], info.converged[rows], info.objective[rows] = block.n_iter, block.converged, block.objective
         return Z, info
+
+
+#: set while :func:`reconstruction_warning` cross-validates (the folds' own pre-images skip it)
+_CHECKING = contextvars.ContextVar("kpm_reconstruction_check", default=False)
+
+
+def reconstruction_warning(projection, start_at_input, *, n_folds=5, max_points=1000, max_test=200,
+                           margin=0.05, tolerance=1e-6, random_state=0):
+    """The warning for the pre-images of a projection on every component, or None.
+
+    A projection on every component (``n_components=None``: Kwak's map, the full numerical
+    rank) maps a point to the projection of its image onto the span of the training images;
+    its pre-image is meant to reconstruct the point. Whether it does is measured on held-out
+    training points, as :mod:`kpm.denoising.selection` measures a denoiser: ``projection``'s
+    settings are fitted on ``n_folds - 1`` folds (copies of a row in one fold; on at most
+    ``4 n_folds`` points, on all distinct points but one, in turn), the held-out
+    points are mapped by ``transform`` and back by ``inverse_transform`` (the iterative
+    pre-images started at the held-out points with ``start_at_input``, as a caller passing
+    the inputs as ``init`` does), and Stein's unbiased estimate of the squared error against
+    the clean points (Stein 1981), ``E||f(x) - x||^2 - d sigma^2 + 2 sigma^2 E[div f]`` per
+    feature with Hutchinson's divergence estimate from one Rademacher probe per point
+    (Hutchinson 1989), is compared with the input's, ``sigma^2``. The noise variance
+    ``sigma^2`` is linear PCA's noise floor (:func:`kpm.preimage.noise.noise_level`), or where
+    that is not identified its upper bound (:func:`kpm.preimage.noise.noise_variance_bound`:
+    the estimate then decreases with ``sigma^2``, so the verdict errs on the silent side).
+    A warning when the estimate exceeds ``(1 + margin) sigma^2 + tolerance`` times the
+    data's variance per feature: the pre-images are then further from the clean points than
+    the inputs themselves.
+
+    Parameters
+    ----------
+    projection : KernelProjection
+        Fitted with ``n_components=None`` on numeric inputs, with a pre-image method.
+    start_at_input : bool
+        Start the iterative pre-images at the held-out points (``init``), else at their
+        default start.
+    n_folds, max_points, max_test : int
+        Folds, the most training points used (a random subset) and the most held-out points
+        mapped back (all folds together).
+    margin, tolerance : float
+        See above.
+    random_state : int
+        Draws the subset, the folds and the probes.
+
+    Returns
+    -------
+    str or None
+    """
+    from sklearn.base import clone
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(random_state)
+    X, labels, E_lin = heldout_linear_pca(projection.X_fit_, n_folds, max_points, rng)
+    d = X.shape[1]
+    sigma2, q_lin = noise_level(E_lin, d)
+    identified = q_lin is not None
+    if not identified:
+        sigma2 = float(np.min(residual_variances(E_lin, d)))
+    variance = float(np.mean(np.var(X, axis=0)))
+    eps = 0.1 * np.sqrt(sigma2) if sigma2 > 0.0 else 1e-8 * max(np.sqrt(variance), 1e-300)
+    # few points: leave one (distinct) point out at a time, so the folds' fits are as close
+    # to the whole fit as they can be (fits on 4/5 of 10 points reconstruct far worse)
+    n_check = n_folds
+    if len(X) <= 4 * n_folds:
+        labels = heldout_folds(X, len(X), rng)
+        n_check = int(labels.max()) + 1
+    per_fold = max(1, max_test // n_check)
+    err = div = 0.0
+    count = 0
+    token = _CHECKING.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the folds' fits: the caller's fit warned already
+            for f in range(n_check):
+                test = np.flatnonzero(labels == f)[:per_fold]
+                train = labels != f
+                if test.size == 0 or np.count_nonzero(train) < 2:
+                    continue
+                Xt = X[test]
+                probe = rng.choice([-1.0, 1.0], size=Xt.shape)
+                Xp = Xt + eps * probe
+                try:
+                    fold = clone(projection).fit(X[train])
+                    Z = fold.inverse_transform(fold.transform(Xt), init=Xt if start_at_input else None)
+                    Zp = fold.inverse_transform(fold.transform(Xp), init=Xp if start_at_input else None)
+                except (ValueError, np.linalg.LinAlgError):
+                    continue  # a fold the settings cannot fit (too few points): no verdict from it
+                err += float(np.sum((Z - Xt) ** 2))
+                div += float(np.sum(probe * (Zp - Z))) / eps
+                count += len(test)
+    finally:
+        _CHECKING.reset(token)
+    if count == 0:
+        return None
+    err /= count * d
+    risk = err - sigma2 + 2.0 * sigma2 * (div / count) / d
+    if not (np.isfinite(risk) and risk > (1.0 + margin) * sigma2 + tolerance * variance):
+        return None
+    noise = (f"the noise variance {sigma2:.3g} per feature of linear PCA's noise floor" if identified else
+             f"at most {sigma2:.3g} per feature, the bound from linear PCA of held-out points")
+    return (f"the pre-images of this projection on every component do not reconstruct unseen "
+            f"points: mapped by transform and inverse_transform (preimage={projection.preimage_!r}), "
+            f"held-out training points come back {err:.3g} per feature away, and Stein's unbiased "
+            f"estimate of their squared error against the clean points is {risk:.3g} per feature "
+            f"against {sigma2:.3g} for the points themselves (noise: {noise}); keep the inputs "
+            f"(a projection on every component only reconstructs them), or denoise with fewer "
+            f"components (KernelPCADenoiser chooses them)")
+
+
+def warn_reconstruction(projection, start_at_input):
+    """Issue :func:`reconstruction_warning`'s warning (at the caller of ``inverse_transform``),
+    computed once per fitted projection and start, for a projection on every component of
+    numeric inputs; nothing inside the held-out check itself."""
+    if _CHECKING.get() or projection.n_components is not None or projection.X_fit_ is None:
+        return
+    cache = projection.__dict__.setdefault("_reconstruction_warnings", {})
+    if start_at_input not in cache:
+        cache[start_at_input] = reconstruction_warning(projection, start_at_input)
+    if cache[start_at_input] is not None:
+        warnings.warn(cache[start_at_input], UserWarning, stacklevel=3)

@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
 from kpm.decomposition.components import relevant_dimension
-from kpm.decomposition.preimaging import Preimager, fit_learned_map, resolve_preimage
+from kpm.decomposition.preimaging import Preimager, fit_learned_map, resolve_preimage, warn_reconstruction
 from kpm.decomposition.solvers import PROJECTION_SOLVERS, SpectralFitter, choose_solver, landmark_kernel
 from kpm.preimage import PREIMAGE_METHODS
 from kpm.spectral.basis import RANK_RTOL
@@ -455,6 +455,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             result = fitter.dense(X, solver, what, where)
         self._set_spectrum(result)
         self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
+        self.__dict__.pop("_reconstruction_warnings", None)  # inverse_transform's held-out check
         if self.preimage_ == "learned":
             self.preimage_map_ = fit_learned_map(result.coordinates, X, self.kernel_, self.preimage_alpha,
                                                  self.landmark_indices_)
@@ -603,6 +604,15 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         info : kpm.preimage.PreimageInfo
             Only with ``return_info=True``: iterations, convergence and the objective
             :math:`\|\phi(z) - P\|^2` of each pre-image.
+
+        Warns
+        -----
+        UserWarning
+            With ``n_components=None`` (a projection on every component, whose pre-images
+            should reconstruct the points), when they do not on held-out training points:
+            Stein's estimate of their error against the clean points exceeds the points' own
+            (:func:`kpm.decomposition.preimaging.reconstruction_warning`; computed once per fit
+            and kind of start). The warning names the better choice, the inputs themselves.
         """
         check_is_fitted(self, "eigenvalues_")
         return_info = check_bool(return_info, "return_info")
@@ -610,6 +620,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         preimager.check_available()
         Y = preimager.coordinates(Y)
         init = preimager.check_init(init, Y.shape[0], self.n_features_in_)
+        warn_reconstruction(self, init is not None)
         Z, info = preimager.solve(Y, init, return_info)
         return (Z, info) if return_info else Z
 

@@ -33,9 +33,13 @@ clean point, ``n`` isotropic noise of variance ``sigma^2`` per input feature.
    ``LinearPCADenoiser(q_lin)``'s is ``E_lin(q_lin) - sigma^2 + 2 sigma^2 q_lin / d`` (the
    divergence of a projection onto q directions is q).
 3. *Safety*. When the kept denoiser's estimate is not at least ``margin`` (10 %) below the
-   input's, a warning says so and names the better of ``LinearPCADenoiser(q_lin)`` and the
-   input. The margin absorbs the estimates' sampling error (a few percent with 200
-   held-out points).
+   input's, or exceeds ``LinearPCADenoiser(q_lin)``'s by more than half the margin (in units
+   of the input's), a warning says so and names the better of ``LinearPCADenoiser(q_lin)``
+   and the input. The margins absorb the estimates' sampling error (a few percent with 200
+   held-out points). An estimate below zero by more than the margin (a squared error's
+   expectation is not negative) means the noise model does not hold -- too few points, or a
+   noise floor read off structure the folds do not share: every component is kept with a
+   warning, as when the noise level cannot be estimated.
 
 The cross-validation assumes the held-out training points are like the points to be
 denoised: repeated noisy measurements of the same clean points in the training data (but
@@ -61,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from kpm.preimage.noise import heldout_linear_pca, residual_variances
+from kpm.preimage.noise import heldout_linear_pca, noise_level
 
 __all__ = ["ComponentSelection", "select_components"]
 
@@ -105,22 +109,6 @@ class ComponentSelection:
     message: str | None = None
 
 
-def _noise_level(E_lin, d, plateau, gap):
-    """``(sigma^2, q_lin)`` from the linear held-out errors, or ``(nan, None)``."""
-    s = residual_variances(E_lin, d)
-    best = float(np.min(s))
-    if not best > 0.0:
-        return float("nan"), None
-    q_lin = int(np.flatnonzero(s <= (1.0 + plateau) * best)[0])
-    if q_lin < 1 or q_lin > d - 2:
-        return float("nan"), None
-    sigma2 = float(s[q_lin])
-    # the weakest signal direction must stand out of the noise: held-out variance along it
-    if (E_lin[q_lin - 1] - E_lin[q_lin]) * d < gap * sigma2:
-        return float("nan"), None
-    return sigma2, q_lin
-
-
 def _grid(q_max):
     grid = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
     return np.array(sorted({q for q in grid if q < q_max} | {q_max}), dtype=int)
@@ -160,7 +148,7 @@ def select_components(X, make_projection, *, n_folds=5, max_points=1000, max_tes
     rng = check_random_state(random_state)
     X, labels, E_lin = heldout_linear_pca(X, n_folds, max_points, rng)
     d = X.shape[1]
-    sigma2, q_lin = _noise_level(E_lin, d, plateau, gap)
+    sigma2, q_lin = noise_level(E_lin, d, plateau=plateau, gap=gap)
     unidentified = ComponentSelection(None, message=(
         "the noise level of the data cannot be estimated (linear PCA of held-out training "
         "points shows no isotropic noise floor below a distinct signal: the data fill their "
@@ -216,15 +204,32 @@ def select_components(X, make_projection, *, n_folds=5, max_points=1000, max_tes
     lin_risk = floor - sigma2 + 2.0 * sigma2 * q_lin / d
     found = dict(noise_variance=sigma2, linear_components=q_lin, floor=floor, linear_risk=lin_risk,
                  components=grid, errors=errors, risks=risk)
-    if risk[best] <= (1.0 - margin) * sigma2:
+    if risk[best] < -margin * sigma2:
+        # a squared error has a nonnegative expectation: an estimate below zero by more than
+        # its sampling error means the noise model does not hold (too few points, a noise
+        # level read off structure the folds do not share)
+        return ComponentSelection(None, message=(
+            f"the noise level of the data cannot be estimated: linear PCA's noise floor "
+            f"({sigma2:.3g} per feature) gives a negative estimate of the kernel denoiser's "
+            f"squared error ({risk[best]:.3g} per feature, Stein's unbiased risk estimate on "
+            f"held-out training points), so the model of isotropic noise does not hold here "
+            f"(too few points, {len(X)}?); every component is kept and the denoised points may be "
+            f"further from the clean ones than the noisy input: keep the input, or pass "
+            f"n_components (checked on data with known clean points)"), **found)
+    # the better of the cheap references: the input (risk sigma^2) or linear PCA's projection
+    better_input = risk[best] > (1.0 - margin) * sigma2
+    better_linear = risk[best] > lin_risk + 0.5 * margin * sigma2
+    if not (better_input or better_linear):
         return ComponentSelection(q_best, **found)
-    msg = (f"kernel PCA denoising is not expected to improve on the noisy input: cross-validated "
+    use_linear = lin_risk <= (1.0 - margin) * sigma2
+    what = ("is not expected to improve on the noisy input" if better_input else
+            f"is expected to do worse than LinearPCADenoiser(n_components={q_lin})")
+    msg = (f"kernel PCA denoising {what}: cross-validated "
            f"on held-out training points (Stein's unbiased risk estimate with the noise variance "
            f"{sigma2:.3g} per feature of linear PCA's noise floor), its best risk is "
            f"{risk[best]:.3g} per feature at {q_best} components against {sigma2:.3g} for the input "
            f"and {lin_risk:.3g} for LinearPCADenoiser(n_components={q_lin}): use "
-           + (f"LinearPCADenoiser(n_components={q_lin})" if lin_risk <= (1.0 - margin) * sigma2
-              else "the input")
+           + (f"LinearPCADenoiser(n_components={q_lin})" if use_linear else "the input")
            + " instead, or pass n_components")
     return ComponentSelection(q_best, message=msg, **found)
 

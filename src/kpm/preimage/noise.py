@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from kpm.validation import duplicate_groups
 
 __all__ = ["heldout_folds", "linear_heldout_errors", "heldout_linear_pca", "residual_variances",
-           "noise_variance_bound", "subsample"]
+           "noise_level", "noise_variance_bound", "subsample"]
 
 
 def heldout_folds(X, n_folds, rng):
@@ -65,6 +65,32 @@ def heldout_linear_pca(X, n_folds, max_points, rng):
 def residual_variances(E_lin, d):
     """``s(q) = E_lin(q) d / (d - q)``: the held-out residual variance per residual dimension."""
     return E_lin * d / (d - np.arange(len(E_lin)))
+
+
+def noise_level(E_lin, d, *, plateau=0.25, gap=2.5):
+    """``(sigma^2, q_lin)`` from the held-out errors ``E_lin`` of linear PCA
+    (:func:`linear_heldout_errors`) on data of d features, or ``(nan, None)`` when the noise
+    cannot be told from the signal.
+
+    ``s(q)`` (:func:`residual_variances`) is ``sigma^2`` on a plateau beyond the signal's
+    dimension k: the noise level is identified when ``s`` reaches its minimum (to within
+    ``plateau``) at some ``q_lin`` with ``1 <= q_lin <= d - 2`` (at least two noise
+    directions) and the held-out variance along the ``q_lin``-th direction is ``gap`` times
+    ``sigma^2`` or more (the weakest signal direction stands out of the noise);
+    ``sigma^2 = s(q_lin)``.
+    """
+    s = residual_variances(E_lin, d)
+    best = float(np.min(s))
+    if not best > 0.0:
+        return float("nan"), None
+    q_lin = int(np.flatnonzero(s <= (1.0 + plateau) * best)[0])
+    if q_lin < 1 or q_lin > d - 2:
+        return float("nan"), None
+    sigma2 = float(s[q_lin])
+    # the weakest signal direction must stand out of the noise: held-out variance along it
+    if (E_lin[q_lin - 1] - E_lin[q_lin]) * d < gap * sigma2:
+        return float("nan"), None
+    return sigma2, q_lin
 
 
 def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
