@@ -309,17 +309,31 @@ def test_solve_preimages_bad_input(problem):
 
 
 # ------------------------------------------------------------------ learned map
+def _bordered_ridge(K, X, alpha):
+    """Kernel ridge with an unpenalised intercept by its bordered system: (a, b) with
+    (K + alpha I) a + 1 b^T = X and 1^T a = 0."""
+    n = len(K)
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n] = K + alpha * np.eye(n)
+    A[:n, n] = A[n, :n] = 1.0
+    sol = np.linalg.solve(A, np.vstack([X, np.zeros((1, X.shape[1]))]))
+    return sol[:n], sol[n]
+
+
 def test_learned_map_is_kernel_ridge_regression():
     rng = np.random.default_rng(7)
     Y = rng.normal(size=(40, 3))
     X = rng.normal(size=(40, 5))
     kern = make_kernel("rbf", gamma=0.5)
+    X = X + 20.0  # away from the origin: the unpenalised intercept is what the map returns far out
     learned = fit_learned_preimage(Y, X, kern, alpha=0.1)
     assert isinstance(learned, LearnedPreimage)
-    K = kern(Y)
-    np.testing.assert_allclose(learned.dual_coef, np.linalg.solve(K + 0.1 * np.eye(40), X), atol=1e-10)
+    a, b = _bordered_ridge(kern(Y), X, 0.1)
+    np.testing.assert_allclose(learned.dual_coef, a, atol=1e-10)
+    np.testing.assert_allclose(learned.intercept, b, atol=1e-10)
     Yn = rng.normal(size=(7, 3))
-    np.testing.assert_allclose(learned.predict(Yn), kern(Yn, Y) @ learned.dual_coef, atol=1e-12)
+    np.testing.assert_allclose(learned.predict(Yn), kern(Yn, Y) @ a + b, atol=1e-10)
+    np.testing.assert_allclose(learned.predict(Y[:1] + 100.0), b[None, :], atol=1e-10)
     # alpha = 0 on a singular matrix (duplicated coordinates): the minimum-norm solution
     Yd = np.vstack([Y[:10], Y[:10]])
     Xd = np.vstack([X[:10], X[:10]])
@@ -355,8 +369,8 @@ def test_learned_map_auto_alpha_is_the_leave_one_out_minimum():
     # duplicated points are left out together: the choice is that of the distinct points
     dup = fit_learned_preimage(np.vstack([Y, Y[:10]]), np.vstack([X, X[:10]]), kern)
     assert dup.alpha == auto.alpha and dup.loo_error == pytest.approx(auto.loo_error, rel=1e-10)
-    np.testing.assert_allclose(dup.dual_coef, np.linalg.solve(
-        kern(np.vstack([Y, Y[:10]])) + dup.alpha * np.eye(40), np.vstack([X, X[:10]])), atol=1e-6)
+    np.testing.assert_allclose(dup.dual_coef, _bordered_ridge(
+        kern(np.vstack([Y, Y[:10]])), np.vstack([X, X[:10]]), dup.alpha)[0], atol=1e-6)
 
 
 def test_learned_map_bad_input():

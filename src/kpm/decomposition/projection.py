@@ -167,7 +167,8 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         pre-image unless :meth:`inverse_transform` is given ``init``; ``'mds'``: the
         non-iterative pre-image of Kwok & Tsang (2004); ``'learned'``: the kernel ridge
         map from coordinates to inputs of Bakır, Weston & Schölkopf (2004), fitted by
-        :meth:`fit` (what scikit-learn's ``KernelPCA(fit_inverse_transform=True)`` fits; an
+        :meth:`fit` (scikit-learn's ``KernelPCA(fit_inverse_transform=True)`` map with an
+        unpenalised intercept; an
         n x n system, m x m on the Nyström landmarks). ``'auto'``: ``'fixed-point'`` for the
         Gaussian kernel, ``'gradient'`` for the other differentiable kernels; other kernels
         (callables) have no pre-image unless ``'learned'`` is asked for. On the Nyström

@@ -21,7 +21,7 @@ gradients for rbf, poly, sigmoid, imq and linear;
 Kwok & Tsang 2004, :func:`kpm.preimage.solvers.mds_preimage`) and ``'learned'`` (a kernel
 ridge regression from kernel PCA features back to inputs, Bakır et al. 2004: the map
 scikit-learn's :class:`~sklearn.decomposition.KernelPCA` fits with
-``fit_inverse_transform=True``). ``'auto'`` is the fixed point for the Gaussian kernel and
+``fit_inverse_transform=True``, with an unpenalised intercept). ``'auto'`` is the fixed point for the Gaussian kernel and
 the gradient pre-image for the other differentiable kernels.
 
 :class:`LinearPCADenoiser` is the linear PCA baseline (reconstruction from the

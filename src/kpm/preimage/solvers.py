@@ -30,7 +30,8 @@ The solvers:
   of the two iterative solvers in :func:`solve_preimages`.
 * :func:`kpm.preimage.learned.fit_learned_preimage` — the learned pre-image map of Bakır, Weston & Schölkopf
   (2004): a kernel ridge regression from feature-space coordinates back to the inputs
-  (what scikit-learn's ``KernelPCA(fit_inverse_transform=True)`` fits).
+  with an unpenalised intercept (scikit-learn's ``KernelPCA(fit_inverse_transform=True)``
+  fits the same map without it).
 
 :func:`solve_preimages` runs one of the expansion solvers in blocks of targets and returns
 the per-target diagnostics as a :class:`PreimageInfo`; :meth:`kpm.KernelProjection.inverse_transform`
