@@ -188,6 +188,12 @@ def pipeline_fits(data, Cs):
             "grid_cpu_s_estimate": grid * one["cpu_s"], "errors": errors, "peak_rss_gib": peak_rss_gib()}
 
 
+def title(result):
+    """The report's title: :data:`TITLE` and the run's n (and its Dask cluster), each report's own."""
+    where = f", {result['dask']['workers']} Dask workers" if result.get("dask") is not None and not result.get("kpm") else ""
+    return f"{TITLE}: n = {result['n']:,}{where}"
+
+
 def report_lines(result):
     from kpm_reproduce.experiments.provenance import header
 
@@ -197,7 +203,7 @@ def report_lines(result):
     k = fits[0][1]
 
     lines = [
-        f"# {TITLE}",
+        f"# {title(result)}",
         "",
         *header(result.get("command"), code=result.get("code")),
         f"`make_classification({result['n'] + result['n_test']}, 20, n_informative=10, random_state=0)`, "
