@@ -121,3 +121,13 @@ def denoising_family(name, n_train, n_test=1000, seed=0):
         clean, noisy = clean[keep], noisy[keep]
         n_train = 3 * (n_train // 3)
     return clean, noisy, n_train
+
+
+def two_gaussians_in_500_dimensions(rng, n):
+    """Two equal classes apart by 3 along 5 of 500 standard normal features (wide data, on
+    which every point is far from the others in an RBF feature space)."""
+    y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 500))
+    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
+    return X, y

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kpm import KernelProjectionMachine
 from kpm.machine.selection import select_cv, select_penalty, slope_heuristic
+from helpers import two_gaussians_in_500_dimensions
 
 
 @parametrize_with_checks(
@@ -268,15 +269,6 @@ def test_fixed_D_below_max_dim(moons):
         KernelProjectionMachine(kernel="linear", selection=4, max_components=6, formulation="paper").fit(X, y)
 
 
-def _two_gaussians_in_500_dimensions(rng, n):
-    """Two equal classes apart by 3 along 5 of 500 standard normal features."""
-    y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
-    rng.shuffle(y)
-    X = rng.normal(size=(n, 500))
-    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
-    return X, y
-
-
 @pytest.mark.parametrize("params, seed, message", [
     # the slope heuristic reads the training error, which the self-similarity of 30 points in
     # R^500 makes 0 to 13 % where the model misclassifies half of the new points
@@ -287,8 +279,8 @@ def _two_gaussians_in_500_dimensions(rng, n):
 ])
 def test_papers_rules_on_high_dimensional_data_warn_naming_the_default(params, seed, message):
     rng = np.random.default_rng(seed)
-    X, y = _two_gaussians_in_500_dimensions(rng, 30)
-    X_test, y_test = _two_gaussians_in_500_dimensions(rng, 1000)
+    X, y = two_gaussians_in_500_dimensions(rng, 30)
+    X_test, y_test = two_gaussians_in_500_dimensions(rng, 1000)
     with pytest.warns(UserWarning, match=message + r".*The default KernelProjectionMachine\(\)"):
         clf = KernelProjectionMachine(random_state=0, **params).fit(X, y)
     with warnings.catch_warnings():

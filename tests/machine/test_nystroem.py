@@ -19,6 +19,7 @@ from kpm.machine import DaskClientError, nystroem_eigenfunctions
 from kpm import NystroemKPM
 from kpm.spectral import select_landmarks
 from kpm.machine.selection import select_cv
+from helpers import two_gaussians_in_500_dimensions
 
 SMALL = dict(n_landmarks=10, cv=2, max_components=6, solver_options={"init_size": 20}, random_state=0)
 
@@ -539,23 +540,14 @@ def test_a_polynomial_kernel_of_high_degree_fits_and_warns():
     assert m.predict(X[200:]).shape == (100,)
 
 
-def _two_gaussians_in_500_dimensions(rng, n):
-    """Two equal classes apart by 3 along 5 of 500 standard normal features."""
-    y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
-    rng.shuffle(y)
-    X = rng.normal(size=(n, 500))
-    X[:, :5] += 1.5 * np.where(y == 1, 1.0, -1.0)[:, None]
-    return X, y
-
-
 def test_self_similarity_of_high_dimensional_data_warns_naming_the_exact_kpm():
     # 30 points in R^500: every point is far from the others, each training point's features
     # hold its similarity with itself (a landmark), which the 3 CV folds keep too: the papers'
     # LP had a CV error of 0 to 7 % and a test error near 50 %, the default
     # KernelProjectionMachine 2 %; the fit must say so and name it
     rng = np.random.default_rng(0)
-    X, y = _two_gaussians_in_500_dimensions(rng, 30)
-    X_test, y_test = _two_gaussians_in_500_dimensions(rng, 1000)
+    X, y = two_gaussians_in_500_dimensions(rng, 30)
+    X_test, y_test = two_gaussians_in_500_dimensions(rng, 1000)
     with pytest.warns(UserWarning, match=r"far from each other in feature space.*KernelProjectionMachine\(\)"):
         clf = NystroemKPM(cv=3, random_state=0).fit(X, y)
     exact = KernelProjectionMachine(random_state=0).fit(X, y)

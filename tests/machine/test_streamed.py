@@ -95,19 +95,23 @@ def test_multiclass_and_weights_streamed_equal_the_svm_of_every_point(monkeypatc
         np.testing.assert_allclose(model.decision_function(Xt), ft, atol=1e-6 * (1 + np.abs(ft).max()))
 
 
-def test_dask_client_equals_the_in_memory_streamed_fit(data, third):
+@pytest.mark.parametrize("as_dask", [True, False], ids=["dask-X", "numpy-X"])
+def test_dask_client_equals_the_in_memory_streamed_fit(data, third, as_dask):
+    """The fit with client= (C and D on the same subsample, the Newton passes over the workers'
+    chunks) equals the in-memory streamed fit; a numpy X with client= is persisted on the
+    workers in row chunks."""
     pytest.importorskip("distributed")
     import dask.array as da
     from distributed import Client
 
     X, y, Xt, _ = data
-    with pytest.MonkeyPatch.context() as mp, Client(processes=False, n_workers=2, threads_per_worker=1,
-                                                    dashboard_address=":0") as client:
+    with pytest.MonkeyPatch.context() as mp, Client(processes=False, n_workers=2 if as_dask else 1,
+                                                    threads_per_worker=1, dashboard_address=":0") as client:
         mp.setattr(streamed, "selection_rows", lambda n, cols: n // 3)
-        est = NystroemKPM(**KW, client=client).fit(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
-    assert (est.n_components_, est.C_, est.n_selection_samples_) == (third.n_components_, third.C_,
-                                                                       third.n_selection_samples_)
-    assert est.streamed_steps_ == third.streamed_steps_
+        fit_X, fit_y = (da.from_array(X, chunks=500), da.from_array(y, chunks=500)) if as_dask else (X, y)
+        est = NystroemKPM(**KW, client=client).fit(fit_X, fit_y)
+    assert (est.n_components_, est.C_, est.n_selection_samples_, est.streamed_steps_) == (
+        third.n_components_, third.C_, third.n_selection_samples_, third.streamed_steps_)
     np.testing.assert_allclose(est.decision_function(Xt), third.decision_function(Xt), atol=1e-8)
 
 
@@ -140,17 +144,3 @@ def test_chunk_sums_are_the_weighted_gram_and_gradient_sums():
     for c in range(2):
         np.testing.assert_allclose(G[c], (A * w[:, c:c + 1]).T @ A, rtol=1e-12, atol=1e-12 * np.abs(G[c]).max())
         np.testing.assert_allclose(g[c], A.T @ np.where(w[:, c] > 0, r[:, c], 0.0), rtol=1e-12, atol=1e-10)
-
-
-def test_dask_client_with_numpy_data_equals_the_in_memory_streamed_fit(data, third):
-    """A numpy X with client= is persisted on the workers in row chunks: the same fit."""
-    pytest.importorskip("distributed")
-    from distributed import Client
-
-    X, y, Xt, _ = data
-    with pytest.MonkeyPatch.context() as mp, Client(processes=False, n_workers=1, threads_per_worker=1,
-                                                    dashboard_address=":0") as client:
-        mp.setattr(streamed, "selection_rows", lambda n, cols: n // 3)
-        est = NystroemKPM(**KW, client=client).fit(X, y)
-    assert (est.n_components_, est.C_, est.streamed_steps_) == (third.n_components_, third.C_, third.streamed_steps_)
-    np.testing.assert_allclose(est.decision_function(Xt), third.decision_function(Xt), atol=1e-8)
