@@ -309,15 +309,10 @@ def test_solve_preimages_bad_input(problem):
 
 
 # ------------------------------------------------------------------ learned map
-def _bordered_ridge(K, X, alpha):
-    """Kernel ridge with an unpenalised intercept by its bordered system: (a, b) with
-    (K + alpha I) a + 1 b^T = X and 1^T a = 0."""
-    n = len(K)
-    A = np.zeros((n + 1, n + 1))
-    A[:n, :n] = K + alpha * np.eye(n)
-    A[:n, n] = A[n, :n] = 1.0
-    sol = np.linalg.solve(A, np.vstack([X, np.zeros((1, X.shape[1]))]))
-    return sol[:n], sol[n]
+def _centred_ridge(K, X, alpha):
+    """Kernel ridge on the centred inputs: ((K + alpha I)^{-1} (X - mean), mean)."""
+    mean = X.mean(axis=0)
+    return np.linalg.solve(K + alpha * np.eye(len(K)), X - mean), mean
 
 
 def test_learned_map_is_kernel_ridge_regression():
@@ -325,10 +320,10 @@ def test_learned_map_is_kernel_ridge_regression():
     Y = rng.normal(size=(40, 3))
     X = rng.normal(size=(40, 5))
     kern = make_kernel("rbf", gamma=0.5)
-    X = X + 20.0  # away from the origin: the unpenalised intercept is what the map returns far out
+    X = X + 20.0  # away from the origin: the inputs' mean is what the map returns far out
     learned = fit_learned_preimage(Y, X, kern, alpha=0.1)
     assert isinstance(learned, LearnedPreimage)
-    a, b = _bordered_ridge(kern(Y), X, 0.1)
+    a, b = _centred_ridge(kern(Y), X, 0.1)
     np.testing.assert_allclose(learned.dual_coef, a, atol=1e-10)
     np.testing.assert_allclose(learned.intercept, b, atol=1e-10)
     Yn = rng.normal(size=(7, 3))
@@ -350,10 +345,12 @@ def test_learned_map_auto_alpha_is_the_leave_one_out_minimum():
     kern = make_kernel("rbf", gamma=0.5)
 
     def brute_loo(alpha):
-        err = []
+        # the ridge refitted without each point, the centring of all the points kept
+        mean, err = X.mean(axis=0), []
         for i in range(len(Y)):
             keep = np.arange(len(Y)) != i
-            err.append(X[i] - fit_learned_preimage(Y[keep], X[keep], kern, alpha=alpha).predict(Y[i:i + 1])[0])
+            a = np.linalg.solve(kern(Y[keep]) + alpha * np.eye(len(Y) - 1), X[keep] - mean)
+            err.append(X[i] - (kern(Y[i:i + 1], Y[keep]) @ a)[0] - mean)
         return float(np.mean(np.square(err)))
 
     auto = fit_learned_preimage(Y, X, kern)
@@ -369,7 +366,7 @@ def test_learned_map_auto_alpha_is_the_leave_one_out_minimum():
     # duplicated points are left out together: the choice is that of the distinct points
     dup = fit_learned_preimage(np.vstack([Y, Y[:10]]), np.vstack([X, X[:10]]), kern)
     assert dup.alpha == auto.alpha and dup.loo_error == pytest.approx(auto.loo_error, rel=1e-10)
-    np.testing.assert_allclose(dup.dual_coef, _bordered_ridge(
+    np.testing.assert_allclose(dup.dual_coef, _centred_ridge(
         kern(np.vstack([Y, Y[:10]])), np.vstack([X, X[:10]]), dup.alpha)[0], atol=1e-6)
 
 
