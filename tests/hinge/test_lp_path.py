@@ -298,3 +298,46 @@ def test_candidate_with_unresolvable_margins_certifies_nothing(monkeypatch):
     monkeypatch.setattr(_lp_path.HingeLP, "_solve_exact", failing)
     with pytest.raises(LPSolverError, match="simulated"):
         lp.solve()
+
+
+def test_one_column_hinge_lp_is_the_lp_optimum():
+    # the vertex enumeration (the last resort on one column) against HiGHS, with weights and
+    # tied values
+    from kpm.hinge.lp_path import one_column_hinge_lp
+
+    rng = np.random.default_rng(0)
+    for t in range(60):
+        n = int(rng.integers(5, 60))
+        z = rng.normal(size=n)
+        if t % 3 == 0:
+            z = np.round(z, 1)
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        c = rng.uniform(0.5, 2.0, n)
+        A = np.zeros((n, 2 + n))
+        A[:, 0], A[:, 1] = -y * z, -y
+        A[np.arange(n), 2 + np.arange(n)] = -1.0
+        ref = linprog(np.r_[0.0, 0.0, c], A_ub=A, b_ub=-np.ones(n), bounds=[(None, None)] * 2 + [(0, None)] * n,
+                      method="highs")
+        beta, b, obj, _ = one_column_hinge_lp(z, y, c)
+        assert obj == pytest.approx(ref.fun, rel=1e-12, abs=1e-12)
+        assert obj == pytest.approx(c @ np.maximum(0.0, 1.0 - y * (beta[0] * z + b)), rel=1e-12, abs=1e-12)
+
+
+def test_badly_scaled_first_column_is_solved_not_a_crash():
+    # a centred polynomial kernel of degree 43: a fold's first eigenvector is one value near 1
+    # and the others 1e-9 to 1e-2; every LP solver failed on D = 1 (LPSolverError out of
+    # fit); the two-unknown LP is solved on its vertices
+    import warnings
+
+    from sklearn.datasets import make_blobs
+    from sklearn.preprocessing import StandardScaler
+
+    from kpm import KernelProjectionMachine
+
+    X, y = make_blobs(128, centers=2, n_features=2, cluster_std=1.5, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the kernel's degeneracy is warned about
+        m = KernelProjectionMachine(random_state=0, selection="penalty", cv=3, centered=True, max_components=None,
+                                    kernel="poly", degree=43).fit(X, y)
+    assert m.n_components_ >= 1 and np.isfinite(m.decision_function(X)).all()

@@ -64,6 +64,8 @@ __all__ = [
     "IncrementalHingeLP",
     "PathSolver",
     "PathGrower",
+    "one_column_hinge_lp",
+    "ONE_COLUMN_VERTEX_MAX_ROWS",
     "grow_path",
     "hinge_lp_path",
     "check_dims",
@@ -500,14 +502,22 @@ class HingeLP:
         LPSolverError
             When every solver failed and no candidate solution (the previous
             dimension's, padded, or a point a failed HiGHS run ended at) is at the
-            floor of the hinge loss to the rounding level of its margins.
+            floor of the hinge loss to the rounding level of its margins. On one column
+            (and at most :data:`ONE_COLUMN_VERTEX_MAX_ROWS` rows) the LP is then solved
+            exactly on its vertices instead (:func:`one_column_hinge_lp`).
         """
         self._rescue_level = 0.0
         self._failed_candidates = []
         try:
             result = self._solve_exact()
         except LPSolverError as exc:
-            result = self._floor_candidate(exc)
+            Z = np.hstack(self._all_cols)
+            if Z.shape[1] == 1 and len(self.y) <= ONE_COLUMN_VERTEX_MAX_ROWS:
+                # two unknowns: the exact optimum among the vertices (e.g. a column of values
+                # 1e-9 apart, whose optimal coefficient of 1e9 fails the solvers' tolerances)
+                result = one_column_hinge_lp(Z[:, 0], self.y, self._weights)
+            else:
+                result = self._floor_candidate(exc)
         self._last = result[:2]
         return result
 
@@ -720,6 +730,52 @@ def grow_path(lp: PathSolver, columns, grid, *, n_samples=None, stop_at_zero=Tru
             if not grower.step(int(D)) or grower.at_floor:
                 break
     return grower.path(grid)
+
+
+#: Rows up to which the one-column hinge LP falls back on its vertices after every solver
+#: failed (:func:`one_column_hinge_lp`: about ``2 n^3`` operations, a second at 500 rows).
+ONE_COLUMN_VERTEX_MAX_ROWS = 500
+
+#: Candidate points x rows evaluated at once by :func:`one_column_hinge_lp`.
+_VERTEX_BLOCK = 2**21
+
+
+def one_column_hinge_lp(z, y, weights=None):
+    """The hinge LP ``min_{beta, b} sum_i c_i max(0, 1 - y_i (beta z_i + b))`` on one column,
+    exactly: ``([beta], b, objective, 0)``.
+
+    The objective is convex and piecewise linear in its two unknowns, with kinks along the
+    lines ``b = y_i - beta z_i``; its minimum is attained at a vertex, where two kinks of
+    different slopes cross (``z_i != z_j``), or -- all ``z_i`` equal -- at ``beta = 0`` on a
+    kink ``b = y_i``. Every such point is evaluated, whatever the scale of ``beta``: the LP
+    solvers' tolerances fail where the optimum separates values ``1e-9`` apart with
+    ``beta ~ 1e9``.
+    """
+    z = np.asarray(z, dtype=float)
+    y = np.asarray(y, dtype=float)
+    c = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+
+    def objective(beta, b):  # (k,) candidate points -> (k,) objectives
+        return np.maximum(0.0, 1.0 - y[None, :] * (np.multiply.outer(beta, z) + b[:, None])) @ c
+
+    labels = np.unique(y)
+    obj = objective(np.zeros(len(labels)), labels)
+    k = int(np.argmin(obj))
+    best = (0.0, float(labels[k]), float(obj[k]))
+    keys = np.unique(np.column_stack([z, y]), axis=0)  # one kink per (value, label)
+    i, j = np.triu_indices(len(keys), k=1)
+    keep = keys[i, 0] != keys[j, 0]  # kinks of different slopes cross once
+    i, j = i[keep], j[keep]
+    step = max(1, _VERTEX_BLOCK // max(len(y), 1))
+    for start in range(0, len(i), step):
+        a, b_ = i[start:start + step], j[start:start + step]
+        beta = (keys[a, 1] - keys[b_, 1]) / (keys[a, 0] - keys[b_, 0])
+        b = keys[a, 1] - beta * keys[a, 0]
+        obj = objective(beta, b)
+        k = int(np.argmin(obj))
+        if obj[k] < best[2]:
+            best = (float(beta[k]), float(b[k]), float(obj[k]))
+    return np.array([best[0]]), best[1], best[2], 0
 
 
 def _check_path_inputs(Z, y, max_dim, dims, on_failure):
