@@ -75,9 +75,11 @@ def test_both_users_get_the_numbers_of_the_one_implementation():
                               groups=np.arange(60), intercept=True)
     assert m.reference_loo_error_ == pytest.approx(errors.min(), rel=1e-9)
     assert m.reference_alpha_ == pytest.approx(lam[0] * RIDGE_ALPHAS[np.argmin(errors)], rel=1e-12)
-    # the learned pre-image map: its error at its alpha, without an intercept, and the refit
+    # the learned pre-image map: its error at its alpha, on the centred inputs without an
+    # intercept (the centring of all the points kept), and the refit
     Y = rng.normal(size=(40, 3))
     Z = np.tanh(Y @ rng.normal(size=(3, 5)))
+    Z = Z - Z.mean(axis=0)  # the map regresses the centred inputs
     kern = make_kernel("rbf", gamma=0.5)
     fit = fit_learned_preimage(Y, Z, kern)
     lamY, UY, _ = _eigen(kern(Y), np.ones(40))

@@ -24,11 +24,14 @@ def test_bench_preimage_small(tmp_path, data_dir):
     assert len([r for r in res["kpm"] if r["method"] == "learned (best alpha)"]) == 3 * 2 * 2
     loo = [r for r in res["kpm"] if r["method"] == "learned (leave-one-out alpha)"]
     assert len(loo) == 3 * 2 and all(isinstance(r["alpha"], float) for r in loo)
-    # kpm's learned map is scikit-learn's: the same MSE at every alpha on the exact basis
+    # kpm's learned map is scikit-learn's on the centred inputs (the exact relation is a unit
+    # test, tests/decomposition/test_inverse_transform.py); on the pixels of USPS, whose mean
+    # is close to what scikit-learn's map falls back on, the MSE moves by less than 0.1 % at
+    # every alpha on the exact basis
     for sk in res["sklearn"]:
         ours = next(r for r in res["kpm"] if r["basis"] == "exact" and r["method"] == "learned (best alpha)"
                     and r["alpha"] == sk["alpha"] and r["noise"] == sk["noise"])
-        assert abs(ours["mse"] - sk["mse"]) < 1e-9
+        assert abs(ours["mse"] - sk["mse"]) < 1e-3 * sk["mse"]
     # the exact and matrix-free bases give the same pre-images
     for r in res["kpm"]:
         if r["basis"] == "exact":
