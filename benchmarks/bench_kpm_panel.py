@@ -689,7 +689,8 @@ def report_lines(result):
     cfg, s, rows = result["config"], result["summary"], result["rows"]
     loads = [r[k] for r in result["records"].values() if r["status"] == "ok"
              for k in ("load_before", "load_after")]
-    lines = [f"# {TITLE}", "", *header(result["command"], code=result.get("code"))]
+    busy = " on a busy machine" if result.get("background_load") else ""  # each report its own title
+    lines = [f"# {TITLE}{busy}", "", *header(result["command"], code=result.get("code"))]
     lines += [
         "The default `KernelProjectionMachine(sigma=s, random_state=0)` against "
         "`GridSearchCV(SVC(kernel='rbf', gamma=1/(2 s^2)), {'C': np.logspace(-2, 3, 11)}, cv=5)` at "
