@@ -1636,17 +1636,26 @@ def _family_rng(d, name, task):
                                   sum(map(ord, name)), len(name), code])
 
 
+def _draw_family(d, rng, t, name, draws):
+    """Family ``name``'s data set for the task drawn into the case ``d`` (``draws``: its
+    classification, regression and unsupervised generators), with the family and the rule's
+    parameters set; returns the family's generator (:func:`_family_rng`)."""
+    classification, regression, unsupervised = draws
+    frng = _family_rng(d, name, t.task)
+    if t.task == "clf":
+        d["X"], d["y"], d["Xn"], d["y_test"] = classification(name, frng)
+    elif t.task == "reg":
+        d["X"], d["y"], d["Xn"], d["y_test"] = regression(name, frng)
+    else:
+        d["X"], d["Xn"], d["clean_test"] = unsupervised(name, frng)
+    d["family"] = name
+    d["params"] = _rule_params(t, d["params"], rng)
+    return frng
+
+
 def _accuracy_mutation(name):
     def m(d, rng, t):
-        frng = _family_rng(d, name, t.task)
-        if t.task == "clf":
-            d["X"], d["y"], d["Xn"], d["y_test"] = _acc_classification(name, frng)
-        elif t.task == "reg":
-            d["X"], d["y"], d["Xn"], d["y_test"] = _acc_regression(name, frng)
-        else:
-            d["X"], d["Xn"], d["clean_test"] = _acc_unsupervised(name, frng)
-        d["family"] = name
-        d["params"] = _rule_params(t, d["params"], rng)
+        _draw_family(d, rng, t, name, (_acc_classification, _acc_regression, _acc_unsupervised))
         return d, "accurate", None
     return m
 
@@ -1880,15 +1889,7 @@ def _takes_kernel(t):
 
 def _user_family_mutation(name):
     def m(d, rng, t):
-        frng = _family_rng(d, name, t.task)
-        if t.task == "clf":
-            d["X"], d["y"], d["Xn"], d["y_test"] = _ud_classification(name, frng)
-        elif t.task == "reg":
-            d["X"], d["y"], d["Xn"], d["y_test"] = _ud_regression(name, frng)
-        else:
-            d["X"], d["Xn"], d["clean_test"] = _ud_unsupervised(name, frng)
-        d["family"] = name
-        d["params"] = _rule_params(t, d["params"], rng)
+        frng = _draw_family(d, rng, t, name, (_ud_classification, _ud_regression, _ud_unsupervised))
         if name == "ud_poly_high" and _takes_kernel(t):
             for k in ("sigma", "gamma"):
                 d["params"].pop(k, None)
@@ -2181,6 +2182,21 @@ def _ref_key(what, d, *extra):
             _digest(d["X"], d.get("y"), d["Xn"], d.get("sample_weight")))
 
 
+def _kernel_reference(kind, fit, d, est, X, Xn, rows, y, y_test):
+    """A reference model on the fitted estimator's own kernel, cached per data set and kernel:
+    ``fit(K, y, K_test, y_test, groups)`` on the training rows ``rows`` (copies of a row grouped);
+    None where the estimator has no kernel on inputs or the reference failed."""
+    kern = getattr(est, "kernel_", None)
+    if kern is None or getattr(kern, "is_precomputed", False):
+        return None
+
+    def compute():
+        K, Kn = kern(X[rows]), kern(Xn, X[rows])
+        return fit(K, y[rows], Kn, y_test, _duplicate_groups(X[rows]))
+
+    return _reference(_ref_key(kind, d, repr(kern)), compute)
+
+
 def accuracy_problem(t, d, out):
     """Why the output on an easy problem is clearly wrong against its references, or None.
 
@@ -2216,15 +2232,7 @@ def accuracy_problem(t, d, out):
             # a reduced set is judged against the SVC it reduces (the user's C, not a tuned one)
             svc, what = float(np.mean(inner.predict(Xn) != y_test)), "the SVC it reduces"
         else:
-            kern = getattr(est, "kernel_", None)
-            if kern is None or getattr(kern, "is_precomputed", False):
-                return None
-
-            def compute():
-                K, Kn = kern(X[rows]), kern(Xn, X[rows])
-                return _tuned_svc_error(K, y[rows], Kn, y_test, _duplicate_groups(X[rows]))
-
-            svc = _reference(_ref_key("svc", d, repr(kern)), compute)
+            svc = _kernel_reference("svc", _tuned_svc_error, d, est, X, Xn, rows, y, y_test)
             what = "an SVC on the same kernel (C tuned)"
             if svc is None:
                 return None
@@ -2241,15 +2249,7 @@ def accuracy_problem(t, d, out):
                 return f"a constant target {y[rows][0]:g} is predicted up to {off:.3g} away"
             return None
         r2 = 1.0 - float(np.mean((pred - y_test) ** 2) / np.var(y_test))
-        kern = getattr(est, "kernel_", None)
-        if kern is None or getattr(kern, "is_precomputed", False):
-            return None
-
-        def compute():
-            K, Kn = kern(X[rows]), kern(Xn, X[rows])
-            return _loo_krr_r2(K, y[rows], Kn, y_test, _duplicate_groups(X[rows]))
-
-        krr = _reference(_ref_key("krr", d, repr(kern)), compute)
+        krr = _kernel_reference("krr", _loo_krr_r2, d, est, X, Xn, rows, y, y_test)
         if krr is not None and r2 < krr - REG_MARGIN:
             return (f"test R^2 {r2:.3f} on {d['family']} where kernel ridge regression on the same "
                     f"kernel (alpha by leave-one-out) has {krr:.3f} (the mean: 0)")
