@@ -255,8 +255,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         error still falling; not a choice of the one-standard-error rule among equals), or
         where it is no better than predicting the majority class (within one standard error
         of that rule's error: the capped grid held no useful model)."""
-        kp = family.paths[self._model_member]
-        if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
+        if self._at_capped_end(family):
             curves = self._curves
             rows = curves.kernel == self._model_member
             e, D = curves.cv_error[rows], curves.D[rows]
@@ -275,6 +274,12 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
                 stacklevel=4,
             )
 
+    def _at_capped_end(self, family):
+        """Whether the chosen D is the last point of a grid that stops below the rank, the
+        path solved to its end."""
+        kp = family.paths[self._model_member]
+        return kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid)
+
     def _default_advice(self):
         """The better choice a warning about this fit names (the estimator's default, where
         the fit is not it), or None: the warnings that need it are then not given."""
@@ -287,14 +292,10 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         advice = self._default_advice()
         if advice is None or getattr(data, "codes", None) is None:  # the labels on Dask workers: no counts here
             return
-        curves = self._curves
-        row = np.flatnonzero((curves.kernel == self._model_member) & (curves.D == self.n_components_))
-        if len(row) == 0 or not np.isfinite(curves.cv_error[row[0]]):
+        row = self._curves.index_of(self._model_member, self.n_components_)
+        if row is None or not np.isfinite(self._curves.cv_error[row]) or self._at_capped_end(family):
             return
-        kp = family.paths[self._model_member]
-        if kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid):
-            return
-        error = float(curves.cv_error[row[0]])
+        error = float(self._curves.cv_error[row])
         if _no_better_than_majority(error, data.codes, data.weights):
             warnings.warn(
                 f"{self._name}: the selected D = {self.n_components_} has a cross-validation error of {error:.1%}, "

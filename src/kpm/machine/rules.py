@@ -75,6 +75,11 @@ class ModelCurves:
     def has_cv(self) -> bool:
         return self.fold_errors is not None
 
+    def index_of(self, kernel, D):
+        """The entry of the model of kernel ``kernel`` and dimension ``D``, or None."""
+        row = np.flatnonzero((self.kernel == kernel) & (self.D == D))
+        return int(row[0]) if len(row) else None
+
 
 @dataclass(frozen=True)
 class Choice:

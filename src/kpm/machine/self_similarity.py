@@ -45,14 +45,14 @@ def selection_estimate(curves, member, D):
     dimensions) from its :class:`~kpm.machine.rules.ModelCurves`: ``(its pooled CV error, 'its
     cross-validation error')``, or its training error for the rules that run no CV; NaN where
     neither is known."""
-    row = np.flatnonzero((curves.kernel == member) & (curves.D == D))
-    if len(row) == 0:
+    row = curves.index_of(member, D)
+    if row is None:
         return float("nan"), ""
-    cv = curves.cv_error[row[0]]
+    cv = curves.cv_error[row]
     if np.isfinite(cv):
         return float(cv), "its cross-validation error"
-    if curves.train_error is not None and np.isfinite(curves.train_error[row[0]]):
-        return float(curves.train_error[row[0]]), "its training error"
+    if curves.train_error is not None and np.isfinite(curves.train_error[row]):
+        return float(curves.train_error[row]), "its training error"
     return float("nan"), ""
 
 
