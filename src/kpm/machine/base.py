@@ -42,6 +42,7 @@ from kpm.machine.engine import selection_curve as make_selection_curve
 from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
 from kpm.machine.progress import Progress
 from kpm.machine.rules import SELECTION_CONSTRAINTS, Penalty, Slope, as_rule
+from kpm.machine.self_similarity import selection_estimate, self_excluded_error, warn_if_self_similarity_overrates
 from kpm.machine.weights import CLASS_WEIGHT_CONSTRAINTS
 from kpm.validation import Boolean, Integer, Options, PositiveGrid, Real, Splitter, validate_params
 
@@ -279,6 +280,18 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         path solved to its end."""
         kp = family.paths[self._model_member]
         return kp.capped and self.n_components_ == int(kp.grid[-1]) and len(kp.dims) == len(kp.grid)
+
+    def _warn_self_similarity_of(self, K, scores, dual, codes, weights, stacklevel):
+        """The self-similarity check (:mod:`kpm.machine.self_similarity`) of the chosen model's
+        values ``scores`` at the points of the kernel matrix ``K`` (coefficients ``dual``,
+        class ``codes``, ``weights``) against the estimate its selection read; the warning names
+        :meth:`_default_advice` and a wider kernel."""
+        error, excess = self_excluded_error(K, scores, dual, codes, weights)
+        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
+        total = len(codes) if weights is None else float(np.sum(weights))
+        warn_if_self_similarity_overrates(self._name, error, excess, estimate, what, total,
+                                          self._default_advice() + " Or a wider kernel (a larger sigma).",
+                                          stacklevel=stacklevel + 1)
 
     def _default_advice(self):
         """The better choice a warning about this fit names (the estimator's default, where

@@ -31,7 +31,6 @@ from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_t
 from kpm.machine.formulation import LOSSES
 from kpm.machine.grids import SVM_DIM_DENSE, SVM_DIM_RATIO, SVM_LOO_WHOLE_SPECTRUM_N, SVM_MAX_COMPONENTS
 from kpm.machine.nystroem_data import expansion_scores
-from kpm.machine.self_similarity import selection_estimate, self_excluded_error, warn_if_self_similarity_overrates
 from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS, LANDMARK_RULES
 from kpm.validation import (
@@ -610,8 +609,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         training error those rules read, or the CV error of the LP, overrates the model on
         high-dimensional data. The default (the SVM in S_D, C and D by leave-one-out) is the
         reference the warning names; it is not checked against itself."""
-        advice = self._default_advice()
-        if advice is None:
+        if self._default_advice() is None:
             return
         dual = np.atleast_2d(self.dual_coef_).T
         if dual.shape[0] != F.shape[0]:
@@ -622,11 +620,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
             K = self.X_fit_
         else:
             K = self._kernel_rows(self.X_fit_)
-        error, excess = self_excluded_error(K, F, dual, data.codes, data.weights)
-        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
-        warn_if_self_similarity_overrates(
-            self._name, error, excess, estimate, what, data.n if data.weights is None else float(data.weights.sum()),
-            advice + " Or a wider kernel (a larger sigma).", stacklevel=6)
+        self._warn_self_similarity_of(K, F, dual, data.codes, data.weights, stacklevel=6)
 
     def _default_advice(self):
         if self.formulation_ == "svm" and isinstance(self.selection, str) and self.selection == "cv":

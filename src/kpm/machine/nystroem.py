@@ -57,7 +57,6 @@ from kpm.machine.nystroem_data import (
     nystroem_basis,
     svm_stats,
 )
-from kpm.machine.self_similarity import selection_estimate, self_excluded_error, warn_if_self_similarity_overrates
 from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import LANDMARK_RULES
 from kpm.validation import (
@@ -629,12 +628,8 @@ class NystroemKPM(BaseKPM):
         coef, b = np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_)
         scores = data.F[idx, : self.n_components_] @ coef.T + b[None, :]
         weights = None if data.weights is None else data.weights[idx]
-        error, excess = self_excluded_error(self.kernel_(self.landmarks_), scores, np.atleast_2d(self.dual_coef_).T,
-                                            data.codes[idx], weights)
-        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
-        warn_if_self_similarity_overrates(
-            self._name, error, excess, estimate, what, len(idx) if weights is None else float(weights.sum()),
-            self._default_advice() + " Or a wider kernel (a larger sigma).", stacklevel=5)
+        self._warn_self_similarity_of(self.kernel_(self.landmarks_), scores, np.atleast_2d(self.dual_coef_).T,
+                                      data.codes[idx], weights, stacklevel=5)
 
     def _default_advice(self):
         return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
