@@ -33,7 +33,14 @@ from kpm.preimage import (
     preimage_objective,
     solve_preimages,
 )
-from kpm.preimage.noise import heldout_folds, heldout_linear_pca, noise_level, noise_variance_bound, residual_variances
+from kpm.preimage.noise import (
+    heldout_folds,
+    heldout_linear_pca,
+    noise_level,
+    noise_variance_bound,
+    residual_variances,
+    stein_risk,
+)
 from kpm.validation import check_samples
 
 __all__ = ["Preimager", "fit_learned_map", "reconstruction_warning", "resolve_preimage", "warn_reconstruction"]
@@ -327,7 +334,7 @@ def reconstruction_warning(projection, start_at_input, *, n_folds=5, max_points=
     if count == 0:
         return None
     err /= count * d
-    risk = err - sigma2 + 2.0 * sigma2 * (div / count) / d
+    risk = stein_risk(err, div / count, sigma2, d)
     if not (np.isfinite(risk) and risk > (1.0 + margin) * sigma2 + tolerance * variance):
         return None
     noise = (f"the noise variance {sigma2:.3g} per feature of linear PCA's noise floor" if identified else

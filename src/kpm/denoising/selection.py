@@ -65,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from kpm.preimage.noise import heldout_linear_pca, noise_level
+from kpm.preimage.noise import heldout_linear_pca, noise_level, stein_risk
 
 __all__ = ["ComponentSelection", "select_components"]
 
@@ -192,16 +192,16 @@ def select_components(X, make_projection, *, n_folds=5, max_points=1000, max_tes
             # Hutchinson's estimate of the divergence: E[b^T (f(x + eps b) - f(x))] / eps
             v += np.sum(probe * (Zp - Z)) / eps
         errors[j], div[j] = e / (counts * d), v / counts
-        risk = errors[:j + 1] - sigma2 + 2.0 * sigma2 * div[:j + 1] / d
+        risk = stein_risk(errors[:j + 1], div[:j + 1], sigma2, d)
         if j - int(np.argmin(risk)) >= 2:  # risen twice since its minimum: stop
             break
     done = ~np.isnan(errors)
     grid, errors, div = grid[done], errors[done], div[done]
     # Stein's unbiased risk estimate per feature; the input's is sigma^2
-    risk = errors - sigma2 + 2.0 * sigma2 * div / d
+    risk = stein_risk(errors, div, sigma2, d)
     best = int(np.argmin(risk))
     q_best = int(grid[best])
-    lin_risk = floor - sigma2 + 2.0 * sigma2 * q_lin / d
+    lin_risk = stein_risk(floor, q_lin, sigma2, d)
     found = dict(noise_variance=sigma2, linear_components=q_lin, floor=floor, linear_risk=lin_risk,
                  components=grid, errors=errors, risks=risk)
     if risk[best] < -margin * sigma2:

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from kpm.validation import duplicate_groups
 
 __all__ = ["heldout_folds", "linear_heldout_errors", "heldout_linear_pca", "residual_variances",
-           "noise_level", "noise_variance_bound", "subsample"]
+           "noise_level", "noise_variance_bound", "stein_risk", "subsample"]
 
 
 def heldout_folds(X, n_folds, rng):
@@ -91,6 +91,16 @@ def noise_level(E_lin, d, *, plateau=0.25, gap=2.5):
     if (E_lin[q_lin - 1] - E_lin[q_lin]) * d < gap * sigma2:
         return float("nan"), None
     return sigma2, q_lin
+
+
+def stein_risk(squared_error, divergence, sigma2, d):
+    """Stein's unbiased estimate (Stein 1981) of a map's squared error per feature against the
+    clean points, under isotropic noise of variance ``sigma2`` per feature on ``d`` features:
+    ``squared_error - sigma2 + 2 sigma2 divergence / d``, ``squared_error`` the mean squared
+    distance of the map's outputs to its noisy inputs per feature and ``divergence`` the map's
+    mean divergence per point (e.g. Hutchinson's estimate from random probes; ``q`` for a
+    projection onto ``q`` directions). The input itself scores ``sigma2``."""
+    return squared_error - sigma2 + 2.0 * sigma2 * divergence / d
 
 
 def noise_variance_bound(X, *, n_folds=5, max_points=1000, random_state=0):
