@@ -94,6 +94,92 @@ def test_no_underfit_warning_where_the_rule_fits():
     assert _underfit_warnings(record) == []
 
 
+def _few_points_per_class(seed, counts=(5, 2, 3, 3), p=6, n_test=1000):
+    """Four Gaussian classes in R^6 (closest centres 5 apart), 2 to 5 training points each."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(len(counts), p))
+    dist = np.sqrt(((c[:, None] - c[None]) ** 2).sum(-1)) + np.diag(np.full(len(counts), np.inf))
+    c *= 5.0 / dist.min()
+    y = np.repeat(np.arange(len(counts)), counts)
+    yt = rng.integers(0, len(counts), n_test)
+    return c[y] + rng.normal(size=(len(y), p)), y, c[yt] + rng.normal(size=(n_test, p)), yt
+
+
+def _two_rows_repeated(seed, n_test=1000):
+    """Three Gaussian classes in R^3 (80 points), two of the points repeated 40 times."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(3, 3))
+    dist = np.sqrt(((c[:, None] - c[None]) ** 2).sum(-1)) + np.diag(np.full(3, np.inf))
+    c *= 4.0 / dist.min()
+    y = rng.integers(0, 3, 80)
+    X = c[y] + rng.normal(size=(80, 3))
+    reps = np.ones(80, int)
+    reps[[3, 17]] = 40
+    rows = np.repeat(np.arange(80), reps)
+    yt = rng.integers(0, 3, n_test)
+    return X[rows], y[rows], c[yt] + rng.normal(size=(n_test, 3)), yt
+
+
+def _default_rule_warnings(record):
+    return [str(w.message) for w in record if "by the default rule" in str(w.message)]
+
+
+@pytest.mark.parametrize("cls", [KernelProjectionMachine, NystroemKPM])
+@pytest.mark.parametrize("data, seed", [(_few_points_per_class, 0), (_few_points_per_class, 1),
+                                        (_two_rows_repeated, 0), (_two_rows_repeated, 2)])
+def test_a_rule_clearly_worse_than_the_default_warns_naming_it(cls, data, seed):
+    # the slope heuristic keeps D = 1 on 13 points of four classes (its penalty comes from the
+    # training risks of the large models, all 0) and on rows repeated 40 times: test errors
+    # above 0.25 on 1,000 fresh points where the default KPM has at most 0.05
+    X, y, Xt, yt = data(seed)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        m = cls(selection="slope", random_state=0).fit(X, y)
+    default = KernelProjectionMachine(random_state=0).fit(X, y)
+    assert np.mean(m.predict(Xt) != yt) > 0.25
+    assert np.mean(default.predict(Xt) != yt) < 0.06
+    found = _default_rule_warnings(record)
+    assert len(found) == 1 and found[0].startswith(f"{cls.__name__}: the selected D = {m.n_components_}")
+    assert "KernelProjectionMachine()" in found[0]
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_no_default_rule_warning_where_the_rule_does_as_well(seed):
+    # the same repeated rows where the slope heuristic's D = 2 is as good as the default on
+    # fresh points: the default's leave-one-out error at D = 2 is far above its own choice's
+    # (a group of 40 copies left out at a time), but the rule's model fits its training points
+    X, y, Xt, yt = _two_rows_repeated(seed)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        m = KernelProjectionMachine(selection="slope", random_state=0).fit(X, y)
+        default = KernelProjectionMachine(random_state=0).fit(X, y)
+    assert np.mean(m.predict(Xt) != yt) <= np.mean(default.predict(Xt) != yt) + 0.01
+    assert _default_rule_warnings(record) == []
+
+
+def test_the_default_is_not_compared_with_itself(monkeypatch):
+    from kpm.machine import default_rule
+
+    calls = []
+    monkeypatch.setattr(default_rule, "reference_errors", lambda *a: calls.append(a))
+    X, y, _, _ = _few_points_per_class(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        KernelProjectionMachine(random_state=0).fit(X, y)
+        KernelProjectionMachine(cv=3, random_state=0).fit(X, y)
+    assert calls == []
+
+
+def test_clearly_higher_error():
+    from kpm.validation import clearly_higher_error
+
+    assert clearly_higher_error(0.5, 0.0, 13)  # 6.5 of 13 points against none
+    assert not clearly_higher_error(0.1, 0.0, 13)  # one point in 13: within three standard errors
+    assert not clearly_higher_error(0.3, 0.2, 1000)  # far apart, but not twice
+    assert clearly_higher_error(0.4, 0.2, 1000)
+    assert not clearly_higher_error(0.4, 0.2, 20)
+
+
 def test_train_error_curve():
     X, y, _, _ = _shifted_gaussians()
     with warnings.catch_warnings():

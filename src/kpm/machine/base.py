@@ -37,6 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin
+from kpm.machine.default_rule import REFERENCE_MAX_SAMPLES, reference_errors, warn_if_default_is_better
 from kpm.machine.engine import TIE_DECIMALS, check_rule_answerable, model_curves, predict_codes, select_model
 from kpm.machine.engine import selection_curve as make_selection_curve
 from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
@@ -127,8 +128,11 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         UserWarning
             When the penalty or slope rule chose a model whose training error is far above
             that of a slightly larger D of its path (the rule may underfit: selection='cv'
-            chooses by cross-validation), when ``C`` is given to a fit of the papers' LP (which
-            has no C), or when a class is too small for every cross-validation fold.
+            chooses by cross-validation), when another rule than the default chose a D whose
+            leave-one-out error by the default KPM on the same kernel is clearly above that of
+            the default's choice (:mod:`kpm.machine.default_rule`; up to 5,000 samples in
+            memory), when ``C`` is given to a fit of the papers' LP (which has no C), or when a
+            class is too small for every cross-validation fold.
         """
         t0 = time.perf_counter()
         self._clear_fitted()
@@ -151,6 +155,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         progress(f"done: D={self.n_components_}")
         self._warn_fit(family, data)
         self._warn_underfit(plan, data)
+        self._warn_default_is_better(X, y, sample_weight, data.n)
         if not self.keep_paths:
             self._drop_paths()
         self.fit_time_ = time.perf_counter() - t0
@@ -353,6 +358,23 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             UserWarning,
             stacklevel=4,
         )
+
+    def _warn_default_is_better(self, X, y, sample_weight, n):
+        """A fit by another rule than the default against the default KPM on the same kernel
+        (:mod:`kpm.machine.default_rule`): warn when the default's leave-one-out error of the
+        chosen D is clearly above that of its own choice."""
+        advice = self._default_advice()
+        reference = self._default_reference(X) if advice is not None else None
+        if reference is None or n > REFERENCE_MAX_SAMPLES:
+            return
+        errors = reference_errors(reference, X, y, sample_weight, self.n_components_)
+        estimate, _ = selection_estimate(self._curves, self._model_member, self.n_components_)
+        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, stacklevel=4)
+
+    def _default_reference(self, X):
+        """The unfitted default KPM on this fit's kernel, or None where it cannot be fitted
+        here (data on Dask workers)."""
+        return None
 
     def _failure_hint(self):
         return ("This happens where the training data are nearly separable in the subspace: the "

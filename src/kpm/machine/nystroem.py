@@ -631,6 +631,15 @@ class NystroemKPM(BaseKPM):
         self._warn_self_similarity_of(self.kernel_(self.landmarks_), scores, np.atleast_2d(self.dual_coef_).T,
                                       data.codes[idx], weights, stacklevel=5)
 
+    def _default_reference(self, X):
+        if is_dask_array(X) or self.client is not None:
+            return None
+        # imported here: the exact KPM's module imports this one (its Nyström basis)
+        from kpm.machine.exact import KernelProjectionMachine
+
+        return KernelProjectionMachine(kernel=self.kernel_, basis="exact", class_weight=self.class_weight,
+                                       random_state=self.random_state, n_jobs=self.n_jobs)
+
     def _default_advice(self):
         return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
                 "is the better choice on such data.")

@@ -90,6 +90,7 @@ from kpm.validation import (
     check_option,
     check_real,
     check_samples,
+    clearly_higher_error,
     duplicate_groups,
     relevance_targets,
     validate_params,
@@ -875,7 +876,7 @@ def _warn_if_another_candidate_is_better(ranking, regression, n):
         clear = e >= 2.0 * e0
         what = f"a leave-one-out mean squared error of {e:.4g}, against {e0:.4g}"
     else:
-        clear = e >= 2.0 * e0 and e - e0 > 3.0 * np.sqrt(max(e0 * (1.0 - e0), 1.0 / n) / n)
+        clear = clearly_higher_error(e, e0, n)
         what = f"a leave-one-out error of {e:.1%}, against {e0:.1%}"
     if clear:
         warnings.warn(

@@ -37,6 +37,7 @@ from kpm.validation.degeneracy import (
     warn_if_degenerate_model,
     warn_if_one_class,
     self_similarity_excess,
+    clearly_higher_error,
 )
 from kpm.validation.kernel_matrix import (
     PSD_RTOL,
@@ -83,4 +84,5 @@ __all__ = [
     "DEGENERACY_TOL", "ISOLATED_FRACTION", "DIAGONAL_RTOL", "kernel_degeneracy", "warn_if_degenerate_kernel",
     "warn_degenerate_kernel", "warn_if_one_class", "warn_if_degenerate_model", "warn_if_degenerate_counts",
     "self_similarity_excess",
+    "clearly_higher_error",
 ]

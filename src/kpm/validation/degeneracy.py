@@ -26,6 +26,7 @@ __all__ = [
     "warn_if_degenerate_model",
     "warn_if_degenerate_counts",
     "self_similarity_excess",
+    "clearly_higher_error",
 ]
 
 DEGENERACY_TOL = float(np.sqrt(np.finfo(float).eps))
@@ -247,3 +248,12 @@ def self_similarity_excess(K, *, block_rows=512):
         copy = dist[np.arange(len(rows)), nn] <= 1e-12 * (np.abs(diag[rows]) + np.abs(diag[nn]))
         out[rows] = np.where(copy, 0.0, diag[rows] - K[rows, nn])
     return np.maximum(out, 0.0)
+
+
+def clearly_higher_error(error, best, n):
+    """Whether an error rate ``error`` is clearly above a reference's ``best`` (both measured
+    on the same ``n`` samples, by leave-one-out or cross-validation): at least twice it and
+    above it by more than three binomial standard errors of ``best`` (at least that of one
+    sample in ``n``)."""
+    se = np.sqrt(max(best * (1.0 - best), 1.0 / n) / n)
+    return bool(error >= 2.0 * best and error - best > 3.0 * se)
