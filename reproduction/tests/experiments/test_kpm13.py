@@ -109,8 +109,13 @@ def test_report_only_rebuilds_the_same_rows(report):
 
 
 def test_sigmas_are_the_braun_table_widths():
+    # the table's widths are medians of distances computed from BLAS inner products
+    # (|x|^2 + |y|^2 - 2 x.y, which loses digits to cancellation), whose last digits move with
+    # the CPU: its regeneration on another machine moved them by up to 2e-8 relative (thyroid)
     rows = json.loads((ROOT / "docs" / "results" / "braun_table.json").read_text())["rows"]
-    assert kpm13.SIGMAS == {d: rows[d]["sigma"] for d in kpm13.SIGMAS}
+    assert set(kpm13.SIGMAS) <= set(rows)
+    for d, sigma in kpm13.SIGMAS.items():
+        assert sigma == pytest.approx(rows[d]["sigma"], rel=1e-6), d
 
 
 @pytest.mark.usefixtures("data_dir")  # the settings count the realizations of each set
