@@ -36,10 +36,9 @@ def test_sample_covers_every_target_and_input_kind(records):
 #: each a silent answer clearly worse than the cheap reference; the test fails on any other
 #: failure, and on any of these once it passes (then it leaves this list).
 KNOWN_OPEN = {
-    # kernel PCR's d on 50 x 500 data and on 40 points in 50 dimensions: test error above the
-    # tuned SVC's by more than the margin, its leave-one-out / CV choice of d not warned
+    # kernel PCR's d on 50 x 500 data: test error above the tuned SVC's by more than the
+    # margin, its leave-one-out choice of d not warned (kernel ridge is no better there)
     ("KernelPCRClassifier", "ud_wide", 10): "relevant d, 0.467 against the SVC's 0.357",
-    ("KernelPCRClassifier", "acc_highdim", 8): "d by CV, 0.308 against the SVC's 0.046",
 }
 
 
