@@ -88,7 +88,8 @@ where every point is far from every other -- that overrates the model (ridge's, 
 not), so up to :data:`HELDOUT_MAX_SAMPLES` samples a fit whose leave-one-out comparison did
 not warn compares the two again on :data:`HELDOUT_FOLDS` folds (copies of a row in one
 fold), each fold's eigenbasis computed without its validation points: ``heldout_error_``
-and ``reference_heldout_error_``, with the same margin, where the training points' median
+and ``reference_heldout_error_``, with the same margin (the regressor's also met by a held-out
+R^2 lower by :data:`HELDOUT_R2_GAP`), where the training points' median
 self-similarity in excess of their nearest neighbour's is at least
 :data:`HELDOUT_SELF_SIMILARITY` times the smallest eigenvalue the model keeps. On 46 points in R^460 (three
 classes apart in 5 features) kernel PCR at its relevant dimension had a leave-one-out error
@@ -150,8 +151,8 @@ from kpm.validation import (
     warn_if_degenerate_model,
 )
 
-__all__ = ["KernelPCRRegressor", "KernelPCRClassifier", "HELDOUT_FOLDS", "HELDOUT_MAX_SAMPLES", "HELDOUT_SELF_SIMILARITY", "RIDGE_MARGIN",
-           "SMOOTH_MAX_GAIN"]
+__all__ = ["KernelPCRRegressor", "KernelPCRClassifier", "HELDOUT_FOLDS", "HELDOUT_MAX_SAMPLES", "HELDOUT_R2_GAP",
+           "HELDOUT_SELF_SIMILARITY", "RIDGE_MARGIN", "SMOOTH_MAX_GAIN"]
 
 #: kernel ridge regression is clearly better when its leave-one-out error is below this
 #: multiple of the model's: the relative standard error of a mean of n squared Gaussian
@@ -167,6 +168,10 @@ HELDOUT_FOLDS = 5
 #: then weighs on its own directions; 0.01-0.06 on Braun, Buhmann & Müller's benchmarks, 0.1 or
 #: more on 9-13 points of 3-6 classes and on 30-60 points in R^300..R^600)
 HELDOUT_SELF_SIMILARITY = 0.1
+#: ... and for the regressor, where its mean squared error there is above ridge's by this
+#: fraction of the targets' variance (a held-out R^2 lower by 0.1; the same margin as the
+#: training fit's underfit check), also when not below ``RIDGE_MARGIN`` times it
+HELDOUT_R2_GAP = 0.1
 #: ``self_similarity='smooth'`` divides a direction's coefficient by ``lam - delta``, at least
 #: ``lam / SMOOTH_MAX_GAIN``: a direction whose eigenvalue is mostly the excess ``delta`` (noise
 #: of the smooth part) is enlarged at most this many times
@@ -610,7 +615,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         total = float(weight.sum())
         self.heldout_error_ = float(weight @ mine / total)
         self.reference_heldout_error_ = float(weight @ ridge / total)
-        if self._clearly_better(self.reference_heldout_error_, self.heldout_error_, total):
+        scale = float(weight @ ((Y - weight @ Y / total) ** 2).mean(axis=1) / total)
+        if self._clearly_better(self.reference_heldout_error_, self.heldout_error_, total) \
+                or self._clearly_better_than_by(self.reference_heldout_error_, self.heldout_error_, scale):
             warnings.warn(
                 f"{type(self).__name__}: kernel ridge {self._reference_name} on the same kernel has a "
                 f"clearly smaller {self._loo_name} on {len(folds)} held-out folds whose eigenbases leave "
@@ -819,7 +826,7 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         ``HELDOUT_MAX_SAMPLES`` samples, where the leave-one-out comparison did not warn;
         where the self-similarity weighs on the model's directions, ``HELDOUT_SELF_SIMILARITY``;
         None otherwise); the same warning when ridge's is below ``RIDGE_MARGIN`` times the
-        model's.
+        model's, or below it by ``HELDOUT_R2_GAP`` times the targets' variance.
     kernel_, X_fit_, n_features_in_
         As in :class:`kpm.relevance.RelevantDimension`.
 
@@ -873,6 +880,12 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
     def _clearly_better(ref, mine, total):
         """Ridge's leave-one-out MSE below :data:`RIDGE_MARGIN` times the model's."""
         return ref < RIDGE_MARGIN * mine
+
+    @staticmethod
+    def _clearly_better_than_by(ref, mine, variance):
+        """On held-out folds also: ridge's MSE below the model's by :data:`HELDOUT_R2_GAP`
+        times the targets' ``variance`` (an R^2 higher by that much)."""
+        return mine - ref >= HELDOUT_R2_GAP * variance
 
     def _fit_quality(self, Y, fitted, at_ref, weight):
         """Training R^2 at the chosen d and at the reference: (mine, ref, name) when clearly
@@ -1062,6 +1075,11 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         """Ridge's leave-one-out error below :data:`RIDGE_MARGIN` times the model's, and by
         the weight of two samples at least (``total``: the sum of the weights)."""
         return ref < RIDGE_MARGIN * mine and (mine - ref) * total >= 2.0
+
+    @staticmethod
+    def _clearly_better_than_by(ref, mine, variance):
+        """No other test for labels (:meth:`_clearly_better` alone)."""
+        return False
 
     def _finish_fit(self, y, Y, weight):
         train_classes = self._decide(self.fitted_train_)
