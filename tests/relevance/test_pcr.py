@@ -912,26 +912,32 @@ def test_smooth_extension_in_high_dimensions_beats_the_nearest_intercept(n_compo
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_ridge_fold_predictions_solve_the_bordered_system(weighted):
-    # kernel ridge with an unpenalised intercept on a fold's training part:
-    # [[0, 1^T], [1, K + alpha W^{-1}]] [b; a] = [0; y], f(x) = b + k(x)^T a
+@pytest.mark.parametrize("intercept", [True, False])
+def test_ridge_predictions_solve_the_bordered_system(weighted, intercept):
+    # kernel ridge (the held-out folds' reference) from the eigendecomposition of
+    # W^1/2 K W^1/2: with an unpenalised intercept the bordered system
+    # [[0, 1^T], [1, K + alpha W^{-1}]] [b; a] = [0; y], f(x) = b + k(x)^T a; without it
+    # (K + alpha W^{-1}) a = y
+    from kpm.relevance.reference import ridge_predictions
+
     rng = np.random.default_rng(2)
     X = rng.normal(size=(40, 3))
-    y = np.sin(X[:, 0]) + 0.2 * rng.standard_normal(40)
+    y = 2.0 + np.sin(X[:, 0]) + 0.2 * rng.standard_normal(40)
     w = rng.uniform(0.5, 2.0, 40) if weighted else np.ones(40)
-    m = KernelPCRRegressor(sigma=1.5, n_components=3).fit(X, y, sample_weight=w if weighted else None)
-    K = m.kernel_(X)
-    groups = np.arange(40)
-    splits = [(np.arange(10, 40), np.arange(10))]
-    (fold,), _ = m._fold_bases(K, y[:, None], splits, w, groups)
+    K = make_kernel("rbf", sigma=1.5)(X)
+    tr, new = np.arange(10, 40), np.arange(10)
+    sw = np.sqrt(w[tr])
+    lam, U = np.linalg.eigh(sw[:, None] * K[np.ix_(tr, tr)] * sw[None, :])
     alpha = 0.3
-    pred = m._ridge_fold_predictions(K, y[:, None], fold, alpha)[:, 0]
-    tr = np.arange(10, 40)
-    A = np.zeros((31, 31))
-    A[0, 1:] = A[1:, 0] = 1.0
-    A[1:, 1:] = K[np.ix_(tr, tr)] + alpha * np.diag(1.0 / w[tr])
-    sol = np.linalg.solve(A, np.r_[0.0, y[tr]])
-    np.testing.assert_allclose(pred, sol[0] + K[np.ix_(np.arange(10), tr)] @ sol[1:], rtol=1e-8, atol=1e-10)
+    pred = ridge_predictions(K[np.ix_(new, tr)], y[tr, None], lam, U, sw, alpha, intercept)[:, 0]
+    A = K[np.ix_(tr, tr)] + alpha * np.diag(1.0 / w[tr])
+    if intercept:
+        A = np.block([[np.zeros((1, 1)), np.ones((1, 30))], [np.ones((30, 1)), A]])
+        sol = np.linalg.solve(A, np.r_[0.0, y[tr]])
+        b, a = sol[0], sol[1:]
+    else:
+        b, a = 0.0, np.linalg.solve(A, y[tr])
+    np.testing.assert_allclose(pred, b + K[np.ix_(new, tr)] @ a, rtol=1e-8, atol=1e-10)
 
 
 def _wide_classes(seed, n=46, p=460, n_test=1000):

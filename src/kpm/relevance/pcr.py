@@ -120,9 +120,8 @@ from kpm.base import (
     validate_kernel_input_y,
 )
 from kpm.exceptions import ReferenceModelWarning
-from kpm.relevance.reference import ridge_reference
+from kpm.relevance.reference import ridge_predictions, ridge_reference
 from kpm.relevance.dimension import (
-    INTERCEPT_ATOL,
     NULL_SPACE_OPTIONS,
     rank_error,
     target_contributions,
@@ -610,8 +609,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         for fold in folds:
             va = fold[1]
             mine[va] = self._losses(self._fold_predictions(K, fold, weight, dd)[:, dd - 1:], va, y, Y)[:, 0]
-            ridge[va] = self._losses(self._ridge_fold_predictions(K, Y, fold, self.reference_alpha_)[:, None, :],
-                                     va, y, Y)[:, 0]
+            tr, _, lam, U, sw, contrib = fold
+            pred = ridge_predictions(K[np.ix_(va, tr)], Y[tr], lam, U, sw, self.reference_alpha_, self.fit_intercept)
+            ridge[va] = self._losses(pred[:, None, :], va, y, Y)[:, 0]
         total = float(weight.sum())
         self.heldout_error_ = float(weight @ mine / total)
         self.reference_heldout_error_ = float(weight @ ridge / total)
@@ -629,28 +629,6 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 ReferenceModelWarning,
                 stacklevel=3,
             )
-
-    def _ridge_fold_predictions(self, K, Y, fold, alpha):
-        """Predictions (n_val, c) at a fold's validation samples of kernel ridge regression on
-        its training part (:meth:`_fold_bases`), the intercept unpenalised (with
-        ``fit_intercept``): in the weighted eigenbasis ``M = U diag(lam) U^T``, the targets
-        ``z = W^{1/2} (Y - mean)`` and the constant ``e = W^{1/2} 1 / sqrt(N)``, the
-        intercept ``b = q^T z / q^T e`` with ``q = e - S e`` (``S = U diag(lam / (lam +
-        alpha)) U^T``) and the coefficients ``c = U diag(1 / (lam + alpha)) U^T (z - b e)``:
-        ``f(x) = mean + b / sqrt(N) + k(x)^T W^{1/2} c``."""
-        tr, va, lam, U, sw, contrib = fold
-        z = sw[:, None] * (Y[tr] - contrib.mean)
-        g = lam / (lam + alpha)
-        b = np.zeros(z.shape[1])
-        if self.fit_intercept:
-            e = sw / np.sqrt(contrib.weight_sum)
-            q = e - U @ (g * (U.T @ e))
-            qe = float(q @ e)
-            if qe > INTERCEPT_ATOL:
-                b = (q @ z) / qe
-                z = z - e[:, None] * b[None, :]
-        c = U @ ((U.T @ z) / (lam + alpha)[:, None])
-        return contrib.mean + b / np.sqrt(contrib.weight_sum) + K[np.ix_(va, tr)] @ (sw[:, None] * c)
 
     @staticmethod
     def _expansion(contrib, U, lam, sw, rows, n, d, excess=None, smooth=0.0):
