@@ -141,6 +141,8 @@ def test_a_rule_clearly_worse_than_the_default_warns_naming_it(cls, data, seed):
     found = _default_rule_warnings(record)
     assert len(found) == 1 and found[0].startswith(f"{cls.__name__}: the selected D = {m.n_components_}")
     assert "KernelProjectionMachine()" in found[0]
+    # attributed to the caller's line, not to kpm's
+    assert [w.filename for w in record if "by the default rule" in str(w.message)] == [__file__]
 
 
 @pytest.mark.parametrize("seed", [1, 3])

@@ -369,7 +369,7 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
             return
         errors = reference_errors(reference, X, y, sample_weight, self.n_components_)
         estimate, _ = selection_estimate(self._curves, self._model_member, self.n_components_)
-        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, stacklevel=4)
+        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, stacklevel=5)
 
     def _default_reference(self, X):
         """The unfitted default KPM on this fit's kernel, or None where it cannot be fitted
