@@ -37,7 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin
-from kpm.machine.default_rule import REFERENCE_MAX_SAMPLES, reference_errors, warn_if_default_is_better
+from kpm.machine.default_rule import REFERENCE_MAX_SAMPLES, default_kpm, reference_errors, warn_if_default_is_better
 from kpm.machine.engine import TIE_DECIMALS, check_rule_answerable, model_curves, predict_codes, select_model
 from kpm.machine.engine import selection_curve as make_selection_curve
 from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
@@ -372,9 +372,9 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, stacklevel=5)
 
     def _default_reference(self, X):
-        """The unfitted default KPM on this fit's kernel, or None where it cannot be fitted
-        here (data on Dask workers)."""
-        return None
+        """The unfitted default KPM on this fit's kernel (:func:`kpm.machine.default_rule.default_kpm`),
+        or None where it cannot be fitted here (data on Dask workers)."""
+        return default_kpm(self)
 
     def _failure_hint(self):
         return ("This happens where the training data are nearly separable in the subspace: the "

@@ -30,10 +30,21 @@ import numpy as np
 
 from kpm.validation import clearly_higher_error
 
-__all__ = ["REFERENCE_MAX_SAMPLES", "reference_errors", "warn_if_default_is_better"]
+__all__ = ["REFERENCE_MAX_SAMPLES", "default_kpm", "reference_errors", "warn_if_default_is_better"]
 
 #: Fits on more samples than this are not compared with the default KPM.
 REFERENCE_MAX_SAMPLES = 5000
+
+
+def default_kpm(est):
+    """The unfitted default KPM on the fitted estimator ``est``'s kernel (``kernel_``), on the
+    exact basis, with its class weights, seed and jobs: the reference :func:`reference_errors`
+    fits."""
+    # imported here: the exact KPM's module imports this one (through the KPMs' base class)
+    from kpm.machine.exact import KernelProjectionMachine
+
+    return KernelProjectionMachine(kernel=est.kernel_, basis="exact", class_weight=est.class_weight,
+                                   random_state=est.random_state, n_jobs=est.n_jobs)
 
 
 def reference_errors(reference, X, y, sample_weight, D):

@@ -622,10 +622,6 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
             K = self._kernel_rows(self.X_fit_)
         self._warn_self_similarity_of(K, F, dual, data.codes, data.weights, stacklevel=6)
 
-    def _default_reference(self, X):
-        return KernelProjectionMachine(kernel=self.kernel_, basis="exact", class_weight=self.class_weight,
-                                       random_state=self.random_state, n_jobs=self.n_jobs)
-
     def _default_advice(self):
         if self.formulation_ == "svm" and isinstance(self.selection, str) and self.selection == "cv":
             return None  # the default's formulation and rule: the reference itself

@@ -634,11 +634,7 @@ class NystroemKPM(BaseKPM):
     def _default_reference(self, X):
         if is_dask_array(X) or self.client is not None:
             return None
-        # imported here: the exact KPM's module imports this one (its Nyström basis)
-        from kpm.machine.exact import KernelProjectionMachine
-
-        return KernelProjectionMachine(kernel=self.kernel_, basis="exact", class_weight=self.class_weight,
-                                       random_state=self.random_state, n_jobs=self.n_jobs)
+        return super()._default_reference(X)
 
     def _default_advice(self):
         return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
