@@ -617,8 +617,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.heldout_error_ = float(weight @ mine / total)
         self.reference_heldout_error_ = float(weight @ ridge / total)
         scale = float(weight @ ((Y - weight @ Y / total) ** 2).mean(axis=1) / total)
-        if self._clearly_better(self.reference_heldout_error_, self.heldout_error_, total) \
-                or self._clearly_better_than_by(self.reference_heldout_error_, self.heldout_error_, scale):
+        if self._clearly_better(self.reference_heldout_error_, self.heldout_error_, total, variance=scale):
             warnings.warn(
                 f"{type(self).__name__}: kernel ridge {self._reference_name} on the same kernel has a "
                 f"clearly smaller {self._loo_name} on {len(folds)} held-out folds whose eigenbases leave "
@@ -856,15 +855,11 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         return weight @ (residuals**2).mean(axis=1) / weight.sum()
 
     @staticmethod
-    def _clearly_better(ref, mine, total):
-        """Ridge's leave-one-out MSE below :data:`RIDGE_MARGIN` times the model's."""
-        return ref < RIDGE_MARGIN * mine
-
-    @staticmethod
-    def _clearly_better_than_by(ref, mine, variance):
-        """On held-out folds also: ridge's MSE below the model's by :data:`HELDOUT_R2_GAP`
-        times the targets' ``variance`` (an R^2 higher by that much)."""
-        return mine - ref >= HELDOUT_R2_GAP * variance
+    def _clearly_better(ref, mine, total, variance=None):
+        """Ridge's MSE below :data:`RIDGE_MARGIN` times the model's; on held-out folds
+        (``variance``: the targets' weighted variance) also below it by
+        :data:`HELDOUT_R2_GAP` times that variance (an R^2 higher by that much)."""
+        return ref < RIDGE_MARGIN * mine or (variance is not None and mine - ref >= HELDOUT_R2_GAP * variance)
 
     def _fit_quality(self, Y, fitted, at_ref, weight):
         """Training R^2 at the chosen d and at the reference: (mine, ref, name) when clearly
@@ -1050,15 +1045,11 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         return weight @ (self._decide(Y - residuals) != self._decide(Y)) / weight.sum()
 
     @staticmethod
-    def _clearly_better(ref, mine, total):
-        """Ridge's leave-one-out error below :data:`RIDGE_MARGIN` times the model's, and by
-        the weight of two samples at least (``total``: the sum of the weights)."""
+    def _clearly_better(ref, mine, total, variance=None):
+        """Ridge's error rate below :data:`RIDGE_MARGIN` times the model's, and by the weight
+        of two samples at least (``total``: the sum of the weights); ``variance`` (the
+        regressor's held-out R^2 test) does not apply to labels."""
         return ref < RIDGE_MARGIN * mine and (mine - ref) * total >= 2.0
-
-    @staticmethod
-    def _clearly_better_than_by(ref, mine, variance):
-        """No other test for labels (:meth:`_clearly_better` alone)."""
-        return False
 
     def _finish_fit(self, y, Y, weight):
         train_classes = self._decide(self.fitted_train_)
