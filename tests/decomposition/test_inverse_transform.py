@@ -503,3 +503,54 @@ def test_learned_map_far_from_the_origin_is_no_worse_than_the_input():
         Z = kp.inverse_transform(kp.transform(noisy[60:]))
     input_error = np.mean((noisy[60:] - clean[60:]) ** 2)
     assert np.mean((Z - clean[60:]) ** 2) <= 1.1 * input_error
+
+
+def _gaussian_subspace(n, m, seed, noise=0.0):
+    """n training and m fresh points of rank-3 Gaussian data (scale 2) in R^40, with noise."""
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.normal(size=(40, 3)))[0]
+    clean = 2 * rng.normal(size=(n + m, 3)) @ basis.T
+    return clean, clean + noise * rng.normal(size=clean.shape)
+
+
+def test_pre_images_of_points_outside_the_training_data_are_warned():
+    """The projection on every component of exact rank-3 data in R^40 (120 training points)
+    reconstructs 1,000 fresh points to 1e-12 and better, but not a point outside the training
+    data's region: its MDS pre-image missed it by 0.03 per feature (the input: 0), alone more
+    than the other 999 together, and inverse_transform said nothing. It warns now, counting
+    the targets whose pre-images are far from them in feature space."""
+    clean, _ = _gaussian_subspace(120, 1000, seed=3)
+    far = clean[120:121] * 4.0 / np.linalg.norm(clean[120]) * 4.0  # 16 units out; training radius ~ 6
+    test = np.vstack([clean[121:], far])
+    kp = KernelProjection(preimage="mds").fit(clean[:120])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Z, info = kp.inverse_transform(kp.transform(test), return_info=True)
+    per_point = np.mean((Z - test) ** 2, axis=1)
+    assert per_point[-1] > 1e-3 and np.median(per_point[:-1]) < 1e-10
+    msgs = [str(w.message) for w in caught if w.category is UserWarning]
+    assert any("far from them in feature space" in s and "1 of the 1000 targets" in s for s in msgs), msgs
+    relative = info.objective / kp.kernel_.diag(Z)
+    assert np.argmax(relative) == len(test) - 1
+
+
+@pytest.mark.parametrize("preimage", ["auto", "mds"])
+def test_pre_images_of_points_near_the_training_data_are_not_warned(preimage):
+    """Negative controls: fresh points inside the training region of exact rank-3 data, and
+    a noisy circle in 2 of 50 dimensions, where every point lies off the span of the training
+    images (the pre-images there are the denoised points: their error against the clean
+    points is below the inputs'), give no warning of failed pre-images."""
+    clean, _ = _gaussian_subspace(120, 1000, seed=3)
+    inside = clean[120:][np.linalg.norm(clean[120:], axis=1) < 3.0]
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 2 * np.pi, 1060)
+    circle = np.hstack([np.c_[np.cos(a), np.sin(a)], np.zeros((1060, 48))])
+    noisy = circle + 0.1 * rng.normal(size=circle.shape)
+    # exact data: reconstructed to the solver's tolerance; the circle: no further from the clean points
+    for train, test, truth, slack in ((clean[:120], inside, inside, 1e-6), (noisy[:60], noisy[60:], circle[60:], 0.0)):
+        kp = KernelProjection(preimage=preimage).fit(train)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            Z = kp.inverse_transform(kp.transform(test))
+        assert not any("far from them in feature space" in str(w.message) for w in caught)
+        assert np.mean((Z - truth) ** 2) <= 1.1 * np.mean((test - truth) ** 2) + slack

@@ -36,7 +36,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
 from kpm.decomposition.components import relevant_dimension
-from kpm.decomposition.preimaging import Preimager, fit_learned_map, resolve_preimage, warn_reconstruction
+from kpm.decomposition.preimaging import (
+    Preimager,
+    checks_failed_preimages,
+    fit_learned_map,
+    resolve_preimage,
+    warn_failed_preimages,
+    warn_reconstruction,
+)
 from kpm.decomposition.solvers import PROJECTION_SOLVERS, SpectralFitter, choose_solver, landmark_kernel
 from kpm.preimage import PREIMAGE_METHODS
 from kpm.spectral.basis import RANK_RTOL
@@ -614,6 +621,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             Stein's estimate of their error against the clean points exceeds the points' own
             (:func:`kpm.decomposition.preimaging.reconstruction_warning`; computed once per fit
             and kind of start). The warning names the better choice, the inputs themselves.
+            Also, with ``n_components=None``, when some pre-images are far from their targets
+            in feature space (``info.objective`` at least
+            :data:`kpm.decomposition.preimaging.FAILED_PREIMAGE_RESIDUAL` times
+            :math:`k(z, z)`): the coordinates of points outside the region of the training
+            data, which such a projection does not reconstruct.
         """
         check_is_fitted(self, "eigenvalues_")
         return_info = check_bool(return_info, "return_info")
@@ -622,7 +634,10 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         Y = preimager.coordinates(Y)
         init = preimager.check_init(init, Y.shape[0], self.n_features_in_)
         warn_reconstruction(self, init is not None)
-        Z, info = preimager.solve(Y, init, return_info)
+        check = checks_failed_preimages(self)
+        Z, info = preimager.solve(Y, init, return_info or check)
+        if check:
+            warn_failed_preimages(self, Z, info.objective, init is not None)
         return (Z, info) if return_info else Z
 
     def __sklearn_tags__(self):
