@@ -45,7 +45,7 @@ from kpm.preimage.noise import (
 )
 from kpm.validation import check_samples
 
-__all__ = ["FAILED_PREIMAGE_RESIDUAL", "HELDOUT_RESIDUAL_FACTOR", "Preimager", "checks_failed_preimages", "fit_learned_map",
+__all__ = ["FAILED_PREIMAGE_RESIDUAL", "HELDOUT_RESIDUAL_FACTOR", "Preimager", "checks_reconstruction", "fit_learned_map",
            "reconstruction_warning", "relative_residuals", "resolve_preimage", "warn_failed_preimages",
            "warn_reconstruction"]
 
@@ -378,26 +378,25 @@ def relative_residuals(kernel, Z, objective):
         return np.where(scale > 0, objective / np.where(scale > 0, scale, 1.0), 0.0)
 
 
-def checks_failed_preimages(projection):
-    """Whether :func:`warn_failed_preimages` applies to ``projection``'s pre-images: a projection
-    on every component of numeric inputs, outside the held-out check's own fits."""
+def checks_reconstruction(projection):
+    """Whether ``projection``'s pre-images are checked (:func:`warn_reconstruction`,
+    :func:`warn_failed_preimages`): a projection on every component of numeric inputs, outside
+    the held-out check's own fits."""
     return not _CHECKING.get() and projection.n_components is None and projection.X_fit_ is not None
 
 
-def warn_failed_preimages(projection, Z, objective, start_at_input):
+def warn_failed_preimages(projection, Z, objective, heldout_bar):
     """Warn (at the caller of ``inverse_transform``) when some pre-images ``Z`` of a projection
     on every component are far from their targets in feature space: ``objective``
     (``||phi(z) - P||^2``, :class:`kpm.preimage.PreimageInfo`) at least
-    :data:`FAILED_PREIMAGE_RESIDUAL` times ``k(z, z)``, and :data:`HELDOUT_RESIDUAL_FACTOR` times
-    the largest of the held-out training points' (where :func:`warn_reconstruction` measured
-    them, for the same kind of start ``start_at_input``). Such a projection reconstructs a point
-    whose image lies near the span of the training images; coordinates of a point outside the
-    region of the training data describe a feature-space point no input maps near, and its
-    pre-image does not reconstruct it. Returns the indices of these targets."""
+    :data:`FAILED_PREIMAGE_RESIDUAL` times ``k(z, z)``, and at least ``heldout_bar`` (what
+    :func:`warn_reconstruction` returns: :data:`HELDOUT_RESIDUAL_FACTOR` times the held-out
+    training points' largest). Such a projection reconstructs a point whose image lies near
+    the span of the training images; coordinates of a point outside the region of the
+    training data describe a feature-space point no input maps near, and its pre-image does
+    not reconstruct it. Returns the indices of these targets."""
     relative = relative_residuals(projection.kernel_, Z, objective)
-    heldout = projection.__dict__.get("_heldout_residuals", {}).get(start_at_input)
-    typical = HELDOUT_RESIDUAL_FACTOR * float(np.max(heldout)) if heldout else 0.0
-    failed = np.flatnonzero(relative >= max(FAILED_PREIMAGE_RESIDUAL, typical))
+    failed = np.flatnonzero(relative >= max(FAILED_PREIMAGE_RESIDUAL, heldout_bar))
     if len(failed):
         warnings.warn(
             f"the pre-images of {len(failed)} of the {len(Z)} targets are far from them in feature space "
@@ -413,12 +412,15 @@ def warn_failed_preimages(projection, Z, objective, start_at_input):
 def warn_reconstruction(projection, start_at_input):
     """Issue :func:`reconstruction_warning`'s warning (at the caller of ``inverse_transform``),
     computed once per fitted projection and start, for a projection on every component of
-    numeric inputs; nothing inside the held-out check itself."""
-    if _CHECKING.get() or projection.n_components is not None or projection.X_fit_ is None:
-        return
-    cache = projection.__dict__.setdefault("_reconstruction_warnings", {})
+    numeric inputs (:func:`checks_reconstruction`). Returns the held-out bar of
+    :func:`warn_failed_preimages`: :data:`HELDOUT_RESIDUAL_FACTOR` times the largest relative
+    residual of the held-out points' pre-images (0 where none was measured)."""
+    cache = projection.__dict__.setdefault("_reconstruction_checks", {})
     if start_at_input not in cache:
-        residuals = projection.__dict__.setdefault("_heldout_residuals", {}).setdefault(start_at_input, [])
-        cache[start_at_input] = reconstruction_warning(projection, start_at_input, residuals=residuals)
-    if cache[start_at_input] is not None:
-        warnings.warn(cache[start_at_input], UserWarning, stacklevel=3)
+        residuals = []
+        message = reconstruction_warning(projection, start_at_input, residuals=residuals)
+        cache[start_at_input] = message, HELDOUT_RESIDUAL_FACTOR * float(np.max(residuals, initial=0.0))
+    message, heldout_bar = cache[start_at_input]
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    return heldout_bar

@@ -38,7 +38,7 @@ from kpm.base import KernelParamsMixin, user_matrix_name, validate_kernel_input
 from kpm.decomposition.components import relevant_dimension
 from kpm.decomposition.preimaging import (
     Preimager,
-    checks_failed_preimages,
+    checks_reconstruction,
     fit_learned_map,
     resolve_preimage,
     warn_failed_preimages,
@@ -463,7 +463,7 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
             result = fitter.dense(X, solver, what, where)
         self._set_spectrum(result)
         self.preimage_map_ = self.preimage_alpha_ = self.preimage_loo_error_ = None
-        self.__dict__.pop("_reconstruction_warnings", None)  # inverse_transform's held-out check
+        self.__dict__.pop("_reconstruction_checks", None)  # inverse_transform's held-out check
         if self.preimage_ == "learned":
             self.preimage_map_ = fit_learned_map(result.coordinates, X, self.kernel_, self.preimage_alpha,
                                                  self.landmark_indices_)
@@ -633,11 +633,11 @@ class KernelProjection(KernelParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
         preimager.check_available()
         Y = preimager.coordinates(Y)
         init = preimager.check_init(init, Y.shape[0], self.n_features_in_)
-        warn_reconstruction(self, init is not None)
-        check = checks_failed_preimages(self)
+        check = checks_reconstruction(self)
+        heldout_bar = warn_reconstruction(self, init is not None) if check else None
         Z, info = preimager.solve(Y, init, return_info or check)
         if check:
-            warn_failed_preimages(self, Z, info.objective, init is not None)
+            warn_failed_preimages(self, Z, info.objective, heldout_bar)
         return (Z, info) if return_info else Z
 
     def __sklearn_tags__(self):
