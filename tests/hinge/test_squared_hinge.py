@@ -360,3 +360,35 @@ def test_polynomial_kernel_of_high_degree_warns_instead_of_failing():
     y = (X[:, 0] * X[:, 1] > 0).astype(int)
     with pytest.warns(DegenerateKernelWarning):
         KernelProjectionMachine(kernel="poly", degree=50).fit(X, y)
+
+
+def test_a_zero_step_is_no_move():
+    """A zero direction (zero margins ``q``, ``|step|^2 = 0``) has step length 0; it divided
+    by zero."""
+    m = np.array([0.5, 2.0, -1.0])
+    assert exact_line_search(0.0, 0.0, m, np.zeros(3), 2.0) == 0.0
+
+
+def test_a_newton_system_without_direction_falls_back_to_the_gradient():
+    """Three blobs in R^3 (150 standardised points) under a polynomial kernel of degree 40,
+    whose features span hundreds of orders of magnitude: a fold's Newton system gave a zero
+    step for a nonzero gradient and the line search divided by zero (ZeroDivisionError from
+    KernelProjectionMachine.fit). The solver now steps along the gradient there, and the fit
+    ends with the kernel's warning about its range."""
+    import warnings
+
+    from sklearn.preprocessing import StandardScaler
+
+    from kpm import KernelProjectionMachine
+
+    rng = np.random.default_rng(11)
+    k, p = 3, int(rng.integers(2, 11))
+    c = rng.normal(size=(k, p))
+    c *= 4 / (np.sqrt(((c[:, None] - c[None]) ** 2).sum(-1)) + np.diag(np.full(k, np.inf))).min()
+    y = rng.integers(0, k, 150)
+    X = StandardScaler().fit_transform(c[y] + rng.normal(size=(150, p)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = KernelProjectionMachine(kernel="poly", degree=40, cv=5, cv_basis="fold", random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.decision_function(X)))
+    assert any("self-similarities k(x, x) span" in str(w.message) for w in caught)

@@ -189,6 +189,8 @@ class SquaredHingeSVM:
             if _norm(grad) <= self.tol * (1.0 + _norm(theta)):
                 break
             step = -self._newton_solve(grad, active, rows, d)
+            if not np.any(step):  # the system gave no direction (features of a huge dynamic
+                step = -grad      # range, e.g. a polynomial kernel of degree 35): the gradient's
             q = self._margins(step, d)
             t = self._line_search(theta, step, m, q)
             theta = theta + t * step
@@ -587,6 +589,8 @@ def weighted_line_search(a, c, m, q, C2, w):
             if t > 0.0 and ((q[i] > 0.0) == (s_i > 0.0)):
                 events[k] = i
                 k += 1
+    if c + C2 * S_q <= 0.0:  # a zero step: no move
+        return 0.0
     root = -(a - C2 * S_s) / (c + C2 * S_q)
     done = 0.0  # breakpoints up to here are walked
     while True:
