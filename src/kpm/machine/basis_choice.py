@@ -22,7 +22,7 @@ from kpm.base import raw_input_kernel
 from kpm.config import get_config
 from kpm.machine.nystroem import NystroemKPM
 
-__all__ = ["BASES", "resolve_basis", "fit_nystroem", "NYSTROEM_PARAMETERS"]
+__all__ = ["BASES", "resolve_basis", "fit_fold_bases", "fit_nystroem", "NYSTROEM_PARAMETERS"]
 
 #: The ``basis`` values of :class:`~kpm.machine.exact.KernelProjectionMachine`.
 BASES = ("auto", "exact", "nystroem")
@@ -79,4 +79,31 @@ def fit_nystroem(est, X, y, sample_weight=None):
             setattr(est, name, getattr(machine, name))
     est.X_fit_ = est.landmarks_
     est.kernel_index_ = 0
+    est.cv_basis_ = None
+    return est
+
+
+def fit_fold_bases(est, X, y, sample_weight, folds):
+    """Refit ``est`` with ``folds`` cross-validation folds (drawn with seed 0 where
+    ``random_state`` is None), each fold's kernel matrix decomposed without its validation
+    points (``cv_basis='fold'``), and give it the result's fitted attributes; its parameters
+    stay as they are. Returns ``est``.
+
+    The default's estimate -- the closed-form leave-one-out error, or Rayleigh-Ritz folds -- keeps
+    every training point in the eigenbasis; where each point's similarity with itself exceeds
+    its neighbours' (high dimensions, a narrow kernel) the directions carry the validation
+    points' own part and the estimate overrates the model (:mod:`kpm.machine.self_similarity`).
+    """
+    from sklearn.base import clone
+
+    params = est.get_params(deep=False)
+    # seed 0 where random_state is None: the default stays deterministic
+    seed = 0 if est.random_state is None else est.random_state
+    machine = clone(est).set_params(cv_basis="fold", cv=folds, random_state=seed)
+    machine._name = est._name
+    machine.fit(X, y, sample_weight)
+    est._clear_fitted()
+    for name, value in vars(machine).items():
+        if name not in params:
+            setattr(est, name, value)
     return est

@@ -264,6 +264,7 @@ class KernelPaths:
     folds: list | None = None
     full: FullPath | None = None
     degeneracy: object = None
+    excess: np.ndarray | None = None
     capped: bool = False
 
     @property

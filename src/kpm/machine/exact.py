@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from kpm.base import store_init_params, validate_kernel_input, validate_kernel_input_y
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
-from kpm.machine.basis_choice import BASES, fit_nystroem, resolve_basis
+from kpm.machine.basis_choice import BASES, fit_fold_bases, fit_nystroem, resolve_basis
 from kpm.machine.eigen import duplicate_groups
 from kpm.machine.engine import one_vs_rest, predict_codes
 from kpm.machine.exact_basis import ExactBases
@@ -31,6 +31,12 @@ from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_t
 from kpm.machine.formulation import LOSSES
 from kpm.machine.grids import SVM_DIM_DENSE, SVM_DIM_RATIO, SVM_LOO_WHOLE_SPECTRUM_N, SVM_MAX_COMPONENTS
 from kpm.machine.nystroem_data import expansion_scores
+from kpm.machine.self_similarity import (
+    excluded_error,
+    selection_estimate,
+    self_similarity_overrates,
+    warn_if_self_similarity_overrates,
+)
 from kpm.machine.weights import fit_weights, positive_weights, warn_weighted_degenerate
 from kpm.spectral import EIGEN_SOLVERS, LANDMARK_RULES
 from kpm.validation import (
@@ -248,7 +254,14 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         fold's eigenpairs by Rayleigh-Ritz in the span of the training set's basis (one
         product with the kernel matrix per fold instead of an eigendecomposition;
         :class:`kpm.machine.eigen.RitzFolds`), the SVM formulation only. ``'auto'``:
-        ``'ritz'`` for the SVM, ``'fold'`` for the papers' LP.
+        ``'ritz'`` for the SVM, ``'fold'`` for the papers' LP; and where the default's
+        estimate keeps every point in the basis (the leave-one-out error, or Ritz folds in a
+        partial basis) and overrates the chosen model -- every training point far from every
+        other (median self-similarity excess at least 0.3 of the diagonal), and its training
+        values without the excess wrong more often than the estimate by 0.1 and 3 samples
+        (:mod:`kpm.machine.self_similarity`) -- the fit is made again with fold bases
+        (``cv`` folds, or with ``cv='auto'`` five, fewer where a class is smaller; see
+        ``cv_basis_``). With ``'ritz'`` or ``cv='loo'`` that finding is a warning.
     lp_solver : {'auto', 'simplex', 'highs'}, default='auto'
         The solver of the hinge LP paths (:mod:`kpm.hinge.lp_path`): the specialised
         warm-started simplex of :mod:`kpm.hinge.simplex`, one warm-started HiGHS model per
@@ -311,6 +324,11 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         ``streamed_steps_``, ...: beyond the memory of its features C and D are chosen on a
         subsample and the final SVM is streamed over all the points), ``X_fit_`` is
         ``landmarks_`` and only :meth:`select_dim` of the path methods applies.
+    cv_basis_ : {'loo', 'ritz', 'fold'} or None
+        How the selection's estimate got its bases: the closed-form leave-one-out error in
+        the training set's basis, K folds by Rayleigh-Ritz or decomposed anew (``cv_basis``;
+        ``'fold'`` also where ``'auto'`` refitted with fold bases), None without
+        cross-validation or on the Nyström basis.
     n_components_ : int
         The selected dimension D.
     dual_coef_ : ndarray (n_fit,) or (n_classes, n_fit)
@@ -570,10 +588,12 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         return X[rows] if isinstance(X, np.ndarray) else [X[i] for i in rows]
 
     def _family(self, data, plan):
+        bases = ExactBases(self, plan)
+        self.cv_basis_ = bases.estimate_basis(data)
         settings = EngineSettings(self._early_stopping(plan),
                                   SVM_MAX_COMPONENTS if self.max_components is None else None,
                                   self.n_jobs, self._prefer, self._progress)
-        return build_family(ExactBases(self, plan)(data), data, plan, settings)
+        return build_family(bases(data), data, plan, settings)
 
     def _set_solution(self, kp, D, data):
         self.eigenvalues_ = kp.basis.eigenvalues
@@ -594,8 +614,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         kp = self._model_kp
         if kp.degeneracy is not None:
             warn_degenerate_kernel(kp.degeneracy, self._name, stacklevel=5)
-        V = self._subspace.V[:, : self.n_components_]
-        F = np.stack([V @ beta + b for beta, b in (p.coef_at(self.n_components_) for p in kp.full.paths)], axis=1)
+        F = self._training_scores()
         predictions = self.classes_[predict_codes(F)]
         if data.weights is None:
             warn_if_degenerate_model(predictions, data.y, self.classes_, self._name, stacklevel=5)
@@ -603,13 +622,59 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
             warn_weighted_degenerate(predictions, data.y, data.weights, self.classes_, self._name, stacklevel=6)
         self._warn_self_similarity(F, data)
 
+    def _training_scores(self):
+        """The chosen model's decision values at the training points, (n, n_problems)."""
+        D = self.n_components_
+        V = self._subspace.V[:, :D]
+        return np.stack([V @ beta + b for beta, b in (p.coef_at(D) for p in self._model_kp.full.paths)], axis=1)
+
+    def _refit(self, X, y, sample_weight, data):
+        """``cv_basis='auto'``: the default's selection refitted with fold bases
+        (:func:`kpm.machine.basis_choice.fit_fold_bases`) where the self-similarity check
+        finds that its estimate, which keeps every point in the basis, overrates the model."""
+        if self.cv_basis != "auto" or (isinstance(self.cv, str) and self.cv == "loo"):
+            return False
+        folds = self.cv
+        if isinstance(folds, str):  # as many folds as the smallest class allows, up to DEFAULT_FOLDS
+            folds = min(DEFAULT_FOLDS, int(np.bincount(data.codes).min()))
+            if folds < 2:
+                return False
+        if self._self_similarity_check(self._training_scores(), data) is None:
+            return False
+        fit_fold_bases(self, X, y, sample_weight, folds)
+        return True
+
+    def _self_similarity_check(self, F, data):
+        """The default's selection read in the training set's basis (leave-one-out, or Ritz
+        folds) against the training values without the self-similarity
+        (:mod:`kpm.machine.self_similarity`): ``(error, excess, estimate, what, total)`` where
+        the estimate overrates the model, else None."""
+        excess = self._model_kp.excess
+        dual = np.atleast_2d(self.dual_coef_).T
+        if excess is None or dual.shape[0] != F.shape[0]:
+            return None
+        error = excluded_error(excess, F, dual, data.codes, data.weights)
+        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
+        total = len(data.codes) if data.weights is None else float(np.sum(data.weights))
+        if not self_similarity_overrates(error, estimate, total):
+            return None
+        return error, excess, estimate, what, total
+
     def _warn_self_similarity(self, F, data):
         """A rule of the papers (their LP, or the penalty, slope or a fixed D) against the
         training values without the self-similarity (:mod:`kpm.machine.self_similarity`): the
         training error those rules read, or the CV error of the LP, overrates the model on
         high-dimensional data. The default (the SVM in S_D, C and D by leave-one-out) is the
-        reference the warning names; it is not checked against itself."""
+        reference the warning names. The default itself refits with fold bases where its
+        estimate overrates it (:meth:`_refit`); with ``cv_basis='ritz'`` or ``cv='loo'`` the
+        warning names them."""
         if self._default_advice() is None:
+            check = self._self_similarity_check(F, data)
+            if check is not None:
+                warn_if_self_similarity_overrates(
+                    self._name, *check, "Estimate C and D with each fold's basis decomposed without its "
+                    "validation points instead (K folds and cv_basis='fold'; cv_basis='auto' does so where "
+                    "every class has two samples), or use a wider kernel (a larger sigma).", stacklevel=6)
             return
         dual = np.atleast_2d(self.dual_coef_).T
         if dual.shape[0] != F.shape[0]:

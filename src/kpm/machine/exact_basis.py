@@ -19,8 +19,10 @@ from kpm.kernels import check_kernel_budget, make_kernel
 from kpm.machine.eigen import EigenFolds, EigenSubspace, RitzFolds, cv_lockstep, eigen_full_path
 from kpm.machine.family import BasisFit
 from kpm.machine.grids import SVM_EIGEN_TOL, SVM_LOO_WHOLE_SPECTRUM_N, SVM_MAX_COMPONENTS, dim_grid
+from kpm.machine.rules import CV
+from kpm.machine.self_similarity import far_apart
 from kpm.machine.weights import default_gamma
-from kpm.validation import check_kernel_matrix, kernel_degeneracy
+from kpm.validation import check_kernel_matrix, kernel_degeneracy, self_similarity_excess
 
 __all__ = ["ExactBases", "scale_in_place"]
 
@@ -51,6 +53,33 @@ class ExactBases:
             return self.est.cv_basis
         return "ritz" if self.plan.formulation == "svm" else "fold"
 
+    def estimate_basis(self, data):
+        """How the CV estimate of the fit reads its basis: ``'loo'`` (the closed-form
+        leave-one-out error in the training set's basis), ``'ritz'`` or ``'fold'`` (K folds,
+        :meth:`cv_basis`), or None (no cross-validation)."""
+        if data.loo:
+            return "loo"
+        return None if data.splits is None else self.cv_basis()
+
+    def self_similarity(self, K, data, basis):
+        """The training points' self-similarity excess (:func:`kpm.validation.self_similarity_excess`
+        of the unweighted kernel matrix ``K``) where the fit checks its selection with it
+        (:meth:`checks_self_similarity`) and the points are far apart
+        (:func:`kpm.machine.self_similarity.far_apart`); else None."""
+        if not self.checks_self_similarity(data, basis):
+            return None
+        excess = self_similarity_excess(K)
+        return excess if far_apart(K, excess) else None
+
+    def checks_self_similarity(self, data, basis):
+        """Whether the fit checks the default's selection against the self-similarity of its
+        training points (:mod:`kpm.machine.self_similarity`): the SVM with the CV rule whose
+        estimate keeps every point in the basis -- the leave-one-out error, or Ritz folds in a
+        partial basis (in the whole spectrum they are the folds' own eigenvectors)."""
+        how = self.estimate_basis(data)
+        return (self.plan.formulation == "svm" and isinstance(self.plan.rule, CV)
+                and (how == "loo" or (how == "ritz" and basis.V.shape[1] < data.n - 1)))
+
     def check_memory(self, n):
         """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
         check_kernel_budget(n, n, f"KernelProjectionMachine holds the {n} x {n} kernel matrix of its training set: it",
@@ -73,12 +102,13 @@ class ExactBases:
                 K = K * np.outer(s, s) if kern.is_precomputed or kern.user_defined else scale_in_place(K, s)
             self.est._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
             basis, grid, capped = self.basis(K, data.groups, data.weights, data.loo)
+            excess = self.self_similarity(K if data.weights is None else K / np.outer(s, s), data, basis)
             folds = None if data.splits is None else self.folds(K, basis, grid, data)
             lp_cv = None
             if folds is not None and self.est.early_stopping is True:  # the LP's folds advanced together
                 lp_cv = partial(cv_lockstep, folds, True, progress=self.est._progress)
             yield BasisFit(basis, grid, capped, basis.V, basis.svm_scale, eigen_full_path(basis, self.est.lp_solver),
-                           folds, degeneracy, lp_cv=lp_cv)
+                           folds, degeneracy, excess=excess, lp_cv=lp_cv)
 
     def folds(self, K, basis, grid, data):
         """The fold source: each fold's basis by Rayleigh-Ritz, or decomposed anew."""

@@ -80,6 +80,9 @@ class BasisFit:
         :mod:`kpm.machine.folds`), None without K folds.
     degeneracy : object
         The kernel's degeneracy (:func:`kpm.validation.kernel_degeneracy`), or None.
+    excess : ndarray (n,) or None
+        The training points' self-similarity excess (:func:`kpm.validation.self_similarity_excess`
+        of the unweighted kernel matrix), where the fit checks its selection with it.
     row_block : int or None
         Rows of decision values evaluated at once on the full data (None: all).
     lp_cv : callable or None
@@ -95,6 +98,7 @@ class BasisFit:
     lp_path: Callable
     folds: object = None
     degeneracy: object = None
+    excess: np.ndarray | None = None
     row_block: int | None = None
     lp_cv: Callable | None = None
 
@@ -135,7 +139,7 @@ def build_family(bases: Iterable[BasisFit], data: FitData, plan: FitPlan, settin
 
 
 def _member(fit, solve_path):
-    return KernelPaths(basis=fit.basis, grid=fit.grid, n_used=len(fit.grid), degeneracy=fit.degeneracy,
+    return KernelPaths(basis=fit.basis, grid=fit.grid, n_used=len(fit.grid), degeneracy=fit.degeneracy, excess=fit.excess,
                        capped=fit.capped, solve_path=solve_path)
 
 
