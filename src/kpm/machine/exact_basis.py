@@ -61,24 +61,23 @@ class ExactBases:
             return "loo"
         return None if data.splits is None else self.cv_basis()
 
-    def self_similarity(self, K, data, basis):
+    def self_similarity(self, K, data):
         """The training points' self-similarity excess (:func:`kpm.validation.self_similarity_excess`
-        of the unweighted kernel matrix ``K``) where the fit checks its selection with it
-        (:meth:`checks_self_similarity`) and the points are far apart
-        (:func:`kpm.machine.self_similarity.far_apart`); else None."""
-        if not self.checks_self_similarity(data, basis):
+        of the unweighted kernel matrix ``K``) where the default's selection may keep every
+        point in its basis (the SVM with the CV rule, by leave-one-out or Ritz folds) and the
+        points are far apart (:func:`kpm.machine.self_similarity.far_apart`); else None."""
+        if not (self.plan.formulation == "svm" and isinstance(self.plan.rule, CV)
+                and self.estimate_basis(data) in ("loo", "ritz")):
             return None
         excess = self_similarity_excess(K)
         return excess if far_apart(K, excess) else None
 
-    def checks_self_similarity(self, data, basis):
-        """Whether the fit checks the default's selection against the self-similarity of its
-        training points (:mod:`kpm.machine.self_similarity`): the SVM with the CV rule whose
-        estimate keeps every point in the basis -- the leave-one-out error, or Ritz folds in a
-        partial basis (in the whole spectrum they are the folds' own eigenvectors)."""
-        how = self.estimate_basis(data)
-        return (self.plan.formulation == "svm" and isinstance(self.plan.rule, CV)
-                and (how == "loo" or (how == "ritz" and basis.V.shape[1] < data.n - 1)))
+    @staticmethod
+    def keeps_points(basis, data):
+        """Whether the selection's estimate keeps every point in ``basis``: the leave-one-out
+        error, or Ritz folds in a partial basis (in the whole spectrum they are the folds' own
+        eigenvectors)."""
+        return data.loo or basis.V.shape[1] < data.n - 1
 
     def check_memory(self, n):
         """The n x n kernel matrix must fit ``max_kernel_bytes``: the exact KPM holds it."""
@@ -97,12 +96,14 @@ class ExactBases:
             if kern.user_defined:
                 K = check_kernel_matrix(K, f"the kernel matrix of the {kern.name} kernel")
             degeneracy = kernel_degeneracy(K)
+            excess = self.self_similarity(K, data)  # of the unweighted matrix
             if data.weights is not None:  # the weighted matrix W^{1/2} K W^{1/2} (a copy of a user's matrix)
                 s = np.sqrt(data.weights)
                 K = K * np.outer(s, s) if kern.is_precomputed or kern.user_defined else scale_in_place(K, s)
             self.est._progress(f"kernel {i + 1} of {len(data.kernels)}: the basis")
             basis, grid, capped = self.basis(K, data.groups, data.weights, data.loo)
-            excess = self.self_similarity(K if data.weights is None else K / np.outer(s, s), data, basis)
+            if excess is not None and not self.keeps_points(basis, data):
+                excess = None
             folds = None if data.splits is None else self.folds(K, basis, grid, data)
             lp_cv = None
             if folds is not None and self.est.early_stopping is True:  # the LP's folds advanced together
