@@ -45,9 +45,9 @@ from kpm.preimage.noise import (
 )
 from kpm.validation import check_samples
 
-__all__ = ["FAILED_PREIMAGE_RESIDUAL", "HELDOUT_RESIDUAL_FACTOR", "HELDOUT_RESIDUAL_QUANTILE", "Preimager", "checks_reconstruction", "fit_learned_map",
-           "reconstruction_warning", "relative_residuals", "resolve_preimage", "warn_failed_preimages",
-           "warn_reconstruction"]
+__all__ = ["FAILED_PREIMAGE_RESIDUAL", "HELDOUT_RESIDUAL_FACTOR", "HELDOUT_RESIDUAL_QUANTILE", "Preimager",
+           "checks_reconstruction", "fit_learned_map", "reconstruction_warning", "relative_residuals",
+           "resolve_preimage", "warn_failed_preimages", "warn_reconstruction"]
 
 #: a pre-image ``z`` of a projection on every component has failed when its feature-space
 #: residual ``||phi(z) - P||^2`` is at least this fraction of ``k(z, z)`` (a distance of a third
@@ -397,10 +397,10 @@ def warn_failed_preimages(projection, Z, objective, heldout_bar):
     (``||phi(z) - P||^2``, :class:`kpm.preimage.PreimageInfo`) at least
     :data:`FAILED_PREIMAGE_RESIDUAL` times ``k(z, z)``, and at least ``heldout_bar`` (what
     :func:`warn_reconstruction` returns: :data:`HELDOUT_RESIDUAL_FACTOR` times the upper
-    quartile of the held-out training points' residuals). Such a projection reconstructs a point whose image lies near
-    the span of the training images; coordinates of a point outside the region of the
-    training data describe a feature-space point no input maps near, and its pre-image does
-    not reconstruct it. Returns the indices of these targets."""
+    quartile of the held-out training points' residuals). Such a projection reconstructs a
+    point whose image lies near the span of the training images; coordinates of a point
+    outside the region of the training data describe a feature-space point no input maps
+    near, and its pre-image does not reconstruct it. Returns the indices of these targets."""
     relative = relative_residuals(projection.kernel_, Z, objective)
     failed = np.flatnonzero(relative >= max(FAILED_PREIMAGE_RESIDUAL, heldout_bar))
     if len(failed):

@@ -189,8 +189,10 @@ class SquaredHingeSVM:
             if _norm(grad) <= self.tol * (1.0 + _norm(theta)):
                 break
             step = -self._newton_solve(grad, active, rows, d)
-            if not np.any(step):  # the system gave no direction (features of a huge dynamic
-                step = -grad      # range, e.g. a polynomial kernel of degree 35): the gradient's
+            # the system gave no direction (features of a huge dynamic range, e.g. a polynomial
+            # kernel of degree 35): the gradient's
+            if not np.any(step):
+                step = -grad
             q = self._margins(step, d)
             t = self._line_search(theta, step, m, q)
             theta = theta + t * step

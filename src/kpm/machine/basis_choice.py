@@ -16,10 +16,12 @@ fitted attributes of the result, its kernel expansion on the landmarks
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from kpm.base import raw_input_kernel
 from kpm.config import get_config
+from kpm.machine.folds import DEFAULT_FOLDS
 from kpm.machine.nystroem import NystroemKPM
 
 __all__ = ["BASES", "resolve_basis", "fit_fold_bases", "fit_nystroem", "NYSTROEM_PARAMETERS"]
@@ -83,11 +85,13 @@ def fit_nystroem(est, X, y, sample_weight=None):
     return est
 
 
-def fit_fold_bases(est, X, y, sample_weight, folds):
-    """Refit ``est`` with ``folds`` cross-validation folds (drawn with seed 0 where
-    ``random_state`` is None), each fold's kernel matrix decomposed without its validation
-    points (``cv_basis='fold'``), and give it the result's fitted attributes; its parameters
-    stay as they are. Returns ``est``.
+def fit_fold_bases(est, X, y, sample_weight=None):
+    """Refit ``est`` with each cross-validation fold's kernel matrix decomposed without its
+    validation points (``cv_basis='fold'``) and give it the result's fitted attributes; its
+    parameters stay as they are. The folds are ``est.cv``'s, or with a string ``cv``
+    ``DEFAULT_FOLDS``, fewer where a class (of positive weight) is smaller; they are drawn
+    with seed 0 where ``random_state`` is None. Returns the number of folds, or 0 (nothing
+    refitted) where a class has a single sample.
 
     The default's estimate -- the closed-form leave-one-out error, or Rayleigh-Ritz folds -- keeps
     every training point in the eigenbasis; where each point's similarity with itself exceeds
@@ -96,6 +100,14 @@ def fit_fold_bases(est, X, y, sample_weight, folds):
     """
     from sklearn.base import clone
 
+    folds = est.cv
+    if isinstance(folds, str):
+        labels = np.asarray(y)
+        if sample_weight is not None:
+            labels = labels[np.asarray(sample_weight, dtype=float) > 0]
+        folds = min(DEFAULT_FOLDS, int(np.unique(labels, return_counts=True)[1].min()))
+        if folds < 2:
+            return 0
     params = est.get_params(deep=False)
     # seed 0 where random_state is None: the default stays deterministic
     seed = 0 if est.random_state is None else est.random_state
@@ -106,4 +118,4 @@ def fit_fold_bases(est, X, y, sample_weight, folds):
     for name, value in vars(machine).items():
         if name not in params:
             setattr(est, name, value)
-    return est
+    return folds

@@ -78,11 +78,13 @@ def reference_errors(reference, X, y, sample_weight, D):
         try:
             reference.fit(X, y, sample_weight=sample_weight)
             what = "leave-one-out error"
-            folds = _fold_count(y, sample_weight)
-            if reference.cv_basis_ in ("loo", "ritz") and folds >= 2 and _far_apart(reference):
-                seed = 0 if reference.random_state is None else reference.random_state
-                reference.set_params(cv=folds, cv_basis="fold", random_state=seed).fit(X, y, sample_weight=sample_weight)
-                what = f"{folds}-fold cross-validation error (each fold's eigenbasis without its points)"
+            if reference.cv_basis_ in ("loo", "ritz") and _far_apart(reference):
+                # imported here: like default_kpm's import (the modules import this one)
+                from kpm.machine.basis_choice import fit_fold_bases
+
+                folds = fit_fold_bases(reference, X, y, sample_weight)
+                if folds:
+                    what = f"{folds}-fold cross-validation error (each fold's eigenbasis without its points)"
         except (ValueError, np.linalg.LinAlgError, MemoryError):  # incl. the kernel memory budget
             return None
     curve = reference.selection_curve_
@@ -100,14 +102,6 @@ def reference_errors(reference, X, y, sample_weight, D):
     if len(around) == 0 or len(mine) == 0:
         return None
     return float(around.min()), float(mine[0]), int(reference.n_components_), what
-
-
-def _fold_count(y, sample_weight):
-    """The folds of the fold-basis reference: 5, fewer where a class of positive weight is smaller."""
-    y = np.asarray(y)
-    if sample_weight is not None:
-        y = y[np.asarray(sample_weight, dtype=float) > 0]
-    return min(5, int(np.unique(y, return_counts=True)[1].min())) if len(y) else 0
 
 
 def _far_apart(reference):

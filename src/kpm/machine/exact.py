@@ -634,24 +634,22 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         finds that its estimate, which keeps every point in the basis, overrates the model."""
         if self.cv_basis != "auto" or (isinstance(self.cv, str) and self.cv == "loo"):
             return False
-        folds = self.cv
-        if isinstance(folds, str):  # as many folds as the smallest class allows, up to DEFAULT_FOLDS
-            folds = min(DEFAULT_FOLDS, int(np.bincount(data.codes).min()))
-            if folds < 2:
-                return False
-        if self._self_similarity_check(self._training_scores(), data) is None:
+        if self._self_similarity_check(data) is None:
             return False
-        fit_fold_bases(self, X, y, sample_weight, folds)
-        return True
+        return fit_fold_bases(self, X, y, sample_weight) > 0
 
-    def _self_similarity_check(self, F, data):
+    def _self_similarity_check(self, data, F=None):
         """The default's selection read in the training set's basis (leave-one-out, or Ritz
         folds) against the training values without the self-similarity
-        (:mod:`kpm.machine.self_similarity`): ``(error, excess, estimate, what, total)`` where
-        the estimate overrates the model, else None."""
+        (:mod:`kpm.machine.self_similarity`; ``F``: the training values, computed where not
+        given): ``(error, excess, estimate, what, total)`` where the estimate overrates the
+        model, else None (also where the points are not far apart: no excess was kept)."""
         excess = self._model_kp.excess
+        if excess is None:
+            return None
+        F = self._training_scores() if F is None else F
         dual = np.atleast_2d(self.dual_coef_).T
-        if excess is None or dual.shape[0] != F.shape[0]:
+        if dual.shape[0] != F.shape[0]:
             return None
         error = excluded_error(excess, F, dual, data.codes, data.weights)
         estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
@@ -669,7 +667,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         estimate overrates it (:meth:`_refit`); with ``cv_basis='ritz'`` or ``cv='loo'`` the
         warning names them."""
         if self._default_advice() is None:
-            check = self._self_similarity_check(F, data)
+            check = self._self_similarity_check(data, F)
             if check is not None:
                 warn_if_self_similarity_overrates(
                     self._name, *check, "Estimate C and D with each fold's basis decomposed without its "

@@ -30,8 +30,9 @@ import numpy as np
 from kpm.machine.engine import predict_codes
 from kpm.validation import self_similarity_excess
 
-__all__ = ["SELF_SIMILARITY_GAP", "SELF_SIMILARITY_REGIME", "SELF_SIMILARITY_SAMPLES", "SELF_SIMILARITY_SPREAD", "excluded_error", "far_apart", "selection_estimate",
-           "self_excluded_error", "self_similarity_overrates", "warn_if_self_similarity_overrates"]
+__all__ = ["SELF_SIMILARITY_GAP", "SELF_SIMILARITY_REGIME", "SELF_SIMILARITY_SAMPLES", "SELF_SIMILARITY_SPREAD",
+           "excluded_error", "far_apart", "selection_estimate", "self_excluded_error", "self_similarity_overrates",
+           "warn_if_self_similarity_overrates"]
 
 #: The error rate of the values without the self-similarity must exceed the selection's
 #: estimate by this much ...
@@ -60,9 +61,7 @@ def far_apart(K, excess=None):
     if not (len(diag) and np.min(diag) > 0 and np.max(diag) <= SELF_SIMILARITY_SPREAD * np.min(diag)):
         return False
     excess = self_similarity_excess(K) if excess is None else excess
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(diag > 0, excess / np.where(diag > 0, diag, 1.0), 0.0)
-    return bool(len(share) and np.median(share) >= SELF_SIMILARITY_REGIME)
+    return bool(np.median(excess / diag) >= SELF_SIMILARITY_REGIME)
 
 
 def selection_estimate(curves, member, D):
