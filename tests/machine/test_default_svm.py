@@ -257,6 +257,23 @@ def test_a_papers_rule_on_far_apart_points_is_compared_with_fold_bases(seed):
     assert np.mean(rule.predict(Xt) != yt) >= np.mean(default.predict(Xt) != yt) + 0.1
 
 
+def test_the_reference_names_the_estimate_it_read():
+    """The default reference refits itself with fold bases where its leave-one-out error
+    overrates it (seed 21 above); the warnings then quote that fold error, not a
+    leave-one-out error. On near points the reference stays the leave-one-out error."""
+    from sklearn.datasets import make_classification
+
+    from kpm.machine.default_rule import reference_errors
+
+    X, y, _, _ = _far_apart(21)
+    at_D, best, D_ref, what = reference_errors(KernelProjectionMachine(), X, y, None, 3)
+    assert what == "cross-validation error (each fold's eigenbasis without its points)"
+    assert 0.0 <= best <= at_D and D_ref > 3
+    X, y = make_classification(300, 8, n_informative=5, random_state=3)
+    reference = KernelProjectionMachine(sigma=median_sigma(X), random_state=0)
+    assert reference_errors(reference, X, y, None, 3)[3] == "leave-one-out error"
+
+
 def test_a_default_on_near_points_keeps_its_leave_one_out_error():
     """Where the points are near each other (300 points in R^8, median excess 3 % of the
     self-similarity), large SVM coefficients alone can make the training values without the

@@ -77,14 +77,13 @@ def reference_errors(reference, X, y, sample_weight, D):
         warnings.simplefilter("ignore")
         try:
             reference.fit(X, y, sample_weight=sample_weight)
-            what = "leave-one-out error"
+            folds = None
             if reference.cv_basis_ in ("loo", "ritz") and _far_apart(reference):
                 # imported here: like default_kpm's import (the modules import this one)
                 from kpm.machine.basis_choice import fit_fold_bases
 
-                folds = fit_fold_bases(reference, X, y, sample_weight)
-                if folds:
-                    what = f"{folds}-fold cross-validation error (each fold's eigenbasis without its points)"
+                folds = fit_fold_bases(reference, X, y, sample_weight) or None
+            what = _estimate_name(reference.cv_basis_, folds)
         except (ValueError, np.linalg.LinAlgError, MemoryError):  # incl. the kernel memory budget
             return None
     curve = reference.selection_curve_
@@ -102,6 +101,17 @@ def reference_errors(reference, X, y, sample_weight, D):
     if len(around) == 0 or len(mine) == 0:
         return None
     return float(around.min()), float(mine[0]), int(reference.n_components_), what
+
+
+def _estimate_name(cv_basis, folds=None):
+    """What the fitted reference's CV curve is, from its ``cv_basis_`` (and ``folds``, where
+    known)."""
+    if cv_basis == "loo":
+        return "leave-one-out error"
+    k = "" if folds is None else f"{folds}-fold "
+    if cv_basis == "fold":  # also where the default refitted itself with fold bases
+        return f"{k}cross-validation error (each fold's eigenbasis without its points)"
+    return f"{k}cross-validation error"
 
 
 def _far_apart(reference):
