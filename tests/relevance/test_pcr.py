@@ -965,7 +965,7 @@ def test_wide_data_compare_with_ridge_on_held_out_folds(seed):
         m = KernelPCRClassifier(random_state=0).fit(X, y)
     found = [str(w.message) for w in record if issubclass(w.category, ReferenceModelWarning)]
     Y = np.where(y[:, None] == np.arange(3)[None, :], 1.0, -1.0)
-    mu = Y.mean(0)
+    mu = Y.mean(0) if m.reference_intercept_ else 0.0  # the reference ridge, as the warning says
     K, Kt = m.kernel_(X), m.kernel_(Xt, X)
     ridge = KernelRidge(alpha=m.reference_alpha_, kernel="precomputed").fit(K, Y - mu)
     ridge_error = np.mean((ridge.predict(Kt) + mu).argmax(1) != yt)
@@ -976,6 +976,38 @@ def test_wide_data_compare_with_ridge_on_held_out_folds(seed):
     assert f"sklearn.kernel_ridge.KernelRidge(alpha={m.reference_alpha_:.3g}" in found[0]
 
 
+def _tiny_classes(seed, k=4, n_test=1000):
+    """2-4 points of each of k Gaussian classes (unit noise, centres uniform in [-5, 5]^2)."""
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(-5, 5, (k, 2))
+    y, yt = np.repeat(np.arange(k), rng.integers(2, 5, k)), rng.integers(0, k, n_test)
+    return c[y] + rng.normal(size=(len(y), 2)), y, c[yt] + rng.normal(size=(n_test, 2)), yt
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tiny_classes_compare_with_ridge_without_intercept(seed):
+    # 10-13 points of 4 classes at a narrow width (sigma = 1, centres up to 14 apart): most new
+    # points are far from every training point, where kernel PCR's values fall to its
+    # intercept, the codes' mean -- the majority class (test error 0.29-0.38 on 1,000 fresh
+    # points) -- while ridge without an intercept falls to 0 and lets the nearest points
+    # decide (0.03-0.09). With its intercept, ridge's errors were no better than the model's
+    # (no warning); the reference is now the better of the two by leave-one-out, and the
+    # warning says how to fit it
+    from sklearn.kernel_ridge import KernelRidge
+
+    X, y, Xt, yt = _tiny_classes(seed)
+    with pytest.warns(ReferenceModelWarning, match=r"as they are \(no intercept: KernelRidge's own fit\)"):
+        m = KernelPCRClassifier(sigma=1.0, random_state=0).fit(X, y)
+    assert m.reference_intercept_ is False
+    Y = np.where(y[:, None] == np.arange(4)[None, :], 1.0, -1.0)
+    ridge = KernelRidge(alpha=m.reference_alpha_, kernel="precomputed").fit(m.kernel_(X), Y)
+    ridge_error = np.mean(ridge.predict(m.kernel_(Xt, X)).argmax(1) != yt)
+    assert np.mean(m.predict(Xt) != yt) >= ridge_error + 0.2
+    # without an intercept the model is the reference's kind: it is compared with ridge without one
+    plain = KernelPCRClassifier(sigma=1.0, fit_intercept=False, random_state=0).fit(X, y)
+    assert plain.reference_intercept_ is False
+
+
 def test_no_held_out_comparison_on_low_dimensional_data():
     # every point has close neighbours: the self-similarity is far below the kept eigenvalues
     from sklearn.datasets import make_moons
@@ -983,3 +1015,4 @@ def test_no_held_out_comparison_on_low_dimensional_data():
     X, y = make_moons(300, noise=0.2, random_state=0)
     m = KernelPCRClassifier(random_state=0).fit(X, y)
     assert m.loo_error_ is not None and m.heldout_error_ is None and m.reference_heldout_error_ is None
+    assert m.reference_intercept_ is True  # ridge with the model's intercept: the only reference here
