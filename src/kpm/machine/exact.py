@@ -202,7 +202,9 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         :data:`SVM_MAX_COMPONENTS` for the SVM with ``cv_basis='ritz'`` -- but for the
         leave-one-out error up to n = :data:`SVM_LOO_WHOLE_SPECTRUM_N`, whose stage one
         compares C at that D and whose path along D goes on to the rank. A D chosen at a cap
-        below the rank warns. The LP path also stops at the first D where the training
+        below the rank warns where its CV error is below every smaller D's (still falling) or
+        no better than the majority class's -- not where the SVM's one-standard-error rule
+        takes the cap among equal errors. The LP path also stops at the first D where the training
         hinge risk reaches its floor (zero, or the loss forced by duplicated inputs with
         both labels), beyond which every D has the same solution.
     n_components_grid : None, 'auto' or list of int, default=None

@@ -147,8 +147,9 @@ class NystroemKPM(BaseKPM):
         Largest D considered (capped by the numerical rank of the landmark Gram matrix);
         the features matrix is ``n × max_components``. None: every eigenfunction up to that
         rank (``n × m`` features), as :class:`KernelProjectionMachine`'s default. A D chosen
-        by cross-validation at ``max_components``, below that rank, warns: a larger D may fit
-        better.
+        by cross-validation at ``max_components``, below that rank, warns where its CV error is
+        below every smaller D's (a larger D may fit better) or no better than the majority
+        class's -- not where the SVM's one-standard-error rule takes it among equal errors.
     n_components_grid : None, 'auto' or array-like of int, default=None
         The D grid, as in :class:`KernelProjectionMachine`
         (:func:`kpm.machine.grids.dim_grid`): None, for the papers' LP every D up to 10, then
