@@ -554,7 +554,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 at_ref = self._expansion(contrib, U, lam, sw, rows, n, free_dim, excess)[2]
                 self._warn_if_underfit(d, free_dim, Y[rows], fitted[rows], at_ref, weight[rows],
                                        cause=f"max_components={self.max_components}")
-        far = self._points_own_directions(K, weight, groups, d)
+        # where ridge can be compared (the whole spectrum; see _compare_with_ridge)
+        far = len(lam) == len(rows) and self._points_own_directions(K, weight, groups, d)
         warned = self._compare_with_ridge(lam, U, contrib, Y[rows], sw, groups[rows], d, weight[rows], far)
         if not warned and self.reference_alpha_ is not None and far:
             self._compare_held_out(K, y, Y, weight, groups, d)
