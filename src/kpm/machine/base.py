@@ -37,7 +37,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from kpm.base import KernelParamsMixin
-from kpm.machine.default_rule import REFERENCE_MAX_SAMPLES, default_kpm, reference_errors, warn_if_default_is_better
+from kpm.machine.default_rule import (
+    REFERENCE_MAX_SAMPLES,
+    comparing_own_model,
+    default_kpm,
+    own_fold_error,
+    reference_errors,
+    warn_if_default_is_better,
+)
 from kpm.machine.engine import TIE_DECIMALS, check_rule_answerable, model_curves, predict_codes, select_model
 from kpm.machine.engine import selection_curve as make_selection_curve
 from kpm.machine.formulation import C_SELECTIONS, FORMULATIONS, c_selection_curve, plan_fit
@@ -372,12 +379,22 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         (:mod:`kpm.machine.default_rule`): warn when the default's leave-one-out error of the
         chosen D is clearly above that of its own choice."""
         advice = self._default_advice()
-        reference = self._default_reference(X) if advice is not None else None
+        reference = self._default_reference(X) if advice is not None and not comparing_own_model() else None
         if reference is None or n > REFERENCE_MAX_SAMPLES:
             return
         errors = reference_errors(reference, X, y, sample_weight, self.n_components_)
         estimate, _ = selection_estimate(self._curves, self._model_member, self.n_components_)
-        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, stacklevel=5)
+        own = float("nan")
+        model = self._own_exact_model(X) if errors is not None and errors.folds is not None else None
+        if model is not None:  # the points far apart: the model itself on the reference's fold bases
+            own = own_fold_error(model, X, y, sample_weight, self.n_components_, errors.folds, errors.seed)
+        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, own, stacklevel=5)
+
+    def _own_exact_model(self, X):
+        """The chosen model's formulation (and C) as an unfitted exact KPM on this fit's
+        kernel, for :func:`kpm.machine.default_rule.own_fold_error`; None where the fit's
+        model is not one on the span of the training points."""
+        return None
 
     def _default_reference(self, X):
         """The unfitted default KPM on this fit's kernel (:func:`kpm.machine.default_rule.default_kpm`),

@@ -85,6 +85,22 @@ def fit_nystroem(est, X, y, sample_weight=None):
     return est
 
 
+def fold_bases_split(est, y, sample_weight=None):
+    """The folds :func:`fit_fold_bases` refits ``est`` with, and their seed: ``(est.cv, or
+    with a string cv DEFAULT_FOLDS, fewer where a class of positive weight is smaller (0
+    where one has a single sample); est.random_state, or 0 where it is None)``."""
+    folds = est.cv
+    if isinstance(folds, str):
+        labels = np.asarray(y)
+        if sample_weight is not None:
+            labels = labels[np.asarray(sample_weight, dtype=float) > 0]
+        folds = min(DEFAULT_FOLDS, int(np.unique(labels, return_counts=True)[1].min()))
+        if folds < 2:
+            folds = 0
+    # seed 0 where random_state is None: the default stays deterministic
+    return folds, 0 if est.random_state is None else est.random_state
+
+
 def fit_fold_bases(est, X, y, sample_weight=None):
     """Refit ``est`` with each cross-validation fold's kernel matrix decomposed without its
     validation points (``cv_basis='fold'``) and give it the result's fitted attributes; its
@@ -100,17 +116,10 @@ def fit_fold_bases(est, X, y, sample_weight=None):
     """
     from sklearn.base import clone
 
-    folds = est.cv
-    if isinstance(folds, str):
-        labels = np.asarray(y)
-        if sample_weight is not None:
-            labels = labels[np.asarray(sample_weight, dtype=float) > 0]
-        folds = min(DEFAULT_FOLDS, int(np.unique(labels, return_counts=True)[1].min()))
-        if folds < 2:
-            return 0
+    folds, seed = fold_bases_split(est, y, sample_weight)
+    if folds == 0:
+        return 0
     params = est.get_params(deep=False)
-    # seed 0 where random_state is None: the default stays deterministic
-    seed = 0 if est.random_state is None else est.random_state
     machine = clone(est).set_params(cv_basis="fold", cv=folds, random_state=seed)
     machine._name = est._name
     machine.fit(X, y, sample_weight)

@@ -22,6 +22,7 @@ from kpm.base import store_init_params, validate_kernel_input, validate_kernel_i
 from kpm.hinge.lp_path import SOLVERS as LP_SOLVERS
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.basis_choice import BASES, fit_fold_bases, fit_nystroem, resolve_basis
+from kpm.machine.default_rule import own_model
 from kpm.machine.eigen import duplicate_groups
 from kpm.machine.engine import one_vs_rest, predict_codes
 from kpm.machine.exact_basis import ExactBases
@@ -686,6 +687,9 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         else:
             K = self._kernel_rows(self.X_fit_)
         self._warn_self_similarity_of(K, F, dual, data.codes, data.weights, stacklevel=6)
+
+    def _own_exact_model(self, X):
+        return own_model(self, centered=self.centered, loss=self.loss)
 
     def _default_advice(self):
         if self.formulation_ == "svm" and isinstance(self.selection, str) and self.selection == "cv":

@@ -38,6 +38,7 @@ from kpm.base import store_init_params
 from kpm.hinge.constraint_generation import ConstraintGenerationOptions
 from kpm.machine.base import SELECTION_PARAMETERS, BaseKPM
 from kpm.machine.dask_data import check_client, dask_errors, is_dask_array, labels_block
+from kpm.machine.default_rule import own_model
 from kpm.machine.engine import one_vs_rest, predict_codes
 from kpm.machine.family import BasisFit, EngineSettings, build_family
 from kpm.machine.folds import DEFAULT_FOLDS, make_splits, uses_loo, validation_total
@@ -636,6 +637,11 @@ class NystroemKPM(BaseKPM):
         if is_dask_array(X) or self.client is not None:
             return None
         return super()._default_reference(X)
+
+    def _own_exact_model(self, X):
+        if len(self.landmarks_) < self.n_selection_samples_:  # a basis of fewer points than the data's
+            return None
+        return own_model(self, centered=False, loss=self.loss)
 
     def _default_advice(self):
         return ("KernelProjectionMachine() (its default: the soft-margin SVM in S_D, C and D by leave-one-out) "
