@@ -48,9 +48,8 @@ import numpy as np
 from kpm.machine.self_similarity import far_apart
 from kpm.validation import clearly_higher_error
 
-__all__ = ["REFERENCE_MAX_SAMPLES", "ReferenceErrors", "comparing_own_model", "default_kpm", "own_fold_error", "own_model",
-           "reference_errors",
-           "warn_if_default_is_better"]
+__all__ = ["REFERENCE_MAX_SAMPLES", "ReferenceErrors", "comparing_own_model", "default_kpm", "own_fold_error",
+           "own_model", "reference_errors", "warn_if_default_is_better"]
 
 #: Fits on more samples than this are not compared with the default KPM.
 REFERENCE_MAX_SAMPLES = 5000
@@ -114,9 +113,9 @@ def reference_errors(reference, X, y, sample_weight, D):
         The leave-one-out error of dimension ``D`` (the smaller of the errors at the grid's
         dimensions on either side of ``D`` where ``D`` is not on the grid), that of the
         default's chosen ``D_ref``, which error they are, the folds of the fold bases
-        (None: the leave-one-out error) and their seed. None where ``D`` lies beyond the curve (the
-        default's early stopping ends it at its choice) or the reference could not be
-        fitted.
+        (None: the leave-one-out error) and their seed. None where ``D`` lies beyond the
+        curve (the default's early stopping ends it at its choice) or the reference could
+        not be fitted.
 
     Where the training points are far from each other
     (:func:`kpm.machine.self_similarity.far_apart`) the leave-one-out error, which keeps every
@@ -167,11 +166,11 @@ def own_fold_error(model, X, y, sample_weight, D, folds, seed):
 
     Where the training points are far from each other the chosen model's own estimate (its
     training error, or a CV whose basis keeps the validation points) overrates it, and so
-    does the default's leave-one-out error at ``D``, which is the SVM's, not the model's
-    (55 points in R^341, the slope heuristic's D = 3 with the papers' LP: the default's fold
-    error at D = 3 was 23.6 % against 14.5 % at its own choice, not clearly higher; the LP's
-    own fold error at D = 3 was 29.1 %, and its test error 28.7 % against the default's
-    12.4 %)."""
+    does the default's error at ``D``, which is the SVM's, not the model's. On 55 points in
+    R^400 at the median width the slope heuristic chose D = 3 with the papers' LP: the
+    default's fold error at D = 3 was 23.6 % against 14.5 % at its own choice, not clearly
+    higher; the LP's own fold error at D = 3 was 29.1 %, and its test error 28.7 % against
+    the default's 12.4 %."""
     model = model.set_params(selection="cv", n_components_grid=[int(D)], cv=folds, cv_basis="fold",
                              random_state=seed, early_stopping=False)
     token = _OWN_FIT.set(True)
