@@ -172,6 +172,21 @@ def test_the_default_is_not_compared_with_itself(monkeypatch):
     assert calls == []
 
 
+def test_the_own_fold_error_warns_only_where_clearly_higher():
+    """The chosen model's own fold error is compared with the default's at its choice by the
+    same test as the default's own errors: twice it and three standard errors above."""
+    from kpm.machine.default_rule import ReferenceErrors, warn_if_default_is_better
+
+    errors = ReferenceErrors(0.2, 0.1, 55, "5-fold cross-validation error", 5, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not warn_if_default_is_better("M", 3, 0.05, errors, 55, "advice")  # own not measured
+        assert not warn_if_default_is_better("M", 3, 0.05, errors, 55, "advice", own=0.19)  # not twice
+        assert not warn_if_default_is_better("M", 55, 0.05, errors, 55, "advice", own=0.4)  # the default's D
+    with pytest.warns(UserWarning, match=r"the chosen model \(D = 3\) has a 5-fold cross-validation error of 30.0%"):
+        assert warn_if_default_is_better("M", 3, 0.05, errors, 55, "advice", own=0.3)
+
+
 def test_clearly_higher_error():
     from kpm.validation import clearly_higher_error
 
