@@ -385,12 +385,12 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
         errors = reference_errors(reference, X, y, sample_weight, self.n_components_)
         estimate, _ = selection_estimate(self._curves, self._model_member, self.n_components_)
         own = float("nan")
-        model = self._own_exact_model(X) if errors is not None and errors.folds is not None else None
+        model = self._own_exact_model() if errors is not None and errors.folds is not None else None
         if model is not None:  # the points far apart: the model itself on the reference's fold bases
             own = own_fold_error(model, X, y, sample_weight, self.n_components_, errors.folds, errors.seed)
         warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, own, stacklevel=5)
 
-    def _own_exact_model(self, X):
+    def _own_exact_model(self):
         """The chosen model's formulation (and C) as an unfitted exact KPM on this fit's
         kernel, for :func:`kpm.machine.default_rule.own_fold_error`; None where the fit's
         model is not one on the span of the training points."""

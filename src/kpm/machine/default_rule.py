@@ -131,11 +131,11 @@ def reference_errors(reference, X, y, sample_weight, D):
             # imported here: like default_kpm's import (the modules import this one)
             from kpm.machine.basis_choice import fit_fold_bases, fold_bases_split
 
-            folds, seed = None, fold_bases_split(reference, y, sample_weight)[1]
+            split, seed = fold_bases_split(reference, y, sample_weight)
             if reference.cv_basis_ in ("loo", "ritz") and _far_apart(reference):
-                folds = fit_fold_bases(reference, X, y, sample_weight) or None
-            elif reference.cv_basis_ == "fold":  # the default refitted itself with fold bases
-                folds = fold_bases_split(reference, y, sample_weight)[0] or None
+                fit_fold_bases(reference, X, y, sample_weight)  # on that split, where it has folds
+            # cv_basis_ 'fold': refitted here, or by the default itself, with fold bases
+            folds = (split or None) if reference.cv_basis_ == "fold" else None
             what = _estimate_name(reference.cv_basis_, folds)
         except (ValueError, np.linalg.LinAlgError, MemoryError):  # incl. the kernel memory budget
             return None

@@ -688,7 +688,7 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
             K = self._kernel_rows(self.X_fit_)
         self._warn_self_similarity_of(K, F, dual, data.codes, data.weights, stacklevel=6)
 
-    def _own_exact_model(self, X):
+    def _own_exact_model(self):
         return own_model(self, centered=self.centered, loss=self.loss)
 
     def _default_advice(self):

@@ -638,7 +638,7 @@ class NystroemKPM(BaseKPM):
             return None
         return super()._default_reference(X)
 
-    def _own_exact_model(self, X):
+    def _own_exact_model(self):
         if len(self.landmarks_) < self.n_selection_samples_:  # a basis of fewer points than the data's
             return None
         return own_model(self, centered=False, loss=self.loss)

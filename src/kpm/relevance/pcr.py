@@ -542,11 +542,12 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.dual_coef_ = dual
         self.fitted_train_ = fitted
         self._finish_fit(y, Y, weight)
+        whole_spectrum = len(lam) == len(rows)
         if isinstance(self.n_components, (int, np.integer)) and not isinstance(self.n_components, bool) \
                 and d < min(rel_dim, rank):
             at_ref = self._expansion(contrib, U, lam, sw, rows, n, min(rel_dim, rank), excess)[2]
             self._warn_if_underfit(d, min(rel_dim, rank), Y[rows], fitted[rows], at_ref, weight[rows])
-        elif self.n_components == "relevant" and cap is not None and len(lam) == len(rows):
+        elif self.n_components == "relevant" and cap is not None and whole_spectrum:
             # the whole spectrum is known: the relevant dimension without the cap
             free = two_component_fit(contrib, lam, len(rows), self.null_space, rank=rank)
             free_dim = min(free.dim, rank) if free is not None else d
@@ -555,7 +556,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 self._warn_if_underfit(d, free_dim, Y[rows], fitted[rows], at_ref, weight[rows],
                                        cause=f"max_components={self.max_components}")
         # where ridge can be compared (the whole spectrum; see _compare_with_ridge)
-        far = len(lam) == len(rows) and self._points_own_directions(K, weight, groups, d)
+        far = whole_spectrum and self._points_own_directions(K, weight, groups, d)
         warned = self._compare_with_ridge(lam, U, contrib, Y[rows], sw, groups[rows], d, weight[rows], far)
         if not warned and self.reference_alpha_ is not None and far:
             self._compare_held_out(K, y, Y, weight, groups, d)
