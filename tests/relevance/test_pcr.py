@@ -1016,3 +1016,31 @@ def test_no_held_out_comparison_on_low_dimensional_data():
     m = KernelPCRClassifier(random_state=0).fit(X, y)
     assert m.loo_error_ is not None and m.heldout_error_ is None and m.reference_heldout_error_ is None
     assert m.reference_intercept_ is True  # ridge with the model's intercept: the only reference here
+
+
+@pytest.mark.parametrize("seed", [7, 21])
+def test_no_signal_in_the_kept_directions_warns(seed):
+    # 40 points in R^200, the target linear in 3 of the features: the wide RBF kernel's
+    # leading directions are those of the 200 noise features, and kernel PCR by
+    # cross-validation predicts no better than the mean (its leave-one-out error is not
+    # below the mean's); the warning says so, and on 1,000 fresh points it is no better
+    from sklearn.metrics import r2_score
+
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(1040, 200))
+    y = X[:, :3] @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=1040)
+    with pytest.warns(ReferenceModelWarning, match="carry no signal it can use") as rec:
+        m = KernelPCRRegressor(n_components="cv", random_state=0).fit(X[:40], y[:40])
+    assert len(rec) == 1
+    assert m.loo_error_ >= m.constant_loo_error_
+    # the constant's leave-one-out error: the mean of the other points
+    assert np.isclose(m.constant_loo_error_, np.var(y[:40]) * (40 / 39) ** 2, rtol=1e-8)
+    gain = r2_score(y[40:], m.predict(X[40:])) - r2_score(y[40:], np.full(1000, y[:40].mean()))
+    assert gain < 0.05
+
+
+def test_no_signal_warning_absent_where_the_directions_carry_the_target():
+    X, f, rng = _data(300, seed=5)
+    y = f + 0.3 * rng.standard_normal(len(f))
+    m = KernelPCRRegressor(sigma=1.0).fit(X, y)
+    assert m.loo_error_ < 0.5 * m.constant_loo_error_

@@ -77,8 +77,17 @@ left out together. Where ridge's error is clearly smaller (the mean squared erro
 ±1 codes, the error rate below 0.8 times and by two samples), a
 :class:`~kpm.exceptions.ReferenceModelWarning` names ``sklearn.kernel_ridge.KernelRidge``
 with the ``alpha`` it found (Friedman #1 at the defaults: kernel PCR test R^2 0.68, ridge on
-the same kernel 0.86). The errors are the attributes ``loo_error_``,
-``reference_loo_error_`` and ``reference_alpha_`` (None after a partial eigendecomposition,
+the same kernel 0.86). Where no such warning is given and, with an intercept, the
+model's leave-one-out error is not below that of the constant alone (the mean of y; the
+classifier's intercept), the same warning says that its directions carry no signal it can
+use. On 40 points in R^200 with the target linear in 3 of the features, where the
+leading directions are those of the other 197, kernel PCR by cross-validation had test
+R^2 -0.07 against 0.035 for ridge; over 5,100 fits of kernel PCR on the input fuzz's
+data, 67 regressors and 54 classifiers warned so, and on 1,000 fresh points the warned
+regressors were better than the mean by 0.005 R^2 on average (0.06 at most), the
+classifiers than the majority class by 0.005 accuracy at most. The errors are the
+attributes ``loo_error_``, ``reference_loo_error_``, ``reference_alpha_`` and
+``constant_loo_error_`` (None after a partial eigendecomposition,
 which ridge cannot use: ``max_components`` with a fixed or relevant d where a partial
 eigensolver runs, i.e. not where LAPACK's dense solver does, for n <= 300 or more than
 n / 5 pairs, see :func:`kpm.spectral.resolve_solver`).
@@ -559,7 +568,9 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         far = whole_spectrum and self._points_own_directions(K, weight, groups, d)
         warned = self._compare_with_ridge(lam, U, contrib, Y[rows], sw, groups[rows], d, weight[rows], far)
         if not warned and self.reference_alpha_ is not None and far:
-            self._compare_held_out(K, y, Y, weight, groups, d)
+            warned = self._compare_held_out(K, y, Y, weight, groups, d)
+        if not warned:
+            self._warn_if_no_signal(d)
         return self
 
     def _points_own_directions(self, K, weight, groups, d):
@@ -583,7 +594,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         own directions (:meth:`_points_own_directions`), where the classifier's reference may
         be ridge without an intercept (:meth:`_reference_intercepts`)."""
         self.loo_error_ = self.reference_loo_error_ = self.reference_alpha_ = self.reference_intercept_ = None
-        self.heldout_error_ = self.reference_heldout_error_ = None
+        self.heldout_error_ = self.reference_heldout_error_ = self.constant_loo_error_ = None
         if len(lam) < len(Y):
             return False
         zc = sw[:, None] * (Y - contrib.mean)
@@ -591,6 +602,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         score = lambda res: self._loo_error(res, Y, weight)  # noqa: E731
         # the residual filter of the model: the directions after the first d
         self.loo_error_ = float(score(loo_residuals((np.arange(len(lam)) >= d).astype(float), U, zc, **kw)))
+        # ... and of the constant alone (every direction filtered out)
+        constant = self.constant_loo_error_ = float(score(loo_residuals(np.ones(len(lam)), U, zc, **kw)))
         ref = None
         for intercept in self._reference_intercepts(far):  # the smallest leave-one-out error wins
             z = zc if intercept == self.fit_intercept else sw[:, None] * Y
@@ -600,7 +613,6 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         self.reference_alpha_ = ref.alpha
         self.reference_loo_error_ = float(ref.errors.min())
         if self._clearly_better(self.reference_loo_error_, self.loo_error_, float(weight.sum())):
-            constant = float(score(loo_residuals(np.ones(len(lam)), U, zc, **kw)))
             warnings.warn(
                 f"{type(self).__name__}: kernel ridge {self._reference_name} on the same kernel has a "
                 f"clearly smaller leave-one-out {self._loo_name} ({self.reference_loo_error_:.4g} against "
@@ -613,6 +625,24 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
             )
             return True
         return False
+
+    def _warn_if_no_signal(self, d):
+        """Warn where, with an intercept, the model's leave-one-out error is not below that of
+        the constant alone (``constant_loo_error_``): its d directions carry nothing it can
+        use, and it predicts no better than the mean of the targets."""
+        constant = self.constant_loo_error_
+        if not self.fit_intercept or constant is None or not constant > 0 or self.loo_error_ < constant:
+            return
+        warnings.warn(
+            f"{type(self).__name__}: its leave-one-out {self._loo_name} at d = {d} ({self.loo_error_:.4g}) "
+            f"is not below that of {self._constant_name} alone ({constant:.4g}): by this estimate the "
+            "kernel PCA directions it keeps carry no signal it can use, and it predicts no better than "
+            f"that constant (kernel ridge {self._reference_name} on the same kernel: {self.reference_loo_error_:.4g} "
+            f"at alpha={self.reference_alpha_:.3g}); try another kernel or width (see "
+            "constant_loo_error_, reference_loo_error_)",
+            ReferenceModelWarning,
+            stacklevel=3,
+        )
 
     def _reference_intercepts(self, far):
         """Whether the kernel ridge references fit an intercept: as the model does."""
@@ -637,7 +667,7 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
         folds, D = self._fold_bases(K, Y, splits, weight, groups)
         dd = min(d, D)
         if dd < 1:
-            return
+            return False
         mine, ridge = np.zeros(len(y)), np.zeros(len(y))
         for fold in folds:
             va = fold[1]
@@ -662,6 +692,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
                 ReferenceModelWarning,
                 stacklevel=3,
             )
+            return True
+        return False
 
     @staticmethod
     def _expansion(contrib, U, lam, sw, rows, n, d, excess=None, smooth=0.0):
@@ -833,6 +865,10 @@ class KernelPCRRegressor(RegressorMixin, _KernelPCRBase):
         times ``loo_error_``.
     reference_intercept_ : bool or None
         Whether that ridge has an intercept (here as the model: ``fit_intercept``).
+    constant_loo_error_ : float or None
+        The leave-one-out mean squared error of the mean of y alone; with an intercept, a
+        :class:`~kpm.exceptions.ReferenceModelWarning` when ``loo_error_`` is not below it
+        (and no warning named kernel ridge).
     heldout_error_, reference_heldout_error_ : float or None
         The mean squared errors of the model and of that kernel ridge regression on
         ``HELDOUT_FOLDS`` held-out folds whose eigenbases leave their points out (up to
@@ -973,6 +1009,9 @@ class KernelPCRClassifier(ClassifierMixin, _KernelPCRBase):
         Whether that ridge has an intercept: as the model, or without one where the points
         weigh on their own directions and its leave-one-out error is smaller so (module
         docstring).
+    constant_loo_error_ : float or None
+        The leave-one-out error rate of the intercept alone (the class of the largest mean
+        code, the majority class), with the same warning as :class:`KernelPCRRegressor`'s.
     heldout_error_, reference_heldout_error_ : float or None
         Their error rates on held-out folds, as in :class:`KernelPCRRegressor`.
 
