@@ -80,17 +80,14 @@ with the ``alpha`` it found (Friedman #1 at the defaults: kernel PCR test R^2 0.
 the same kernel 0.86). Where no such warning is given and, with an intercept, the
 model's leave-one-out error is not below that of the constant alone (the mean of y; the
 classifier's intercept), the same warning says that its directions carry no signal it can
-use. On 40 points in R^200 with the target linear in 3 of the features, where the
-leading directions are those of the other 197, kernel PCR by cross-validation had test
-R^2 -0.07 against 0.035 for ridge; over 5,100 fits of kernel PCR on the input fuzz's
-data, 67 regressors and 54 classifiers warned so, and on 1,000 fresh points the warned
-regressors were better than the mean by 0.005 R^2 on average (0.06 at most), the
-classifiers than the majority class by 0.005 accuracy at most. The errors are the
-attributes ``loo_error_``, ``reference_loo_error_``, ``reference_alpha_`` and
-``constant_loo_error_`` (None after a partial eigendecomposition,
-which ridge cannot use: ``max_components`` with a fixed or relevant d where a partial
-eigensolver runs, i.e. not where LAPACK's dense solver does, for n <= 300 or more than
-n / 5 pairs, see :func:`kpm.spectral.resolve_solver`).
+use (40 points in R^200 with the target linear in 3 of the features, where the leading
+directions are those of the other 197: kernel PCR by cross-validation had test R^2 -0.07
+against 0.035 for ridge; the user guide has how often it warns, and how rightly). The
+errors are the attributes ``loo_error_``, ``reference_loo_error_``, ``reference_alpha_``
+and ``constant_loo_error_`` (None after a partial eigendecomposition, which ridge cannot
+use: ``max_components`` with a fixed or relevant d where a partial eigensolver runs, i.e.
+not where LAPACK's dense solver does, for n <= 300 or more than n / 5 pairs, see
+:func:`kpm.spectral.resolve_solver`).
 The model's leave-one-out error keeps the directions of all the points, each left-out
 point's among them. Where a few points make a direction -- few points, or many dimensions,
 where every point is far from every other -- that overrates the model (ridge's, exact, does
@@ -628,8 +625,8 @@ class _KernelPCRBase(KernelParamsMixin, BaseEstimator):
 
     def _warn_if_no_signal(self, d):
         """Warn where, with an intercept, the model's leave-one-out error is not below that of
-        the constant alone (``constant_loo_error_``): its d directions carry nothing it can
-        use, and it predicts no better than the mean of the targets."""
+        the constant alone (``constant_loo_error_``: the mean of the targets, the classifier's
+        majority class): its d directions carry nothing it can use."""
         constant = self.constant_loo_error_
         if not self.fit_intercept or constant is None or not constant > 0 or self.loo_error_ < constant:
             return
