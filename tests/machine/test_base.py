@@ -187,6 +187,26 @@ def test_the_own_fold_error_warns_only_where_clearly_higher():
         assert warn_if_default_is_better("M", 3, 0.05, errors, 55, "advice", own=0.3)
 
 
+def test_the_models_own_estimate_warns_where_clearly_and_well_above_the_defaults():
+    """The chosen model's own estimate (its CV or training error) against the default's error
+    at its choice: clearly higher (twice it, three standard errors) and by OWN_ESTIMATE_GAP."""
+    from kpm.machine.default_rule import OWN_ESTIMATE_GAP, ReferenceErrors, warn_if_default_is_better
+
+    errors = ReferenceErrors(0.05, 0.04, 350, "leave-one-out error", None, 0)
+    cv = "its cross-validation error"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not warn_if_default_is_better("M", 12, 0.12, errors, 350, "advice")  # the estimate not named
+        assert not warn_if_default_is_better("M", 12, 0.075, errors, 350, "advice", estimate_name=cv)  # not twice
+        # 4 errors in 252 against none: three standard errors of one sample, but below the gap
+        zero = ReferenceErrors(0.0, 0.0, 252, "leave-one-out error", None, 0)
+        assert 4 / 252 < OWN_ESTIMATE_GAP
+        assert not warn_if_default_is_better("M", 2, 4 / 252, zero, 252, "advice", estimate_name=cv)
+    with pytest.warns(UserWarning, match=r"M: the chosen model \(D = 12\) misclassifies 12.0% by its cross-validation "
+                                         r"error, against a leave-one-out error of 4.0% .* at its choice D = 350"):
+        assert warn_if_default_is_better("M", 12, 0.12, errors, 350, "advice", estimate_name=cv)
+
+
 def test_clearly_higher_error():
     from kpm.validation import clearly_higher_error
 

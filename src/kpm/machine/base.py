@@ -377,18 +377,20 @@ class BaseKPM(KernelParamsMixin, ClassifierMixin, BaseEstimator):
     def _warn_default_is_better(self, X, y, sample_weight, n):
         """A fit by another rule than the default against the default KPM on the same kernel
         (:mod:`kpm.machine.default_rule`): warn when the default's leave-one-out error of the
-        chosen D is clearly above that of its own choice."""
+        chosen D, or the chosen model's own estimate, is clearly above the default's error at
+        its own choice."""
         advice = self._default_advice()
         reference = self._default_reference(X) if advice is not None and not comparing_own_model() else None
         if reference is None or n > REFERENCE_MAX_SAMPLES:
             return
         errors = reference_errors(reference, X, y, sample_weight, self.n_components_)
-        estimate, _ = selection_estimate(self._curves, self._model_member, self.n_components_)
+        estimate, what = selection_estimate(self._curves, self._model_member, self.n_components_)
         own = float("nan")
         model = self._own_exact_model() if errors is not None and errors.folds is not None else None
         if model is not None:  # the points far apart: the model itself on the reference's fold bases
             own = own_fold_error(model, X, y, sample_weight, self.n_components_, errors.folds, errors.seed)
-        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, own, stacklevel=5)
+        warn_if_default_is_better(self._name, self.n_components_, estimate, errors, n, advice, own, stacklevel=5,
+                                  estimate_name=what)
 
     def _own_exact_model(self):
         """The chosen model's formulation (and C) as an unfitted exact KPM on this fit's
