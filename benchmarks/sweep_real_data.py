@@ -19,8 +19,9 @@ part), with the Gaussian width ``sigma = f * median_sigma(X_train)`` for ``f`` i
 :data:`SIGMA_FACTORS`, and with seeds 0, 1, 2 (the stratified 70/30 split, the
 generators and every estimator's ``random_state``). On each such split the sweep fits
 
-* ``KernelProjectionMachine`` with ``selection='cv'`` (default), ``'penalty'`` and
-  ``'slope'``,
+* ``KernelProjectionMachine`` at its defaults (``KPM (default)``: the soft-margin SVM in
+  each S_D, C and D by leave-one-out), and the papers' KPM (``formulation='paper'``: the
+  hinge LP in each S_D) with ``selection='cv'``, ``'penalty'`` and ``'slope'``,
 * ``KernelPCRClassifier`` (default: relevant dimension),
 * ``NystroemKPM`` (two-class sets only; ``n_landmarks = min(1000, n_train)``),
 * ``ReducedSetSVC`` reducing an ``SVC`` with the tuned C to 10 % of its support vectors,
@@ -70,7 +71,7 @@ DIGITS_PER_CLASS = 50
 DATASETS = ("breast_cancer", "wine", "iris", "digits",
             *(f"digits_{a}_{b}" for a, b in DIGIT_PAIRS),
             "diabetes", "moons", "circles", "classification")
-CLASSIFIERS = ("KPM (cv)", "KPM (penalty)", "KPM (slope)", "KernelPCRClassifier",
+CLASSIFIERS = ("KPM (default)", "KPM (cv)", "KPM (penalty)", "KPM (slope)", "KernelPCRClassifier",
                "NystroemKPM", "ReducedSetSVC")
 SVC_NAME = "SVC (CV-tuned C)"
 SVC_C_GRID = tuple(10.0 ** np.arange(-2, 5))
@@ -134,6 +135,8 @@ def make_estimator(classifier, sigma, seed, n_train, svc_C):
 
     from kpm import KernelPCRClassifier, KernelProjectionMachine, NystroemKPM, ReducedSetSVC
 
+    if classifier == "KPM (default)":
+        return KernelProjectionMachine(sigma=sigma, random_state=seed)
     if classifier.startswith("KPM ("):
         selection = classifier[5:-1]
         return KernelProjectionMachine(sigma=sigma, selection=selection, random_state=seed, formulation="paper")
@@ -249,6 +252,7 @@ def run_split(dataset, scaling, sigma_factor, seed, classifiers=CLASSIFIERS):
 def reproducer(r, clf):
     """Python code that repeats one fit of the sweep."""
     call = {
+        "KPM (default)": "KernelProjectionMachine(sigma=sigma, random_state={seed})",
         "KPM (cv)": "KernelProjectionMachine(sigma=sigma, selection='cv', random_state={seed}, formulation='paper')",
         "KPM (penalty)": "KernelProjectionMachine(sigma=sigma, selection='penalty', random_state={seed}, formulation='paper')",
         "KPM (slope)": "KernelProjectionMachine(sigma=sigma, selection='slope', random_state={seed}, formulation='paper')",
