@@ -59,8 +59,8 @@ import numpy as np
 from kpm.machine.self_similarity import far_apart
 from kpm.validation import clearly_higher_error
 
-__all__ = ["OWN_ESTIMATE_GAP", "REFERENCE_MAX_SAMPLES", "ReferenceErrors", "comparing_own_model", "default_kpm", "own_fold_error",
-           "own_model", "reference_errors", "warn_if_default_is_better"]
+__all__ = ["OWN_ESTIMATE_GAP", "REFERENCE_MAX_SAMPLES", "ReferenceErrors", "comparing_own_model", "default_kpm",
+           "own_fold_error", "own_model", "reference_errors", "warn_if_default_is_better"]
 
 #: Fits on more samples than this are not compared with the default KPM.
 REFERENCE_MAX_SAMPLES = 5000
