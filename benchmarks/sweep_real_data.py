@@ -192,6 +192,8 @@ def _details(est):
     for attr in ("dim_", "n_components_", "best_params_"):
         if hasattr(est, attr):
             out[attr] = getattr(est, attr)
+    if getattr(est, "C_", None) is not None:  # the SVM in S_D: the C chosen
+        out["C_"] = float(est.C_)
     if hasattr(est, "lp_failures_"):
         out["lp_failures"] = len(est.lp_failures_)
     if hasattr(est, "n_expansion_vectors_"):

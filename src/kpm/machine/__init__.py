@@ -23,7 +23,7 @@ A KPM fit is *basis x paths x rule*, one skeleton for every basis (:mod:`kpm.mac
 
 from kpm.machine.dask_data import DaskClientError
 from kpm.machine.exact import KernelProjectionMachine
-from kpm.machine.formulation import DEFAULT_C, SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
+from kpm.machine.formulation import C_EXTENSION, DEFAULT_C, SVM_SOLVER, TWO_STAGE_MAX_SWEEPS
 from kpm.machine.nystroem import NystroemKPM
 from kpm.machine.nystroem_data import nystroem_eigenfunctions
 from kpm.machine.rules import CV, Choice, FixedD, ModelCurves, Penalty, SelectionRule, Slope, as_rule
@@ -34,6 +34,7 @@ __all__ = [
     "DaskClientError",
     "nystroem_eigenfunctions",
     "DEFAULT_C",
+    "C_EXTENSION",
     "SVM_SOLVER",
     "TWO_STAGE_MAX_SWEEPS",
     "SelectionRule",

@@ -114,7 +114,9 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
     :math:`k + 1` and no separate intercept; smaller D restricts the SVM to the leading
     kernel-PCA directions, which keeps the accuracy of a CV-tuned SVM where the papers' KPM
     trails it (the user guide, "Beyond the papers"). C is chosen among
-    ``numpy.logspace(-2, 3, 11)`` (``kpm.machine.DEFAULT_C``) at the largest D of the grid,
+    ``numpy.logspace(-2, 3, 11)`` (``kpm.machine.DEFAULT_C``) at the largest D of the grid
+    -- and, where C = 1000 has the smallest error there (and it is not zero), among the values
+    above it up to 10^6 (``kpm.machine.C_EXTENSION``) until the error stops falling --
     then D along the grid at that C (``c_selection='two-stage'``): the largest D whose
     error is within one standard error of the minimum (the rule ``CV(one_se=True)``), so
     that a smaller D must beat the kernel SVM clearly. The leave-one-out margins follow from each point's
@@ -239,8 +241,10 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
     C : float, sequence of float or None, default=None
         ``formulation='svm'`` only: the weights of the loss among which CV chooses (the CV
         rule's ties go to the smaller D, then to the smaller C). None: the C rule's grid
-        (``kpm.machine.DEFAULT_C``), ``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``,
-        ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``.
+        (``kpm.machine.DEFAULT_C``), ``numpy.logspace(-2, 3, 11)`` for ``'two-stage'``
+        (and above it ``kpm.machine.C_EXTENSION``, tried where C = 1000 has the smallest
+        error), ``(0.1, 0.3, 1, 3, 10)`` for ``'joint'``. A user's C values are searched as
+        given.
     c_selection : {'two-stage', 'joint'}, default='two-stage'
         ``formulation='svm'`` with CV: how C is chosen. ``'two-stage'``: first C by the
         pooled CV error of the SVM at the largest D of the grid (the kernel SVM when that
@@ -349,7 +353,8 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
         ``formulation_='svm'``: the chosen C (None for the paper's KPM).
     c_selection_curve_ : dict of ndarray or None
         ``c_selection='two-stage'`` with CV: stage one's pooled CV 0-1 error (``cv_error``)
-        per ``kernel`` index and ``C``; None otherwise. ``selection_curve_`` then holds the
+        per ``kernel`` index and ``C`` (with ``C=None``: the grid, then
+        ``kpm.machine.C_EXTENSION``; NaN for a C not tried); None otherwise. ``selection_curve_`` then holds the
         models of the chosen C only.
     X_fit_ : ndarray
         The points of the kernel expansion: the training samples (those of positive weight),

@@ -120,7 +120,7 @@ def build_family(bases: Iterable[BasisFit], data: FitData, plan: FitPlan, settin
     """The :class:`~kpm.machine.engine.Family` of a fit: for each basis (one per kernel, in
     order, made as the iteration asks for it), its models -- one per C kept for the SVM, one
     for the LP -- with their cross-validation curves."""
-    family = Family(all_Cs=plan.Cs, cv_total=data.cv_total)
+    family = Family(all_Cs=plan.searched_Cs, cv_total=data.cv_total)
     for i, fit in enumerate(bases):
         if plan.formulation == "svm":
             _svm_members(family, i, fit, data, plan, settings)

@@ -425,7 +425,7 @@ class LooPath(FoldPath):
         return misclassified(predict_codes(self.F_va) != self.codes_va, self.fold.weights)
 
 
-def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=FoldPath):
+def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=FoldPath, above=None):
     """Stage one with early stopping: the folds' SVMs at stage one's D (their largest, or
     the leave-one-out data's ``c_dim``), advanced together
     from the largest C of the increasing ``Cs`` down, each C warm-started from the previous
@@ -433,15 +433,21 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=Fo
     best so far (None: every C). The small C values it skips are the expensive ones (nearly
     every point inside the margin). ``make_path``: the path of a fold (:class:`FoldPath`, or
     :class:`LooPath` for the leave-one-out error). Returns the pooled CV error per C (NaN
-    where not reached)."""
-    paths = [make_path(f, Cs[-1], plan) for f in folds]
+    where not reached).
+
+    ``above``: the sweep beyond the top of the grid instead
+    (:data:`kpm.machine.formulation.C_EXTENSION`), where the grid's largest C had the
+    smallest error, ``above``: the ``Cs`` are tried from the smallest up, and the sweep ends
+    once ``patience`` values in a row do not beat the best so far (ties keep the smaller C)."""
+    upward = above is not None
+    paths = [make_path(f, Cs[0] if upward else Cs[-1], plan) for f in folds]
     curve = np.full(len(Cs), np.nan)
-    best, worse = np.inf, 0
+    best, worse = (above if upward else np.inf), 0
     with small_blas(max(p.c_dim for p in paths) + 1):  # the Newton steps' (D + 1) x (D + 1) systems
-        for j in range(len(Cs) - 1, -1, -1):
-            total = sum(p.errors_at_C(Cs[j]) for p in paths)
-            curve[j] = total / n_samples
-            best, worse = (total, 0) if total <= best else (best, worse + 1)
+        for j in (range(len(Cs)) if upward else range(len(Cs) - 1, -1, -1)):
+            curve[j] = sum(p.errors_at_C(Cs[j]) for p in paths) / n_samples
+            chosen = curve[j] < best if upward else curve[j] <= best  # ties: the smaller C
+            best, worse = (curve[j], 0) if chosen else (best, worse + 1)
             if patience is not None and worse >= patience:
                 break
     return curve
@@ -492,11 +498,11 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
     progress(f"cross-validation: the bases of {n_folds} folds")
     folds = _parallel(n_jobs, prefer)(delayed(_timed_fold)(fold_of, k, n_folds, progress) for k in range(n_folds))
 
-    def c_curve():
+    def c_curve(Cs, above=None):
         if early_stopping:
-            return svm_c_curve(folds, plan.Cs, plan, n_samples)
+            return svm_c_curve(folds, Cs, plan, n_samples, above=above)
         errors = _parallel(n_jobs, prefer)(
-            delayed(_c_errors)(f, plan.Cs, plan.loss, TWO_STAGE_MAX_SWEEPS) for f in folds)
+            delayed(_c_errors)(f, Cs, plan.loss, TWO_STAGE_MAX_SWEEPS) for f in folds)
         return sum(errors) / n_samples
 
     return _svm_stages(folds, c_curve, plan, grid, n_samples, early_stopping=early_stopping, progress=progress,
@@ -511,9 +517,9 @@ def loo_svm(data, plan, grid, *, early_stopping=False, progress=None):
     all the training points."""
     progress = progress or Progress()
 
-    def c_curve():
-        return svm_c_curve([data], plan.Cs, plan, data.total, patience=LOO_C_PATIENCE if early_stopping else None,
-                           make_path=LooPath)
+    def c_curve(Cs, above=None):
+        return svm_c_curve([data], Cs, plan, data.total, patience=LOO_C_PATIENCE if early_stopping else None,
+                           make_path=LooPath, above=above)
 
     what = f"at D={data.stage_one_dim}, cross-validation by the leave-one-out error"
     return _svm_stages([data], c_curve, plan, grid, data.total, early_stopping=early_stopping, progress=progress,
@@ -531,8 +537,10 @@ def _svm_stages(folds, c_curve, plan, grid, n_samples, *, early_stopping, progre
     Cs, stage_one = plan.Cs, None
     if plan.two_stage:
         progress(f"C stage: {len(plan.Cs)} values of C {what}")
-        stage_one = c_curve()
-        Cs = plan.Cs[[int(np.nanargmin(stage_one))]]  # first minimum: ties -> the smaller C
+        stage_one = c_curve(plan.Cs)
+        if plan.C_extension is not None:
+            stage_one = np.concatenate([stage_one, _c_extension(c_curve, stage_one, plan.C_extension, progress)])
+        Cs = plan.searched_Cs[[int(np.nanargmin(stage_one))]]  # first minimum: ties -> the smaller C
         progress(f"C stage done: C={Cs[0]:g} (pooled CV error {float(np.nanmin(stage_one)):.4f})")
     if stage_one is None:
         curves = [d_stage(C) for C in Cs]
@@ -541,6 +549,17 @@ def _svm_stages(folds, c_curve, plan, grid, n_samples, *, early_stopping, progre
         e = float(np.nanmin(stage_one))
         curves = [d_stage(Cs[0], n_samples * (e - one_standard_error(e, n_samples)))]
     return Cs, stage_one, curves
+
+
+def _c_extension(c_curve, stage_one, Cs, progress):
+    """Stage one's errors at the C values ``Cs`` above the grid (NaN where not tried): tried
+    where the grid's largest C has the smallest error and that error is not zero, the
+    grid's end then being no evidence that a larger C is worse."""
+    top = float(stage_one[-1])
+    if int(np.nanargmin(stage_one)) < len(stage_one) - 1 or top == 0.0:
+        return np.full(len(Cs), np.nan)
+    progress(f"C stage: the largest C has the smallest error ({top:.4f}): C above it, up to {Cs[-1]:g}")
+    return c_curve(Cs, above=top)
 
 
 def _timed_fold(fold_of, k, n_folds, progress):

@@ -31,6 +31,7 @@ __all__ = [
     "FORMULATIONS",
     "C_SELECTIONS",
     "DEFAULT_C",
+    "C_EXTENSION",
     "TWO_STAGE_MAX_SWEEPS",
     "C_PATIENCE",
     "LOO_C_PATIENCE",
@@ -53,6 +54,12 @@ C_SELECTIONS = ("joint", "two-stage")
 #: by chance (see the user guide, "Beyond the papers").
 DEFAULT_C = {"joint": (0.1, 0.3, 1.0, 3.0, 10.0),
              "two-stage": tuple(float(c) for c in np.logspace(-2, 3, 11))}
+#: ``c_selection='two-stage'`` with ``C=None``: the C values above its grid that stage one
+#: tries, from the smallest up, where the grid's largest C (1000) has the smallest CV error
+#: (and that error is not zero): on data whose classes want a harder margin (a wide kernel)
+#: the grid's end would otherwise choose C. The sweep stops as the grid's does
+#: (:func:`kpm.machine.folds.svm_c_curve`).
+C_EXTENSION = tuple(float(c) for c in np.logspace(3.5, 6, 6))
 #: ``c_selection='two-stage'``: sweeps of the dual coordinate descent per grid D at most, for
 #: stage one's single D per C and for stage two's path: its wide C grid reaches C = 1000, where
 #: the joint rule's 20 sweeps per D leave the dual far from converged (user guide, "Beyond the
@@ -86,6 +93,10 @@ class FitPlan:
         How the SVM's C is chosen with CV.
     loss : {'squared_hinge', 'hinge'}
         The SVM's loss.
+    C_extension : ndarray or None
+        The C values above ``Cs`` that stage one tries where the largest of ``Cs`` has its
+        smallest error (:data:`C_EXTENSION`, with the two-stage rule and ``C=None``); None:
+        ``Cs`` only.
     """
 
     rule: SelectionRule
@@ -93,6 +104,14 @@ class FitPlan:
     Cs: np.ndarray | None
     c_selection: str
     loss: str = "hinge"
+    C_extension: np.ndarray | None = None
+
+    @property
+    def searched_Cs(self) -> np.ndarray | None:
+        """The C values stage one may try: ``Cs``, then ``C_extension`` (where it has one)."""
+        if self.C_extension is None:
+            return self.Cs
+        return np.concatenate([self.Cs, self.C_extension])
 
     @property
     def two_stage(self) -> bool:
@@ -128,15 +147,17 @@ def plan_fit(est, *, lp_only=False, lp_reason=None) -> FitPlan:
         rule = CV(one_se=True)
     if formulation == "paper" and est.C is not None:
         _warn_c_ignored(est, lp_reason)
-    Cs = None
+    Cs = extension = None
     if formulation == "svm":
         Cs = check_positive_grid(DEFAULT_C[est.c_selection] if est.C is None else est.C, "C")
+        if est.C is None and est.c_selection == "two-stage" and isinstance(rule, CV):
+            extension = np.asarray(C_EXTENSION)
         if len(Cs) > 1 and not isinstance(rule, CV):
             raise ValueError(
                 f"formulation='svm' with several C values chooses (D, C) by cross-validation: "
                 f"selection must be 'cv' (got {est.selection!r}); give one C to use another rule"
             )
-    return FitPlan(rule, formulation, Cs, est.c_selection, getattr(est, "loss", "hinge"))
+    return FitPlan(rule, formulation, Cs, est.c_selection, getattr(est, "loss", "hinge"), extension)
 
 
 def _warn_c_ignored(est, lp_reason):

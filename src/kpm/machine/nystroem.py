@@ -284,7 +284,8 @@ class NystroemKPM(BaseKPM):
     C_ : float or None
         ``formulation='svm'``: the chosen C (None for the paper's LP).
     c_selection_curve_ : dict of ndarray or None
-        ``c_selection='two-stage'`` with CV: stage one's pooled CV error per ``C``.
+        ``c_selection='two-stage'`` with CV: stage one's pooled CV error per ``C`` (with
+        ``C=None``: the grid, then ``kpm.machine.C_EXTENSION``; NaN for a C not tried).
     penalty_, slope_lambda_ : float or None
         The ``lam`` used by the penalty or slope rule, and ``lam_jump`` of the slope
         heuristic.
