@@ -435,10 +435,10 @@ def svm_c_curve(folds, Cs, plan, n_samples, *, patience=C_PATIENCE, make_path=Fo
     :class:`LooPath` for the leave-one-out error). Returns the pooled CV error per C (NaN
     where not reached).
 
-    ``above``: the sweep beyond the top of the grid instead
-    (:data:`kpm.machine.formulation.C_EXTENSION`), where the grid's largest C had the
-    smallest error, ``above``: the ``Cs`` are tried from the smallest up, and the sweep ends
-    once ``patience`` values in a row do not beat the best so far (ties keep the smaller C)."""
+    ``above``: the grid's smallest error, that of its largest C. Given, ``Cs`` are the
+    values above the grid (:data:`kpm.machine.formulation.C_EXTENSION`), tried from the
+    smallest up; the sweep ends once ``patience`` values in a row do not beat the best so
+    far (ties keep the smaller C)."""
     upward = above is not None
     paths = [make_path(f, Cs[0] if upward else Cs[-1], plan) for f in folds]
     curve = np.full(len(Cs), np.nan)
