@@ -354,8 +354,8 @@ class KernelProjectionMachine(ExactPaths, BaseKPM):
     c_selection_curve_ : dict of ndarray or None
         ``c_selection='two-stage'`` with CV: stage one's pooled CV 0-1 error (``cv_error``)
         per ``kernel`` index and ``C`` (with ``C=None``: the grid, then
-        ``kpm.machine.C_EXTENSION``; NaN for a C not tried); None otherwise. ``selection_curve_`` then holds the
-        models of the chosen C only.
+        ``kpm.machine.C_EXTENSION``; NaN for a C not tried); None otherwise.
+        ``selection_curve_`` then holds the models of the chosen C only.
     X_fit_ : ndarray
         The points of the kernel expansion: the training samples (those of positive weight),
         or the landmarks on the Nyström basis.

@@ -501,6 +501,7 @@ def cross_validate_svm(fold_of, n_folds, plan, grid, n_samples, *, early_stoppin
     def c_curve(Cs, above=None):
         if early_stopping:
             return svm_c_curve(folds, Cs, plan, n_samples, above=above)
+        # without early stopping every C of Cs is tried, above the grid as in it
         errors = _parallel(n_jobs, prefer)(
             delayed(_c_errors)(f, Cs, plan.loss, TWO_STAGE_MAX_SWEEPS) for f in folds)
         return sum(errors) / n_samples

@@ -150,7 +150,7 @@ def plan_fit(est, *, lp_only=False, lp_reason=None) -> FitPlan:
     Cs = extension = None
     if formulation == "svm":
         Cs = check_positive_grid(DEFAULT_C[est.c_selection] if est.C is None else est.C, "C")
-        if est.C is None and est.c_selection == "two-stage" and isinstance(rule, CV):
+        if est.C is None and est.c_selection == "two-stage":  # several C: the CV rule (checked below)
             extension = np.asarray(C_EXTENSION)
         if len(Cs) > 1 and not isinstance(rule, CV):
             raise ValueError(
