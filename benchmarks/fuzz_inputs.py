@@ -2070,7 +2070,7 @@ def _fitted_kernel_matrices(est, X, Xn):
     return kern(X), kern(Xn, X)
 
 
-def _duplicate_groups(X):
+def duplicate_groups(X):
     """Group labels of the training rows: equal rows share one (their copies are kept in one fold)."""
     X = np.ascontiguousarray(np.asarray(X, dtype=float))
     return np.unique(X, axis=0, return_inverse=True)[1].ravel()
@@ -2096,9 +2096,11 @@ def _reference(key, compute):
     return value
 
 
-def _tuned_svc_error(K, y, Kn, y_test, groups=None):
-    """Test error of an SVC on the estimator's own kernel, C on a log grid (1e-2 .. 1e4) by
-    3-fold cross-validation that keeps the copies of a row in one fold (``groups``)."""
+def tuned_svc_predictions(K, y, Kn, groups=None):
+    """Predictions at the points of ``Kn`` (their kernel rows against the training points) of
+    an SVC on a precomputed kernel, C on a log grid (1e-2 .. 1e4) by 3-fold cross-validation
+    that keeps the copies of a row in one fold (``groups``); None where ``K`` or ``Kn`` is not
+    finite."""
     from sklearn.model_selection import GridSearchCV, StratifiedGroupKFold
     from sklearn.svm import SVC
 
@@ -2110,14 +2112,21 @@ def _tuned_svc_error(K, y, Kn, y_test, groups=None):
     if per_class >= 2:
         folds = list(StratifiedGroupKFold(min(3, per_class), shuffle=True, random_state=0).split(K, y, groups))
         svc = GridSearchCV(svc, {"C": np.logspace(-2, 4, 7)}, cv=folds)
-    return float(np.mean(svc.fit(K, y).predict(Kn) != y_test))
+    return svc.fit(K, y).predict(Kn)
 
 
-def _loo_krr_r2(K, y, Kn, y_test, groups=None):
-    """Test R^2 of kernel ridge regression on the estimator's own kernel (centred target), its
-    alpha (relative to the mean of diag K, 1e-8 .. 10) by the closed-form leave-one-out error
-    from one eigendecomposition; copies of a row are left out together
-    (leave-one-group-out: r_g = (I - H_gg)^{-1} (y_g - yhat_g))."""
+def _tuned_svc_error(K, y, Kn, y_test, groups=None):
+    """Test error of :func:`tuned_svc_predictions` on the estimator's own kernel."""
+    pred = tuned_svc_predictions(K, y, Kn, groups)
+    return None if pred is None else float(np.mean(pred != y_test))
+
+
+def loo_krr_predictions(K, y, Kn, groups=None):
+    """Predictions at the points of ``Kn`` of kernel ridge regression on a precomputed kernel
+    (centred target), its alpha (relative to the mean of diag K, 1e-8 .. 10) by the
+    closed-form leave-one-out error from one eigendecomposition; copies of a row are left out
+    together (leave-one-group-out: r_g = (I - H_gg)^{-1} (y_g - yhat_g)). None where ``K`` or
+    ``Kn`` is not finite."""
     if not (np.all(np.isfinite(K)) and np.all(np.isfinite(Kn))):
         return None
     mu = float(np.mean(y))
@@ -2139,8 +2148,13 @@ def _loo_krr_r2(K, y, Kn, y_test, groups=None):
         err = float(np.mean(loo ** 2))
         if err < best[0]:
             best = (err, a)
-    pred = Kn @ (U @ (Uy / (lam + best[1]))) + mu
-    return 1.0 - float(np.mean((pred - y_test) ** 2) / np.var(y_test))
+    return Kn @ (U @ (Uy / (lam + best[1]))) + mu
+
+
+def _loo_krr_r2(K, y, Kn, y_test, groups=None):
+    """Test R^2 of :func:`loo_krr_predictions` on the estimator's own kernel."""
+    pred = loo_krr_predictions(K, y, Kn, groups)
+    return None if pred is None else 1.0 - float(np.mean((pred - y_test) ** 2) / np.var(y_test))
 
 
 def _linear_denoiser_mse(X, Xn, clean):
@@ -2192,7 +2206,7 @@ def _kernel_reference(kind, fit, d, est, X, Xn, rows, y, y_test):
 
     def compute():
         K, Kn = kern(X[rows]), kern(Xn, X[rows])
-        return fit(K, y[rows], Kn, y_test, _duplicate_groups(X[rows]))
+        return fit(K, y[rows], Kn, y_test, duplicate_groups(X[rows]))
 
     return _reference(_ref_key(kind, d, repr(kern)), compute)
 
@@ -2387,14 +2401,20 @@ def case_spec(index, seed, targets, only=None):
 _CANON_CACHE = {}
 
 
-def run_case(index, seed, targets, only=None):
-    """Run case ``index`` in this process: ``(target, mutation, data_seed, outcome, detail)``."""
+def _draw_case(index, seed, targets, only=None):
+    """``(target, base data, mutated data, expectation, canonical data or None)`` of case ``index``."""
     tname, mname, dseed = case_spec(index, seed, targets, only)
     t = targets[tname]
     base = t.data(np.random.default_rng([seed, DATA_SEEDS, dseed, len(tname)]))
     base.update(_seed=seed, _dseed=dseed)  # the accuracy families draw their data sets from these
-    group, mut = MUTATIONS[mname]
-    d, expect, canon_data = mut(_copy(base), np.random.default_rng([seed, index, 1]), t)
+    d, expect, canon_data = MUTATIONS[mname][1](_copy(base), np.random.default_rng([seed, index, 1]), t)
+    return t, base, d, expect, canon_data
+
+
+def run_case(index, seed, targets, only=None):
+    """Run case ``index`` in this process: ``(target, mutation, data_seed, outcome, detail)``."""
+    tname, mname, dseed = case_spec(index, seed, targets, only)
+    t, base, d, expect, canon_data = _draw_case(index, seed, targets, only)
     canonical = None
     if expect in ("same", "close", "same_or_error"):
         if canon_data is None:
@@ -2632,14 +2652,21 @@ def rerun_failures(records, seed, timeout=20.0, only=None, names=None, matching=
     return out, n
 
 
+def case_data(index, seed, only=None, targets=None):
+    """``(target, data, expectation)`` of case ``index`` of run ``seed`` as the harness draws it
+    (``only``: the groups of input kinds the run took; ``targets``: :func:`_targets`' dict,
+    built where not given): the data dict holds ``X``, ``params`` and, by input kind, ``y``,
+    ``Xn`` (the test points), ``y_test``, ``sample_weight``."""
+    targets = _selected_targets() if targets is None else targets
+    t, _, d, expect, _ = _draw_case(index, seed, targets, only)
+    return t, d, expect
+
+
 def replay(index, seed, only=None, names=None):
     """Run one case in this process and print what happened (with the traceback)."""
     targets = _selected_targets(names)
+    t, d, expect = case_data(index, seed, only, targets)
     tname, mname, dseed = case_spec(index, seed, targets, only)
-    t = targets[tname]
-    base = t.data(np.random.default_rng([seed, DATA_SEEDS, dseed, len(tname)]))
-    base.update(_seed=seed, _dseed=dseed)  # the accuracy families draw their data sets from these
-    d, expect, _ = MUTATIONS[mname][1](_copy(base), np.random.default_rng([seed, index, 1]), t)
     print(f"case {index}: target {tname}, input {mname}, data seed {dseed}, expectation {expect}")
     print("params:", d.get("params"))
     result, rec = _run_target(t, d)

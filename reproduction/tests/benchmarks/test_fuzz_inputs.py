@@ -291,7 +291,7 @@ def test_the_regression_reference_keeps_copies_of_a_row_together():
 
     k = kpm.make_kernel("rbf", sigma=1.0)
     X, y = np.repeat(X0, 4, 0), np.repeat(y0, 4)
-    grouped = F._loo_krr_r2(k(X), y, k(Xt, X), f(Xt), F._duplicate_groups(X))
+    grouped = F._loo_krr_r2(k(X), y, k(Xt, X), f(Xt), F.duplicate_groups(X))
     single = F._loo_krr_r2(k(X0), y0, k(Xt, X0), f(Xt))
     assert abs(grouped - single) < 0.02 and grouped > 0.9
     # one-at-a-time leave-one-out sees the copies of the left-out row and picks a tiny alpha
