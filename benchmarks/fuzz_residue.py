@@ -100,9 +100,8 @@ def nested_gap(fit_predict, reference, X, y, task, folds=5, repeats=3):
                     warnings.simplefilter("ignore")
                     mine, ref = fit_predict(train, val), reference(train, val)
             except (ValueError, np.linalg.LinAlgError):
-                failed += 1
-                continue
-            if ref is None:
+                mine = ref = None
+            if ref is None or mine is None:
                 failed += 1
                 continue
             sums[0, val] += _loss(task, mine, y[val])
@@ -117,10 +116,19 @@ def nested_gap(fit_predict, reference, X, y, task, folds=5, repeats=3):
     uniq, inv = np.unique(g, return_inverse=True)
     per_row = np.stack([np.bincount(inv, weights=m) / np.bincount(inv) for m in mean])
     diff = per_row[0] - per_row[1]
-    se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else nan
-    z = float(np.mean(diff) / se) if se > 0 else (0.0 if np.mean(diff) == 0 else float(np.sign(np.mean(diff)) * np.inf))
-    return dict(gap=float(np.mean(diff)), z=z, estimator=float(np.mean(per_row[0])),
+    return dict(gap=float(np.mean(diff)), z=_z(diff), estimator=float(np.mean(per_row[0])),
                 reference=float(np.mean(per_row[1])), rows=int(len(uniq)), failed=failed)
+
+
+def _z(diff):
+    """The mean of ``diff`` over its standard error (NaN for one value; 0 or +-inf where every
+    value is the same)."""
+    if len(diff) < 2:
+        return float("nan")
+    mean, se = float(np.mean(diff)), float(np.std(diff, ddof=1) / np.sqrt(len(diff)))
+    if se > 0:
+        return mean / se
+    return 0.0 if mean == 0 else float(np.sign(mean) * np.inf)
 
 
 def measure(index, seed, only, folds, repeats, targets=None):
@@ -201,8 +209,20 @@ def _fmt(v, digits=3):
     return "-" if v is None or not np.isfinite(v) else f"{v:.{digits}f}"
 
 
-def report(silent, controls, meta, margin):
-    """The markdown report of the measured settings."""
+def _margin(m):
+    """The fuzz's margin for the measured setting ``m``'s task."""
+    return F.CLF_MARGIN if m["task"] == "clf" else F.REG_MARGIN
+
+
+def _warned(controls, z):
+    """The controls a warning at ``z >= z`` fires on, and those of them whose test gap is within
+    the fuzz's margin."""
+    warn = [c for c in controls if c["z"] >= z]
+    return warn, [c for c in warn if c["test_estimator"] - c["test_reference"] <= _margin(c)]
+
+
+def report(silent, controls, meta):
+    """The markdown lines of the report of the measured settings."""
     from kpm_reproduce.experiments.provenance import header
 
     lines = ["# The fuzz's silent wrong answers against what the training data show", "",
@@ -228,15 +248,15 @@ def report(silent, controls, meta, margin):
               f"{_fmt(max(zs) if zs else float('nan'), 2)}.", "",
               "## Controls: unwarned settings the records call correct", "",
               "A warning at `z >= z*` fires on the controls counted under *would warn*; *within the margin* "
-              f"counts those whose test gap is within the fuzz's margin ({margin}): the fuzz does not call "
+              f"counts those whose test gap is within the fuzz's margin ({F.CLF_MARGIN} for the classifiers, "
+              f"{F.REG_MARGIN} for the regressors): the fuzz does not call "
               "them wrong, and a warning that the reference is clearly better would be wrong there.", "",
               "| target | input kind | controls | z: median (max) | would warn at z* | within the margin |",
               "|---|---|---|---|---|---|"]
     total = [0, 0, 0]
     for pair in sorted({(c["target"], c["mutation"]) for c in controls}):
         rows = [c for c in controls if (c["target"], c["mutation"]) == pair and np.isfinite(c["z"])]
-        warn = [c for c in rows if c["z"] >= z_star]
-        false = [c for c in warn if c["test_estimator"] - c["test_reference"] <= margin]
+        warn, false = _warned(rows, z_star)
         total = [total[0] + len(rows), total[1] + len(warn), total[2] + len(false)]
         z = np.array([c["z"] for c in rows]) if rows else np.array([np.nan])
         lines.append(f"| {pair[0]} | {pair[1]} | {len(rows)} | {_fmt(float(np.median(z)), 2)} "
@@ -247,12 +267,10 @@ def report(silent, controls, meta, margin):
               "|---|---|---|---|"]
     measured = [c for c in controls if np.isfinite(c["z"])]
     for zt in THRESHOLDS:
-        warn = [c for c in measured if c["z"] >= zt]
-        false = [c for c in warn if c["test_estimator"] - c["test_reference"] <= margin]
+        warn, false = _warned(measured, zt)
         lines.append(f"| {zt:g} | {sum(m['z'] >= zt for m in silent if np.isfinite(m['z']))} of {len(silent)} | "
                      f"{len(warn)} of {len(measured)} | {len(false)} |")
-    lines.append("")
-    return "\n".join(lines)
+    return lines + [""]
 
 
 def main(argv=None):
@@ -281,18 +299,16 @@ def main(argv=None):
     run = Parallel(n_jobs=args.jobs)(delayed(measure)(r["index"], args.seed, only, args.folds, args.repeats)
                                      for r in silent + drawn)
     wall = time.perf_counter() - t0
-    measured = [dict(m, mutation=r["mutation"]) for r, m in zip(silent + drawn, run) if m is not None]
-    ms, mc = measured[:0], measured[:0]
-    silent_idx = {r["index"] for r in silent}
-    for m in measured:
-        (ms if m["index"] in silent_idx else mc).append(m)
+    measured = [None if m is None else dict(m, mutation=r["mutation"]) for r, m in zip(silent + drawn, run)]
+    ms = [m for m in measured[:len(silent)] if m is not None]
+    mc = [m for m in measured[len(silent):] if m is not None]
     meta = dict(records=Path(args.records).name, cases=len(records), seed=args.seed, folds=args.folds,
                 repeats=args.repeats, controls=args.controls, wall=wall, code=code,
                 command=command_line(None if argv is None else ["benchmarks/fuzz_residue.py", *argv]))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_report(out / "fuzz_residue.json", dict(meta=meta, silent=ms, controls=mc), out / "fuzz_residue.md",
-                 report(ms, mc, meta, F.CLF_MARGIN).split("\n"))
+                 report(ms, mc, meta))
 
 
 if __name__ == "__main__":
